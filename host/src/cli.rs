@@ -1,0 +1,181 @@
+//! Command-line interface: kube-apiserver-style flags for serving (DESIGN.md §4) and the offline
+//! plugin author tools `plugin check` and `plugin test`.
+
+use crate::plugin::{fixtures, PluginRuntime, RuntimeConfig};
+use clap::{Args, Parser, Subcommand};
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// wasm-apiserver: a Kubernetes-style API server whose resource strategies are WebAssembly
+/// components loaded from --plugin-dir.
+#[derive(Debug, Parser)]
+#[command(name = "wasm-apiserver", version, about, long_about = None)]
+pub struct Cli {
+    /// Offline tools; without one, the server runs.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// Server flags.
+    #[command(flatten)]
+    pub serve: ServeArgs,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Plugin author tools.
+    #[command(subcommand)]
+    Plugin(PluginCommand),
+}
+
+/// `wasm-apiserver plugin …`.
+#[derive(Debug, Subcommand)]
+pub enum PluginCommand {
+    /// Load, validate and describe a plugin offline.
+    Check {
+        /// The component (`*.wasm`).
+        file: PathBuf,
+        #[command(flatten)]
+        limits: PluginLimits,
+    },
+    /// Run a plugin over the fixture cases (`*.json`) in DIR and compare with their expectations.
+    Test {
+        /// The component (`*.wasm`).
+        file: PathBuf,
+        /// Directory of fixture cases.
+        dir: PathBuf,
+        #[command(flatten)]
+        limits: PluginLimits,
+    },
+}
+
+/// Limits applied to every plugin call.
+#[derive(Debug, Clone, Args)]
+pub struct PluginLimits {
+    /// Deadline of one strategy hook call, in milliseconds.
+    #[arg(long = "plugin-call-timeout-ms", default_value_t = 1000)]
+    pub call_timeout_ms: u64,
+    /// Cap on one plugin instance's memory, in MiB.
+    #[arg(long = "plugin-memory-limit-mib", default_value_t = 64)]
+    pub memory_limit_mib: usize,
+    /// Directory of precompiled plugin artifacts (created if missing).
+    #[arg(long = "plugin-cache-dir")]
+    pub cache_dir: Option<PathBuf>,
+}
+
+impl PluginLimits {
+    /// The runtime configuration these flags describe.
+    pub fn runtime_config(&self) -> RuntimeConfig {
+        RuntimeConfig {
+            call_deadline: Duration::from_millis(self.call_timeout_ms),
+            memory_limit: self.memory_limit_mib << 20,
+            cache_dir: self.cache_dir.clone(),
+        }
+    }
+}
+
+/// Flags of the server (kube-apiserver's names where one exists).
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// Directory whose `*.wasm` files are the strategy plugins.
+    #[arg(long, default_value = "plugins.d")]
+    pub plugin_dir: PathBuf,
+    /// Directory of the embedded store (used when --etcd-servers is not given).
+    #[arg(long, default_value = "data")]
+    pub data_dir: PathBuf,
+    /// Comma-separated etcd endpoints; empty means the embedded store.
+    #[arg(long, value_delimiter = ',')]
+    pub etcd_servers: Vec<String>,
+    /// Key prefix of every resource in storage.
+    #[arg(long, default_value = "/registry")]
+    pub etcd_prefix: String,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub bind_address: IpAddr,
+    /// Plain-HTTP port to listen on.
+    #[arg(long, default_value_t = 8080)]
+    pub port: u16,
+    #[command(flatten)]
+    pub limits: PluginLimits,
+}
+
+/// Run the CLI; returns the process exit code.
+pub fn run(cli: Cli) -> anyhow::Result<i32> {
+    match cli.command {
+        Some(Command::Plugin(PluginCommand::Check { file, limits })) => check(&file, &limits),
+        Some(Command::Plugin(PluginCommand::Test { file, dir, limits })) => {
+            test(&file, &dir, &limits)
+        }
+        None => {
+            let rt = tokio::runtime::Runtime::new()?;
+            rt.block_on(crate::server::serve(cli.serve))?;
+            Ok(0)
+        }
+    }
+}
+
+fn check(file: &std::path::Path, limits: &PluginLimits) -> anyhow::Result<i32> {
+    use crate::strategy::Strategy;
+    let runtime = PluginRuntime::new(limits.runtime_config())?;
+    match runtime.load_file(file) {
+        Ok(s) => {
+            let d = s.description();
+            println!(
+                "ok: {} serves {} ({}, kind {}, {}) — WIT {}@{}, sha256 {}",
+                file.display(),
+                d.group_resource(),
+                d.api_version(),
+                d.kind,
+                if d.namespaced {
+                    "namespaced"
+                } else {
+                    "cluster-scoped"
+                },
+                crate::plugin::WIT_PACKAGE,
+                s.wit_version(),
+                s.sha256()
+            );
+            println!("{}", serde_json::to_string_pretty(d)?);
+            Ok(0)
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            Ok(1)
+        }
+    }
+}
+
+fn test(
+    file: &std::path::Path,
+    dir: &std::path::Path,
+    limits: &PluginLimits,
+) -> anyhow::Result<i32> {
+    let runtime = PluginRuntime::new(limits.runtime_config())?;
+    let strategy = match runtime.load_file(file) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(1);
+        }
+    };
+    let results = fixtures::run_dir(&strategy, dir)?;
+    let failed = results.iter().filter(|r| !r.passed).count();
+    for r in &results {
+        if r.passed {
+            println!("PASS {}", r.name);
+        } else {
+            println!("FAIL {}\n{}", r.name, r.report);
+        }
+    }
+    println!(
+        "plugin test {}: {} passed, {} failed",
+        file.display(),
+        results.len() - failed,
+        failed
+    );
+    Ok(if failed == 0 && !results.is_empty() {
+        0
+    } else {
+        1
+    })
+}

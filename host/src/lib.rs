@@ -1,0 +1,7 @@
+//! wasm-apiserver: a Kubernetes-style API server whose per-resource strategies are WebAssembly
+//! components. See `ARCHITECTURE.md` at the repository root for the code map.
+
+pub mod cli;
+pub mod plugin;
+pub mod server;
+pub mod strategy;

@@ -1,0 +1,376 @@
+//! The host-side `Strategy`: what kube-apiserver's registry Store calls on a resource's strategy
+//! (`k8s.io/apiserver/pkg/registry/rest/{create,update,delete}.go`, the status strategy,
+//! `GetAttrs`, the `TableConvertor`'s computed cells), and the types its hooks use.
+//!
+//! The one implementation is [`crate::plugin::WasmStrategy`] (a wasm component behind it); the
+//! trait keeps the registry independent of wasmtime and testable with a native strategy.
+//! [`sequence`] runs hooks in the order the registry Store calls them.
+
+pub mod sequence;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::fmt;
+
+/// One printer column (`metav1.TableColumnDefinition` + the JSONPath that fills it).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PrinterColumn {
+    /// Header, e.g. `Ready`.
+    pub name: String,
+    /// `integer`, `number`, `string`, `boolean` or `date`.
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// Format hint, e.g. `name`.
+    pub format: String,
+    /// Description.
+    pub description: String,
+    /// 0 = shown by default; >0 only with `-o wide`.
+    pub priority: i32,
+    /// kubectl JSONPath, `@name`, `@age`, or empty (computed by `printer_cells`).
+    pub json_path: String,
+}
+
+/// A plugin's self-description: the resource it serves (see `describe` in `wit/strategy.wit`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceDescription {
+    /// API group, empty for core.
+    pub group: String,
+    /// API version.
+    pub version: String,
+    /// Kind.
+    pub kind: String,
+    /// List kind.
+    pub list_kind: String,
+    /// Plural resource name (the URL segment).
+    pub plural: String,
+    /// Singular resource name.
+    pub singular: String,
+    /// Short names for kubectl.
+    pub short_names: Vec<String>,
+    /// Categories (`all`).
+    pub categories: Vec<String>,
+    /// Namespace-scoped or cluster-scoped.
+    pub namespaced: bool,
+    /// Subresources (`status`).
+    pub subresources: Vec<String>,
+    /// Printer columns.
+    pub printer_columns: Vec<PrinterColumn>,
+    /// Selectable fields besides `metadata.name` / `metadata.namespace`.
+    pub selectable_fields: Vec<String>,
+    /// OpenAPI v3 schema of the object.
+    pub openapi_schema: Value,
+    /// Example object for the load-time smoke test.
+    pub example: Option<Value>,
+}
+
+impl ResourceDescription {
+    /// `apiVersion` as it appears in objects: `v1` for core, `group/version` otherwise.
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+
+    /// `plural` or `plural.group`, as Kubernetes names a GroupResource in messages.
+    pub fn group_resource(&self) -> String {
+        if self.group.is_empty() {
+            self.plural.clone()
+        } else {
+            format!("{}.{}", self.plural, self.group)
+        }
+    }
+
+    /// Whether the `status` subresource is served.
+    pub fn has_status(&self) -> bool {
+        self.subresources.iter().any(|s| s == "status")
+    }
+}
+
+/// `field.ErrorType` (k8s.io/apimachinery/pkg/util/validation/field/errors.go).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ErrorType {
+    /// `FieldValueRequired`.
+    Required,
+    /// `FieldValueInvalid`.
+    Invalid,
+    /// `FieldValueDuplicate`.
+    Duplicate,
+    /// `FieldValueNotSupported`.
+    NotSupported,
+    /// `FieldValueForbidden`.
+    Forbidden,
+    /// `FieldValueTooLong`.
+    TooLong,
+    /// `FieldValueTooMany`.
+    TooMany,
+    /// `InternalError`.
+    Internal,
+    /// `FieldValueTypeInvalid`.
+    TypeInvalid,
+    /// `FieldValueNotFound`.
+    NotFound,
+}
+
+impl ErrorType {
+    /// The `metav1.CauseType` a Status cause carries as `reason`.
+    pub fn cause_type(self) -> &'static str {
+        match self {
+            ErrorType::Required => "FieldValueRequired",
+            ErrorType::Invalid => "FieldValueInvalid",
+            ErrorType::Duplicate => "FieldValueDuplicate",
+            ErrorType::NotSupported => "FieldValueNotSupported",
+            ErrorType::Forbidden => "FieldValueForbidden",
+            ErrorType::TooLong => "FieldValueTooLong",
+            ErrorType::TooMany => "FieldValueTooMany",
+            ErrorType::Internal => "InternalError",
+            ErrorType::TypeInvalid => "FieldValueTypeInvalid",
+            ErrorType::NotFound => "FieldValueNotFound",
+        }
+    }
+
+    /// `ErrorType.String()`: `Required value`, `Invalid value`, …
+    pub fn description(self) -> &'static str {
+        match self {
+            ErrorType::Required => "Required value",
+            ErrorType::Invalid | ErrorType::TypeInvalid => "Invalid value",
+            ErrorType::Duplicate => "Duplicate value",
+            ErrorType::NotSupported => "Unsupported value",
+            ErrorType::Forbidden => "Forbidden",
+            ErrorType::TooLong => "Too long",
+            ErrorType::TooMany => "Too many",
+            ErrorType::Internal => "Internal error",
+            ErrorType::NotFound => "Not found",
+        }
+    }
+}
+
+/// One field error (`field.Error`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FieldError {
+    /// What is wrong.
+    #[serde(rename = "type")]
+    pub error_type: ErrorType,
+    /// Where, e.g. `spec.containers[0].image`.
+    pub field: String,
+    /// The offending value.
+    #[serde(default, skip_serializing_if = "Option::is_none", rename = "badValue")]
+    pub bad_value: Option<Value>,
+    /// Detail.
+    #[serde(default)]
+    pub detail: String,
+}
+
+impl FieldError {
+    /// `field.Error.ErrorBody()`: e.g. `Invalid value: "x": must be …`, `Required value`.
+    pub fn body(&self) -> String {
+        let mut s = match (&self.error_type, &self.bad_value) {
+            (
+                ErrorType::Required
+                | ErrorType::Forbidden
+                | ErrorType::TooLong
+                | ErrorType::Internal,
+                _,
+            )
+            | (_, None) => self.error_type.description().to_string(),
+            (t, Some(v)) => {
+                let shown = match v {
+                    Value::String(s) => format!("{s:?}"),
+                    other => other.to_string(),
+                };
+                format!("{}: {shown}", t.description())
+            }
+        };
+        if !self.detail.is_empty() {
+            s.push_str(": ");
+            s.push_str(&self.detail);
+        }
+        s
+    }
+}
+
+impl fmt::Display for FieldError {
+    /// `field.Error.Error()`: `<field>: <body>`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.field.is_empty() {
+            f.write_str(&self.body())
+        } else {
+            write!(f, "{}: {}", self.field, self.body())
+        }
+    }
+}
+
+/// Labels and selectable field values of an object (`GetAttrs`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Attributes {
+    /// `metadata.labels`.
+    pub labels: Vec<(String, String)>,
+    /// (field path, value) per selectable field.
+    pub fields: Vec<(String, String)>,
+}
+
+/// Why a hook refused an object: the strategy's own answer, not a fault.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum Rejection {
+    /// The object could not be read as this kind: 400 `BadRequest`.
+    #[error("{0}")]
+    BadRequest(String),
+    /// Field errors: 422 `Invalid`.
+    #[error("{}", .0.iter().map(|e| e.to_string()).collect::<Vec<_>>().join(", "))]
+    Invalid(Vec<FieldError>),
+}
+
+/// A plugin that failed, as opposed to one that answered "no": answered 500 `InternalError`
+/// naming the plugin (or 504 `Timeout` for a deadline), and the server keeps serving.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum PluginFault {
+    /// The guest trapped (panic, unreachable, …). `message` carries the panic text when the
+    /// guest logged one.
+    #[error("strategy plugin {plugin:?} failed in {hook}: {message}")]
+    Trap {
+        /// Plugin name.
+        plugin: String,
+        /// Hook name, e.g. `prepare-for-create`.
+        hook: &'static str,
+        /// What happened.
+        message: String,
+    },
+    /// The call ran past its deadline and was interrupted.
+    #[error("strategy plugin {plugin:?} exceeded its deadline of {deadline_ms} ms in {hook}")]
+    Timeout {
+        /// Plugin name.
+        plugin: String,
+        /// Hook name.
+        hook: &'static str,
+        /// The configured deadline, milliseconds.
+        deadline_ms: u64,
+    },
+    /// The guest tried to grow its memory past the cap.
+    #[error(
+        "strategy plugin {plugin:?} exceeded its memory limit of {limit_bytes} bytes in {hook}"
+    )]
+    MemoryExceeded {
+        /// Plugin name.
+        plugin: String,
+        /// Hook name.
+        hook: &'static str,
+        /// The configured cap, bytes.
+        limit_bytes: usize,
+    },
+    /// The guest returned something the contract forbids (not a JSON object, a changed
+    /// name/namespace/kind, …).
+    #[error("strategy plugin {plugin:?} returned an invalid result from {hook}: {reason}")]
+    BadOutput {
+        /// Plugin name.
+        plugin: String,
+        /// Hook name.
+        hook: &'static str,
+        /// What was wrong.
+        reason: String,
+    },
+}
+
+/// The error of a strategy hook.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum StrategyError {
+    /// The strategy refused the object.
+    #[error(transparent)]
+    Rejected(#[from] Rejection),
+    /// The plugin failed.
+    #[error(transparent)]
+    Fault(#[from] PluginFault),
+}
+
+/// Result of a strategy hook.
+pub type StrategyResult<T> = Result<T, StrategyError>;
+
+/// A resource's strategy, as the registry Store sees it. Objects are JSON values carrying
+/// `apiVersion`, `kind` and `metadata`. Mutating hooks take the object and return the new one;
+/// the implementation guarantees the returned object keeps `apiVersion`, `kind`,
+/// `metadata.name` and `metadata.namespace` (else [`PluginFault::BadOutput`]).
+///
+/// Methods follow `rest.RESTCreateStrategy`, `rest.RESTUpdateStrategy`,
+/// `rest.RESTGracefulDeleteStrategy` and the status strategy; see `wit/strategy.wit` for when
+/// each is called.
+pub trait Strategy: Send + Sync {
+    /// The plugin's name (its file stem), used in errors, logs and metrics.
+    fn name(&self) -> &str;
+    /// The resource served.
+    fn description(&self) -> &ResourceDescription;
+    /// `AllowCreateOnUpdate`.
+    fn allow_create_on_update(&self) -> bool;
+    /// `AllowUnconditionalUpdate`.
+    fn allow_unconditional_update(&self) -> bool;
+    /// `PrepareForCreate`.
+    fn prepare_for_create(&self, obj: &Value) -> StrategyResult<Value>;
+    /// `Validate`.
+    fn validate(&self, obj: &Value) -> StrategyResult<Vec<FieldError>>;
+    /// `WarningsOnCreate`.
+    fn warnings_on_create(&self, obj: &Value) -> StrategyResult<Vec<String>>;
+    /// `Canonicalize`.
+    fn canonicalize(&self, obj: &Value) -> StrategyResult<Value>;
+    /// `PrepareForUpdate`.
+    fn prepare_for_update(&self, new: &Value, old: &Value) -> StrategyResult<Value>;
+    /// `ValidateUpdate`.
+    fn validate_update(&self, new: &Value, old: &Value) -> StrategyResult<Vec<FieldError>>;
+    /// `WarningsOnUpdate`.
+    fn warnings_on_update(&self, new: &Value, old: &Value) -> StrategyResult<Vec<String>>;
+    /// The status strategy's `PrepareForUpdate`.
+    fn prepare_for_status_update(&self, new: &Value, old: &Value) -> StrategyResult<Value>;
+    /// The status strategy's `ValidateUpdate`.
+    fn validate_status_update(&self, new: &Value, old: &Value) -> StrategyResult<Vec<FieldError>>;
+    /// The status strategy's `WarningsOnUpdate`.
+    fn warnings_on_status_update(&self, new: &Value, old: &Value) -> StrategyResult<Vec<String>>;
+    /// `CheckGracefulDelete`: `None` = delete now, `Some(seconds)` = graceful.
+    fn check_graceful_delete(
+        &self,
+        obj: &Value,
+        requested: Option<i64>,
+    ) -> StrategyResult<Option<i64>>;
+    /// Delete validation against the stored object.
+    fn validate_delete(&self, old: &Value) -> StrategyResult<Vec<FieldError>>;
+    /// Computed printer cells, in the order of the columns with an empty JSONPath.
+    fn printer_cells(&self, obj: &Value) -> StrategyResult<Vec<Value>>;
+    /// `GetAttrs`.
+    fn get_attrs(&self, obj: &Value) -> StrategyResult<Attributes>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn field_error_messages_match_kubernetes() {
+        let e = FieldError {
+            error_type: ErrorType::Invalid,
+            field: "spec.size".into(),
+            bad_value: Some(json!("huge")),
+            detail: "must be small".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "spec.size: Invalid value: \"huge\": must be small"
+        );
+        let e = FieldError {
+            error_type: ErrorType::Required,
+            field: "spec.containers".into(),
+            bad_value: None,
+            detail: String::new(),
+        };
+        assert_eq!(e.to_string(), "spec.containers: Required value");
+        let e = FieldError {
+            error_type: ErrorType::NotSupported,
+            field: "spec.restartPolicy".into(),
+            bad_value: Some(json!("Sometimes")),
+            detail: "supported values: \"Always\", \"Never\"".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "spec.restartPolicy: Unsupported value: \"Sometimes\": supported values: \"Always\", \"Never\""
+        );
+    }
+}

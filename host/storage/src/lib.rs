@@ -1,0 +1,2 @@
+//! storage.Interface for wasm-apiserver (work in progress).
+pub mod errors;

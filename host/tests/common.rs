@@ -1,0 +1,31 @@
+//! Shared helpers for the host's integration tests.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+/// The repository root.
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// A built plugin: `target/plugins/<name>.wasm` or `target/test-plugins/<name>.wasm`, as laid out
+/// by `plugins/build.sh`. Panics with instructions when missing.
+pub fn plugin(name: &str) -> PathBuf {
+    for dir in ["target/plugins", "target/test-plugins"] {
+        let p = repo_root().join(dir).join(format!("{name}.wasm"));
+        if p.exists() {
+            return p;
+        }
+    }
+    panic!("plugin {name}.wasm not built: run `bash plugins/build.sh` first (test.sh does)");
+}
+
+/// The fixture directory of a plugin.
+pub fn fixtures(name: &str) -> PathBuf {
+    let root = repo_root();
+    if name == "widgets" {
+        root.join("examples/widgets/fixtures")
+    } else {
+        root.join("plugins").join(name).join("fixtures")
+    }
+}

@@ -1,0 +1,173 @@
+//! A test-only plugin that misbehaves on demand, for the host's fault tests.
+//!
+//! The annotation `misbehave` on the object picks the fault in every object hook:
+//! `trap` (panic), `loop` (never returns), `alloc` (allocates until the memory cap),
+//! `badjson` (returns text that is not JSON), `notobject` (returns a JSON array),
+//! `rename` (changes `metadata.name`), `rekind` (changes `kind`). Anything else behaves.
+//!
+//! Built with `--features bad-describe` it describes an invalid resource; with
+//! `--features wit-next` it is built against a different WIT version (`@0.2.0`).
+
+#[cfg(all(target_arch = "wasm32", not(feature = "wit-next")))]
+mod component {
+    use wasm_apiserver_sdk::bindings::exports::wasm_apiserver::strategy::strategy::Guest;
+    use wasm_apiserver_sdk::bindings::wasm_apiserver::strategy::types::*;
+
+    struct Misbehaving;
+
+    impl Guest for Misbehaving {
+        fn describe() -> ResourceDescription {
+            let d = super::description();
+            ResourceDescription {
+                group: d.group,
+                version: d.version,
+                kind: d.kind,
+                list_kind: d.list_kind,
+                plural: d.plural,
+                singular: d.singular,
+                short_names: d.short_names,
+                categories: d.categories,
+                namespaced: d.namespaced,
+                subresources: d.subresources,
+                printer_columns: Vec::new(),
+                selectable_fields: Vec::new(),
+                openapi_schema: d.openapi_schema.to_string(),
+                example: None,
+            }
+        }
+        fn prepare_for_create(obj: String) -> Result<String, HookError> {
+            Ok(super::misbehave(obj))
+        }
+        fn validate(obj: String) -> Vec<FieldError> {
+            super::misbehave(obj);
+            Vec::new()
+        }
+        fn warnings_on_create(obj: String) -> Vec<String> {
+            super::misbehave(obj);
+            Vec::new()
+        }
+        fn canonicalize(obj: String) -> Result<String, HookError> {
+            Ok(super::misbehave(obj))
+        }
+        fn allow_create_on_update() -> bool {
+            false
+        }
+        fn allow_unconditional_update() -> bool {
+            true
+        }
+        fn prepare_for_update(new: String, _old: String) -> Result<String, HookError> {
+            Ok(super::misbehave(new))
+        }
+        fn validate_update(new: String, _old: String) -> Vec<FieldError> {
+            super::misbehave(new);
+            Vec::new()
+        }
+        fn warnings_on_update(new: String, _old: String) -> Vec<String> {
+            super::misbehave(new);
+            Vec::new()
+        }
+        fn prepare_for_status_update(new: String, _old: String) -> Result<String, HookError> {
+            Ok(super::misbehave(new))
+        }
+        fn validate_status_update(new: String, _old: String) -> Vec<FieldError> {
+            super::misbehave(new);
+            Vec::new()
+        }
+        fn warnings_on_status_update(new: String, _old: String) -> Vec<String> {
+            super::misbehave(new);
+            Vec::new()
+        }
+        fn check_graceful_delete(obj: String, _requested: Option<i64>) -> Option<i64> {
+            super::misbehave(obj);
+            None
+        }
+        fn validate_delete(old: String) -> Vec<FieldError> {
+            super::misbehave(old);
+            Vec::new()
+        }
+        fn printer_cells(obj: String) -> Vec<String> {
+            super::misbehave(obj);
+            Vec::new()
+        }
+        fn get_attrs(obj: String) -> Result<Attributes, HookError> {
+            super::misbehave(obj);
+            Ok(Attributes {
+                labels: Vec::new(),
+                fields: Vec::new(),
+            })
+        }
+    }
+
+    wasm_apiserver_sdk::bindings::__export_strategy_bindings!(Misbehaving with_types_in wasm_apiserver_sdk::bindings);
+}
+
+#[cfg(all(target_arch = "wasm32", feature = "wit-next"))]
+mod component {
+    wit_bindgen::generate!({
+        inline: "
+            package wasm-apiserver:strategy@0.2.0;
+            interface strategy { describe: func() -> string; }
+            world strategy-plugin { export strategy; }
+        ",
+    });
+    struct Next;
+    impl exports::wasm_apiserver::strategy::strategy::Guest for Next {
+        fn describe() -> String {
+            String::new()
+        }
+    }
+    export!(Next);
+}
+
+/// The resource this plugin claims to serve.
+pub fn description() -> wasm_apiserver_sdk::ResourceDescription {
+    let mut d = wasm_apiserver_sdk::ResourceDescription::new(
+        "test.wasm-apiserver.dev",
+        "v1",
+        "Misbehaver",
+        "misbehavers",
+    );
+    if cfg!(feature = "bad-describe") {
+        d.plural = "Bad_Plural!".into();
+        d.kind = "lower kind".into();
+        d.group = "not a group".into();
+    }
+    d
+}
+
+/// Do what the object's `misbehave` annotation asks; otherwise return the object unchanged.
+pub fn misbehave(obj: String) -> String {
+    wasm_apiserver_sdk::log::install_panic_hook();
+    let v: serde_json::Value = serde_json::from_str(&obj).unwrap_or_default();
+    let mode = v
+        .pointer("/metadata/annotations/misbehave")
+        .and_then(|m| m.as_str())
+        .unwrap_or_default()
+        .to_string();
+    match mode.as_str() {
+        "trap" => panic!("asked to trap"),
+        "loop" => loop {
+            std::hint::black_box(());
+        },
+        "alloc" => {
+            let mut hoard: Vec<Vec<u8>> = Vec::new();
+            loop {
+                hoard.push(vec![1u8; 1 << 20]);
+                std::hint::black_box(&hoard);
+            }
+        }
+        "badjson" => "{this is not json".into(),
+        "notobject" => "[1, 2, 3]".into(),
+        "rename" => {
+            let mut v = v;
+            v["metadata"]["name"] = serde_json::json!("someone-else");
+            v.to_string()
+        }
+        "rekind" => {
+            let mut v = v;
+            v["kind"] = serde_json::json!("Other");
+            v.to_string()
+        }
+        _ => obj,
+    }
+}

@@ -1,0 +1,201 @@
+//! Field paths and field errors, mirroring `k8s.io/apimachinery/pkg/util/validation/field`
+//! (`path.go`, `errors.go`). A plugin's validation returns an [`ErrorList`]; the host turns it
+//! into a 422 `Invalid` Status whose `details.causes` carry one entry per error.
+
+use serde::Serialize;
+use std::fmt;
+
+/// A field path such as `spec.containers[0].image` or `metadata.labels[app]`
+/// (`field.Path`). Cheap to clone; build with [`Path::new`], [`Path::child`], [`Path::index`]
+/// and [`Path::key`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Path(String);
+
+impl Path {
+    /// A root path, e.g. `Path::new("spec")`.
+    pub fn new(root: &str) -> Path {
+        Path(root.to_string())
+    }
+
+    /// `spec` → `spec.containers`.
+    pub fn child(&self, name: &str) -> Path {
+        if self.0.is_empty() {
+            Path(name.to_string())
+        } else {
+            Path(format!("{}.{}", self.0, name))
+        }
+    }
+
+    /// `spec.containers` → `spec.containers[0]`.
+    pub fn index(&self, i: usize) -> Path {
+        Path(format!("{}[{}]", self.0, i))
+    }
+
+    /// `metadata.labels` → `metadata.labels[app]` (map keys are printed bare, as Kubernetes does).
+    pub fn key(&self, k: &str) -> Path {
+        Path(format!("{}[{}]", self.0, k))
+    }
+
+    /// The path as Kubernetes prints it.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Path {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// `field.ErrorType`: what kind of problem a [`FieldError`] reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum ErrorType {
+    /// `FieldValueRequired`.
+    Required,
+    /// `FieldValueInvalid`.
+    Invalid,
+    /// `FieldValueDuplicate`.
+    Duplicate,
+    /// `FieldValueNotSupported`.
+    NotSupported,
+    /// `FieldValueForbidden`.
+    Forbidden,
+    /// `FieldValueTooLong`.
+    TooLong,
+    /// `FieldValueTooMany`.
+    TooMany,
+    /// `InternalError`.
+    Internal,
+    /// `FieldValueTypeInvalid`.
+    TypeInvalid,
+    /// `FieldValueNotFound`.
+    NotFound,
+}
+
+/// One validation error (`field.Error`): type, path, the offending value (JSON) and a detail.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FieldError {
+    /// What is wrong.
+    pub error_type: ErrorType,
+    /// Where, e.g. `spec.containers[0].image`.
+    pub field: String,
+    /// The offending value, if any.
+    pub bad_value: Option<serde_json::Value>,
+    /// Human-readable detail, e.g. `must be no more than 63 characters`.
+    pub detail: String,
+}
+
+/// `field.ErrorList`.
+pub type ErrorList = Vec<FieldError>;
+
+fn err(
+    error_type: ErrorType,
+    path: &Path,
+    bad_value: Option<serde_json::Value>,
+    detail: impl Into<String>,
+) -> FieldError {
+    FieldError {
+        error_type,
+        field: path.to_string(),
+        bad_value,
+        detail: detail.into(),
+    }
+}
+
+fn json<T: Serialize>(v: T) -> Option<serde_json::Value> {
+    serde_json::to_value(v).ok()
+}
+
+/// `field.Required(path, detail)`.
+pub fn required(path: &Path, detail: impl Into<String>) -> FieldError {
+    err(ErrorType::Required, path, None, detail)
+}
+
+/// `field.Invalid(path, value, detail)`.
+pub fn invalid<T: Serialize>(path: &Path, value: T, detail: impl Into<String>) -> FieldError {
+    err(ErrorType::Invalid, path, json(value), detail)
+}
+
+/// `field.Duplicate(path, value)`.
+pub fn duplicate<T: Serialize>(path: &Path, value: T) -> FieldError {
+    err(ErrorType::Duplicate, path, json(value), "")
+}
+
+/// `field.NotSupported(path, value, validValues)`: the detail lists the supported values
+/// quoted, as Kubernetes prints them.
+pub fn not_supported<T: Serialize>(path: &Path, value: T, valid: &[&str]) -> FieldError {
+    let quoted: Vec<String> = valid.iter().map(|v| format!("\"{v}\"")).collect();
+    err(
+        ErrorType::NotSupported,
+        path,
+        json(value),
+        format!("supported values: {}", quoted.join(", ")),
+    )
+}
+
+/// `field.Forbidden(path, detail)`.
+pub fn forbidden(path: &Path, detail: impl Into<String>) -> FieldError {
+    err(ErrorType::Forbidden, path, None, detail)
+}
+
+/// `field.TooLong(path, value, maxLength)`.
+pub fn too_long<T: Serialize>(path: &Path, value: T, max_length: usize) -> FieldError {
+    err(
+        ErrorType::TooLong,
+        path,
+        json(value),
+        format!("must have at most {max_length} bytes"),
+    )
+}
+
+/// `field.TooMany(path, actual, max)`.
+pub fn too_many(path: &Path, actual: usize, max: usize) -> FieldError {
+    err(
+        ErrorType::TooMany,
+        path,
+        json(actual),
+        format!("must have at most {max} items"),
+    )
+}
+
+/// `field.InternalError(path, err)`.
+pub fn internal(path: &Path, detail: impl Into<String>) -> FieldError {
+    err(ErrorType::Internal, path, None, detail)
+}
+
+/// `field.TypeInvalid(path, value, detail)`.
+pub fn type_invalid<T: Serialize>(path: &Path, value: T, detail: impl Into<String>) -> FieldError {
+    err(ErrorType::TypeInvalid, path, json(value), detail)
+}
+
+/// `field.NotFound(path, value)`.
+pub fn not_found<T: Serialize>(path: &Path, value: T) -> FieldError {
+    err(ErrorType::NotFound, path, json(value), "")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_print_like_kubernetes() {
+        let p = Path::new("spec")
+            .child("containers")
+            .index(2)
+            .child("image");
+        assert_eq!(p.as_str(), "spec.containers[2].image");
+        assert_eq!(
+            Path::new("metadata").child("labels").key("app").as_str(),
+            "metadata.labels[app]"
+        );
+        assert_eq!(Path::default().child("spec").as_str(), "spec");
+    }
+
+    #[test]
+    fn not_supported_lists_quoted_values() {
+        let e = not_supported(&Path::new("spec.x"), "B", &["A", "C"]);
+        assert_eq!(e.detail, "supported values: \"A\", \"C\"");
+        assert_eq!(e.bad_value, Some(serde_json::json!("B")));
+    }
+}

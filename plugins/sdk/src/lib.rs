@@ -1,0 +1,369 @@
+//! # wasm-apiserver-sdk: write a strategy plugin in ~30 lines
+//!
+//! A strategy plugin is a WebAssembly component (built with
+//! `cargo build --release --target wasm32-wasip2`) that exports the WIT interface in
+//! `wit/strategy.wit`. This crate hides the bindings: implement [`Strategy`] for a unit struct,
+//! call [`export_strategy!`], and every hook you do not write gets kube-apiserver's default.
+//!
+//! ```ignore
+//! use wasm_apiserver_sdk::prelude::*;
+//!
+//! pub struct Widgets;
+//! impl Strategy for Widgets {
+//!     type Object = serde_json::Value;
+//!     fn describe() -> ResourceDescription { ResourceDescription::new("example.dev", "v1", "Widget", "widgets") }
+//!     fn validate(obj: &Self::Object) -> ErrorList { Vec::new() }
+//! }
+//! export_strategy!(Widgets);
+//! ```
+//!
+//! What the SDK does around your typed hooks (the generic behaviour of kube-apiserver's
+//! custom-resource strategy, `apiextensions-apiserver/pkg/registry/customresource/strategy.go`):
+//! - create: `metadata.generation = 1` (if [`Strategy::TRACKS_GENERATION`]) and, when the
+//!   resource has a `status` subresource, the client's `status` is dropped;
+//! - update: with a `status` subresource, `status` is copied from the stored object; after your
+//!   hook, `generation` is bumped when anything outside `metadata` and `status` changed;
+//! - status update: the stored object is kept, with only `status` (and `managedFields`) taken
+//!   from the request.
+//!
+//! Test a plugin natively with `cargo test` through [`testing`], which runs the hooks in the
+//! order the host does.
+
+pub mod field;
+pub mod glue;
+pub mod log;
+pub mod quantity;
+pub mod testing;
+pub mod validation;
+
+pub use k8s_openapi;
+pub use serde_json;
+
+pub use field::{ErrorList, ErrorType, FieldError, Path};
+
+#[doc(hidden)]
+pub mod bindings {
+    wit_bindgen::generate!({
+        world: "strategy-plugin",
+        path: "../../wit",
+        pub_export_macro: true,
+        export_macro_name: "__export_strategy_bindings",
+        default_bindings_module: "wasm_apiserver_sdk::bindings",
+    });
+}
+
+/// Everything a plugin usually needs in one `use`.
+pub mod prelude {
+    pub use crate::field::{self, ErrorList, FieldError, Path};
+    pub use crate::validation;
+    pub use crate::{export_strategy, Attributes, PrinterColumn, ResourceDescription, Strategy};
+    pub use serde::{Deserialize, Serialize};
+    pub use serde_json::{json, Value};
+}
+
+/// One printer column (CRD `additionalPrinterColumns`, `metav1.TableColumnDefinition`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PrinterColumn {
+    /// Header, e.g. `Ready`.
+    pub name: String,
+    /// `integer`, `number`, `string`, `boolean` or `date`.
+    pub type_: String,
+    /// Format hint, e.g. `name`; may be empty.
+    pub format: String,
+    /// Description; may be empty.
+    pub description: String,
+    /// 0 = always shown; >0 = only with `-o wide`.
+    pub priority: i32,
+    /// kubectl-style JSONPath (`.status.phase`), or `@name` / `@age`; empty = computed by
+    /// [`Strategy::printer_cells`].
+    pub json_path: String,
+}
+
+impl PrinterColumn {
+    /// A priority-0 column.
+    pub fn new(name: &str, type_: &str, json_path: &str) -> PrinterColumn {
+        PrinterColumn {
+            name: name.into(),
+            type_: type_.into(),
+            format: String::new(),
+            description: String::new(),
+            priority: 0,
+            json_path: json_path.into(),
+        }
+    }
+
+    /// The NAME column (`@name`, format `name`), as kube-apiserver's default table has.
+    pub fn name() -> PrinterColumn {
+        PrinterColumn {
+            format: "name".into(),
+            description: "Name must be unique within a namespace.".into(),
+            ..PrinterColumn::new("Name", "string", "@name")
+        }
+    }
+
+    /// The AGE column (`@age`).
+    pub fn age() -> PrinterColumn {
+        PrinterColumn::new("Age", "date", "@age")
+    }
+
+    /// Shown only with `-o wide`.
+    pub fn wide(mut self) -> PrinterColumn {
+        self.priority = 1;
+        self
+    }
+
+    /// A column computed by [`Strategy::printer_cells`] (empty JSONPath).
+    pub fn computed(name: &str, type_: &str) -> PrinterColumn {
+        PrinterColumn::new(name, type_, "")
+    }
+
+    /// With a description.
+    pub fn describe(mut self, description: &str) -> PrinterColumn {
+        self.description = description.into();
+        self
+    }
+}
+
+/// What a plugin serves: the self-description read once at load (see `describe` in the WIT).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResourceDescription {
+    /// API group; empty for the core group.
+    pub group: String,
+    /// API version, e.g. `v1`.
+    pub version: String,
+    /// Kind, e.g. `Widget`.
+    pub kind: String,
+    /// List kind, e.g. `WidgetList`.
+    pub list_kind: String,
+    /// Plural resource name, e.g. `widgets`.
+    pub plural: String,
+    /// Singular resource name, e.g. `widget`.
+    pub singular: String,
+    /// Short names, e.g. `["wd"]`.
+    pub short_names: Vec<String>,
+    /// Categories, e.g. `["all"]`.
+    pub categories: Vec<String>,
+    /// Namespace-scoped (true) or cluster-scoped.
+    pub namespaced: bool,
+    /// Subresources, e.g. `["status"]`.
+    pub subresources: Vec<String>,
+    /// Printer columns for server-side Tables.
+    pub printer_columns: Vec<PrinterColumn>,
+    /// Selectable fields besides `metadata.name` / `metadata.namespace`, e.g. `spec.nodeName`.
+    pub selectable_fields: Vec<String>,
+    /// OpenAPI v3 schema of the object.
+    pub openapi_schema: serde_json::Value,
+    /// An example object, used by the host's load-time smoke test.
+    pub example: Option<serde_json::Value>,
+}
+
+impl ResourceDescription {
+    /// A namespaced resource with conventional names derived from `kind` and `plural`
+    /// (`listKind = <Kind>List`, `singular = lower(kind)`), NAME and AGE columns, a `status`
+    /// subresource, and an open schema. Adjust fields with struct update syntax or the builders.
+    pub fn new(group: &str, version: &str, kind: &str, plural: &str) -> ResourceDescription {
+        ResourceDescription {
+            group: group.into(),
+            version: version.into(),
+            kind: kind.into(),
+            list_kind: format!("{kind}List"),
+            plural: plural.into(),
+            singular: kind.to_lowercase(),
+            short_names: Vec::new(),
+            categories: Vec::new(),
+            namespaced: true,
+            subresources: vec!["status".into()],
+            printer_columns: vec![PrinterColumn::name(), PrinterColumn::age()],
+            selectable_fields: Vec::new(),
+            openapi_schema: serde_json::json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}),
+            example: None,
+        }
+    }
+
+    /// Whether the resource has a `status` subresource.
+    pub fn has_status(&self) -> bool {
+        self.subresources.iter().any(|s| s == "status")
+    }
+}
+
+/// Labels and selectable field values of an object (`GetAttrs`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Attributes {
+    /// `metadata.labels`.
+    pub labels: Vec<(String, String)>,
+    /// (field path, value) for each selectable field.
+    pub fields: Vec<(String, String)>,
+}
+
+/// A resource's strategy: the kube-apiserver strategy interfaces as static methods on a type.
+///
+/// Every method but [`Strategy::describe`] has a default; the defaults are kube-apiserver's
+/// (no-op hooks, no warnings, no graceful deletion, unconditional updates allowed as for custom
+/// resources). Hooks must be pure functions of their arguments (see the WIT docs).
+pub trait Strategy: 'static {
+    /// The typed object: a `k8s-openapi` type (`Pod`, `ConfigMap`), a struct of your own, or
+    /// `serde_json::Value`. Fields unknown to the type are dropped on the way through.
+    type Object: serde::Serialize + serde::de::DeserializeOwned;
+
+    /// Whether `metadata.generation` is kept by the SDK (set to 1 on create, bumped on spec
+    /// change). kube-apiserver does this for pods and custom resources, not for configmaps.
+    const TRACKS_GENERATION: bool = true;
+
+    /// The resource served. Must always return the same value.
+    fn describe() -> ResourceDescription;
+
+    /// `PrepareForCreate`.
+    fn prepare_for_create(_obj: &mut Self::Object) {}
+
+    /// `Validate` on create.
+    fn validate(_obj: &Self::Object) -> ErrorList {
+        Vec::new()
+    }
+
+    /// `WarningsOnCreate`.
+    fn warnings_on_create(_obj: &Self::Object) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// `Canonicalize`.
+    fn canonicalize(_obj: &mut Self::Object) {}
+
+    /// `AllowCreateOnUpdate`. Default false.
+    fn allow_create_on_update() -> bool {
+        false
+    }
+
+    /// `AllowUnconditionalUpdate`. Default true (as for custom resources and most core types).
+    fn allow_unconditional_update() -> bool {
+        true
+    }
+
+    /// `PrepareForUpdate` (after the SDK restored `status` from `old` for a resource with a
+    /// status subresource).
+    fn prepare_for_update(_new: &mut Self::Object, _old: &Self::Object) {}
+
+    /// `ValidateUpdate`.
+    fn validate_update(_new: &Self::Object, _old: &Self::Object) -> ErrorList {
+        Vec::new()
+    }
+
+    /// `WarningsOnUpdate`.
+    fn warnings_on_update(_new: &Self::Object, _old: &Self::Object) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// The status strategy's `PrepareForUpdate` (after the SDK kept everything but `status`
+    /// from `old`).
+    fn prepare_for_status_update(_new: &mut Self::Object, _old: &Self::Object) {}
+
+    /// The status strategy's `ValidateUpdate`.
+    fn validate_status_update(_new: &Self::Object, _old: &Self::Object) -> ErrorList {
+        Vec::new()
+    }
+
+    /// The status strategy's `WarningsOnUpdate`.
+    fn warnings_on_status_update(_new: &Self::Object, _old: &Self::Object) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// `CheckGracefulDelete`: `None` deletes at once; `Some(seconds)` deletes gracefully.
+    fn check_graceful_delete(_obj: &Self::Object, _requested: Option<i64>) -> Option<i64> {
+        None
+    }
+
+    /// Validation of a delete against the stored object; errors refuse the delete (422).
+    fn validate_delete(_old: &Self::Object) -> ErrorList {
+        Vec::new()
+    }
+
+    /// Cells for the printer columns with an empty `json_path`, in column order (computed
+    /// columns such as a pod's READY `1/2`). Default: none.
+    fn printer_cells(_obj: &Self::Object) -> Vec<serde_json::Value> {
+        Vec::new()
+    }
+
+    /// `GetAttrs`. The default reads `metadata.labels` and each of `describe()`'s selectable
+    /// fields from the object's JSON (missing fields read as `""`).
+    fn get_attrs(obj: &serde_json::Value) -> Attributes
+    where
+        Self: Sized,
+    {
+        glue::default_attrs(obj, &glue::selectable_fields::<Self>())
+    }
+}
+
+/// Export a [`Strategy`] implementation as this component's `strategy` interface.
+///
+/// Expands to nothing on non-wasm targets, so the same crate builds natively for `cargo test`.
+#[macro_export]
+macro_rules! export_strategy {
+    ($ty:ty) => {
+        #[cfg(target_arch = "wasm32")]
+        const _: () = {
+            use $crate::bindings::exports::wasm_apiserver::strategy::strategy as __s;
+            use $crate::bindings::wasm_apiserver::strategy::types as __t;
+            struct __WasmApiserverExport;
+            impl __s::Guest for __WasmApiserverExport {
+                fn describe() -> __t::ResourceDescription {
+                    $crate::glue::describe::<$ty>().into()
+                }
+                fn prepare_for_create(obj: String) -> Result<String, __t::HookError> {
+                    $crate::glue::prepare_for_create::<$ty>(&obj).map_err(Into::into)
+                }
+                fn validate(obj: String) -> Vec<__t::FieldError> {
+                    $crate::glue::into_wit($crate::glue::validate::<$ty>(&obj))
+                }
+                fn warnings_on_create(obj: String) -> Vec<String> {
+                    $crate::glue::warnings_on_create::<$ty>(&obj)
+                }
+                fn canonicalize(obj: String) -> Result<String, __t::HookError> {
+                    $crate::glue::canonicalize::<$ty>(&obj).map_err(Into::into)
+                }
+                fn allow_create_on_update() -> bool {
+                    <$ty as $crate::Strategy>::allow_create_on_update()
+                }
+                fn allow_unconditional_update() -> bool {
+                    <$ty as $crate::Strategy>::allow_unconditional_update()
+                }
+                fn prepare_for_update(new: String, old: String) -> Result<String, __t::HookError> {
+                    $crate::glue::prepare_for_update::<$ty>(&new, &old).map_err(Into::into)
+                }
+                fn validate_update(new: String, old: String) -> Vec<__t::FieldError> {
+                    $crate::glue::into_wit($crate::glue::validate_update::<$ty>(&new, &old))
+                }
+                fn warnings_on_update(new: String, old: String) -> Vec<String> {
+                    $crate::glue::warnings_on_update::<$ty>(&new, &old)
+                }
+                fn prepare_for_status_update(
+                    new: String,
+                    old: String,
+                ) -> Result<String, __t::HookError> {
+                    $crate::glue::prepare_for_status_update::<$ty>(&new, &old).map_err(Into::into)
+                }
+                fn validate_status_update(new: String, old: String) -> Vec<__t::FieldError> {
+                    $crate::glue::into_wit($crate::glue::validate_status_update::<$ty>(&new, &old))
+                }
+                fn warnings_on_status_update(new: String, old: String) -> Vec<String> {
+                    $crate::glue::warnings_on_status_update::<$ty>(&new, &old)
+                }
+                fn check_graceful_delete(obj: String, requested: Option<i64>) -> Option<i64> {
+                    $crate::glue::check_graceful_delete::<$ty>(&obj, requested)
+                }
+                fn validate_delete(old: String) -> Vec<__t::FieldError> {
+                    $crate::glue::into_wit($crate::glue::validate_delete::<$ty>(&old))
+                }
+                fn printer_cells(obj: String) -> Vec<String> {
+                    $crate::glue::printer_cells::<$ty>(&obj)
+                }
+                fn get_attrs(obj: String) -> Result<__t::Attributes, __t::HookError> {
+                    $crate::glue::get_attrs::<$ty>(&obj)
+                        .map(Into::into)
+                        .map_err(Into::into)
+                }
+            }
+            $crate::bindings::__export_strategy_bindings!(
+                __WasmApiserverExport with_types_in $crate::bindings
+            );
+        };
+    };
+}

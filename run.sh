@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The README's first command: set up, build, and run the server on the embedded store with the
+# standard plugins (pods, configmaps, namespaces) and the widgets example loaded.
+# Extra arguments go to wasm-apiserver (e.g. ./run.sh --port 9090).
+set -euo pipefail
+cd "$(dirname "$0")"
+./setup.sh
+bash plugins/build.sh
+cargo build --release -p wasm-apiserver
+mkdir -p plugins.d
+cp target/plugins/*.wasm plugins.d/
+exec ./target/release/wasm-apiserver --plugin-dir plugins.d --data-dir data --plugin-cache-dir data/plugin-cache "$@"

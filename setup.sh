@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Install what building and testing wasm-apiserver needs on a fresh Debian + rustup machine.
+# Idempotent: installs only what is missing. Used by run.sh and test.sh.
+#   - the wasm32-wasip2 Rust target (plugins)
+#   - protobuf-compiler (etcd-client's build), etcd-server (etcd integration tests; with --test)
+set -euo pipefail
+want_etcd=0
+[ "${1:-}" = "--test" ] && want_etcd=1
+
+if ! rustup target list --installed 2>/dev/null | grep -q '^wasm32-wasip2$'; then
+  rustup target add wasm32-wasip2
+fi
+
+pkgs=()
+command -v protoc >/dev/null 2>&1 || pkgs+=(protobuf-compiler)
+if [ "$want_etcd" = 1 ] && ! command -v etcd >/dev/null 2>&1; then pkgs+=(etcd-server); fi
+if [ "${#pkgs[@]}" -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" = 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${pkgs[@]}"
+fi
