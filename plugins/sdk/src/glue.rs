@@ -72,16 +72,17 @@ fn to_text(v: &Value) -> String {
     v.to_string()
 }
 
-/// Parse for a read-only hook; a decode failure becomes an internal field error.
+/// Parse for a read-only hook straight into the typed object (no intermediate `Value`); a
+/// decode failure becomes an internal field error.
 fn read<S: Strategy + 'static>(obj: &str) -> Result<S::Object, ErrorList> {
-    parse_value(obj).and_then(typed::<S>).map_err(|e| match e {
-        HookError::Invalid(errs) => errs,
-        HookError::BadRequest(msg) => vec![FieldError {
+    crate::log::install_panic_hook();
+    serde_json::from_str::<S::Object>(obj).map_err(|e| {
+        vec![FieldError {
             error_type: ErrorType::Internal,
             field: String::new(),
             bad_value: None,
-            detail: msg,
-        }],
+            detail: format!("unable to decode the object: {e}"),
+        }]
     })
 }
 
@@ -122,9 +123,11 @@ pub fn warnings_on_create<S: Strategy + 'static>(obj: &str) -> Vec<String> {
 
 /// `canonicalize`.
 pub fn canonicalize<S: Strategy + 'static>(obj: &str) -> HookResult<String> {
-    let mut o = typed::<S>(parse_value(obj)?)?;
+    crate::log::install_panic_hook();
+    let mut o: S::Object = serde_json::from_str(obj)
+        .map_err(|e| HookError::BadRequest(format!("unable to decode the object: {e}")))?;
     S::canonicalize(&mut o);
-    Ok(to_text(&untyped::<S>(&o)?))
+    serde_json::to_string(&o).map_err(|e| HookError::BadRequest(format!("unable to encode: {e}")))
 }
 
 /// `prepare-for-update`: restore `status` from `old` (status subresource), run the typed hook,
