@@ -83,7 +83,7 @@ fn main() {
     let obj = pod();
     println!("pod JSON size: {} bytes", obj.to_string().len());
 
-    let prepared = sequence::create(&wasm, &obj).unwrap().object;
+    let prepared = sequence::create(&wasm, &obj, &sequence::no_meta_validation).unwrap().object;
     let mut changed = prepared.clone();
     changed["spec"]["containers"][0]["image"] = json!("registry.example.dev/web:1.4.3");
     const N: u32 = 2000;
@@ -164,7 +164,7 @@ fn main() {
         (
             "whole create sequence",
             measure(N, || {
-                black_box(sequence::create(&wasm, &obj).unwrap());
+                black_box(sequence::create(&wasm, &obj, &sequence::no_meta_validation).unwrap());
             }),
             measure(N, || {
                 let p = parse(&glue::prepare_for_create::<Native>(&obj.to_string()).unwrap());

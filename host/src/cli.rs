@@ -89,6 +89,22 @@ pub struct ServeArgs {
     /// Key prefix of every resource in storage.
     #[arg(long, default_value = "/registry")]
     pub etcd_prefix: String,
+    /// CA file to verify etcd's serving certificate.
+    #[arg(long)]
+    pub etcd_cafile: Option<PathBuf>,
+    /// Client certificate for etcd.
+    #[arg(long)]
+    pub etcd_certfile: Option<PathBuf>,
+    /// Client key for etcd.
+    #[arg(long)]
+    pub etcd_keyfile: Option<PathBuf>,
+    /// Seconds between compactions of storage history (kube-apiserver's
+    /// --etcd-compaction-interval, 5 minutes); 0 disables compaction.
+    #[arg(long = "etcd-compaction-interval-seconds", default_value_t = 300)]
+    pub etcd_compaction_interval_seconds: u64,
+    /// Seconds a watch lasts when the client gives no timeoutSeconds.
+    #[arg(long = "min-request-timeout", default_value_t = 1800)]
+    pub min_request_timeout_seconds: u64,
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1")]
     pub bind_address: IpAddr,

@@ -3,5 +3,7 @@
 
 pub mod cli;
 pub mod plugin;
+pub mod registry;
 pub mod server;
+pub mod status;
 pub mod strategy;

@@ -186,7 +186,7 @@ fn standard_plugins_load_and_run_their_create_sequence() {
         let s = rt.load_file(&common::plugin(name)).unwrap();
         let d = s.description().clone();
         let example = d.example.clone().expect("standard plugins ship an example");
-        let out = sequence::create(&s, &example).unwrap();
+        let out = sequence::create(&s, &example, &sequence::no_meta_validation).unwrap();
         assert_eq!(out.object["kind"], d.kind.as_str(), "{name}");
     }
 }

@@ -27,29 +27,59 @@ fn check(errs: Vec<FieldError>) -> StrategyResult<()> {
     }
 }
 
-/// PrepareForCreate → Validate → WarningsOnCreate → Canonicalize.
+/// Host-side metadata validation run between the strategy's validation and its warnings
+/// (`ValidateObjectMetaAccessor` in `rest.BeforeCreate`); [`no_meta_validation`] skips it.
+pub type MetaValidation<'a> = &'a dyn Fn(&Value) -> Vec<FieldError>;
+
+/// A [`MetaValidation`] that finds nothing.
+pub fn no_meta_validation(_: &Value) -> Vec<FieldError> {
+    Vec::new()
+}
+
+/// PrepareForCreate → Validate → (only if valid) `meta` → WarningsOnCreate → Canonicalize.
 /// Errors: [`Rejection::Invalid`] with the validation errors, or a plugin fault.
-pub fn create(s: &dyn Strategy, obj: &Value) -> StrategyResult<Outcome> {
+pub fn create(s: &dyn Strategy, obj: &Value, meta: MetaValidation) -> StrategyResult<Outcome> {
     let prepared = s.prepare_for_create(obj)?;
     check(s.validate(&prepared)?)?;
+    check(meta(&prepared))?;
     let warnings = s.warnings_on_create(&prepared)?;
     let object = s.canonicalize(&prepared)?;
     Ok(Outcome { object, warnings })
 }
 
-/// PrepareForUpdate → ValidateUpdate → WarningsOnUpdate → Canonicalize.
-pub fn update(s: &dyn Strategy, new: &Value, old: &Value) -> StrategyResult<Outcome> {
-    let prepared = s.prepare_for_update(new, old)?;
-    check(s.validate_update(&prepared, old)?)?;
+/// PrepareForUpdate → `restore` (the host copies uid, creationTimestamp and the deletion
+/// fields back from `old`) → `meta` + ValidateUpdate (errors appended) → WarningsOnUpdate →
+/// Canonicalize.
+pub fn update(
+    s: &dyn Strategy,
+    new: &Value,
+    old: &Value,
+    restore: &dyn Fn(&mut Value),
+    meta: MetaValidation,
+) -> StrategyResult<Outcome> {
+    let mut prepared = s.prepare_for_update(new, old)?;
+    restore(&mut prepared);
+    let mut errs = meta(&prepared);
+    errs.extend(s.validate_update(&prepared, old)?);
+    check(errs)?;
     let warnings = s.warnings_on_update(&prepared, old)?;
     let object = s.canonicalize(&prepared)?;
     Ok(Outcome { object, warnings })
 }
 
-/// The status strategy: PrepareForUpdate → ValidateUpdate → WarningsOnUpdate → Canonicalize.
-pub fn update_status(s: &dyn Strategy, new: &Value, old: &Value) -> StrategyResult<Outcome> {
-    let prepared = s.prepare_for_status_update(new, old)?;
-    check(s.validate_status_update(&prepared, old)?)?;
+/// The status strategy, in the places of [`update`].
+pub fn update_status(
+    s: &dyn Strategy,
+    new: &Value,
+    old: &Value,
+    restore: &dyn Fn(&mut Value),
+    meta: MetaValidation,
+) -> StrategyResult<Outcome> {
+    let mut prepared = s.prepare_for_status_update(new, old)?;
+    restore(&mut prepared);
+    let mut errs = meta(&prepared);
+    errs.extend(s.validate_status_update(&prepared, old)?);
+    check(errs)?;
     let warnings = s.warnings_on_status_update(&prepared, old)?;
     let object = s.canonicalize(&prepared)?;
     Ok(Outcome { object, warnings })

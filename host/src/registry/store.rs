@@ -1,0 +1,523 @@
+//! The registry `Store`: `genericregistry.Store` semantics
+//! (`k8s.io/apiserver/pkg/registry/generic/registry/store.go`, `rest/{create,update,delete}.go`,
+//! `dryrun.go`) over a [`Storage`] and a [`Strategy`]. Strategy hooks run on blocking threads;
+//! everything else is async.
+
+use super::meta::{self, meta_mut, meta_str};
+use super::Resource;
+use crate::status::{ApiError, ApiResult};
+use crate::strategy::{sequence, Strategy, StrategyError};
+use futures::FutureExt;
+use serde_json::{json, Value};
+use std::sync::Arc;
+use wasm_apiserver_storage::{
+    GetOptions, ListOptions, ListResult, Preconditions, ResponseMeta, StorageError,
+    UpdateOutcome, WatchStream,
+};
+
+/// `maxNameGenerationCreateAttempts` (store.go).
+const MAX_NAME_GENERATION_ATTEMPTS: usize = 8;
+
+/// Which strategy an update goes through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Subresource {
+    /// The main resource.
+    Main,
+    /// `/status`: the status strategy; create-on-update never applies.
+    Status,
+}
+
+/// How the new object of an update is obtained from the current one (`rest.UpdatedObjectInfo`).
+#[derive(Clone)]
+pub enum UpdatedObject {
+    /// PUT: the request body.
+    Replace(Value),
+    /// PATCH: a function of the current object (`Value::Null` when it does not exist).
+    Patch(Arc<dyn Fn(&Value) -> ApiResult<Value> + Send + Sync>),
+}
+
+/// The result of a write.
+#[derive(Clone, Debug)]
+pub struct WriteResult {
+    /// The object as stored (or as it would be, for a dry run).
+    pub object: Value,
+    /// Strategy warnings, for `Warning` headers.
+    pub warnings: Vec<String>,
+    /// Whether an update created the object (201 instead of 200).
+    pub created: bool,
+}
+
+/// The result of a delete.
+#[derive(Clone, Debug)]
+pub enum DeleteResult {
+    /// The object is gone; this was its last state.
+    Deleted(Value),
+    /// The object remains, terminating (graceful deletion or finalizers); its current state.
+    Pending(Value),
+}
+
+/// `metav1.DeleteOptions` as far as the Store uses them.
+#[derive(Clone, Debug, Default)]
+pub struct DeleteOptions {
+    /// `gracePeriodSeconds`.
+    pub grace_period_seconds: Option<i64>,
+    /// `preconditions`.
+    pub preconditions: Preconditions,
+    /// `dryRun=All`.
+    pub dry_run: bool,
+}
+
+/// Run strategy hooks off the async workers.
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> ApiResult<T> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| ApiError::internal(format!("strategy call panicked: {e}")))
+}
+
+fn aborted(e: ApiError) -> StorageError {
+    StorageError::aborted(e)
+}
+
+impl Resource {
+    /// The storage key of an object: `/<resource prefix>/<ns>/<name>` or `/<prefix>/<name>`.
+    pub fn key(&self, ns: &str, name: &str) -> String {
+        if self.description.namespaced {
+            format!("{}/{ns}/{name}", self.resource_prefix)
+        } else {
+            format!("{}/{name}", self.resource_prefix)
+        }
+    }
+
+    /// The key prefix of a list: everything, or one namespace.
+    pub fn list_key(&self, ns: &str) -> String {
+        if self.description.namespaced && !ns.is_empty() {
+            format!("{}/{ns}", self.resource_prefix)
+        } else {
+            self.resource_prefix.clone()
+        }
+    }
+
+    fn strategy(&self) -> Arc<dyn Strategy> {
+        self.strategy.clone()
+    }
+
+    fn storage_err(&self, e: StorageError, name: &str) -> ApiError {
+        ApiError::from_storage(&e, &self.gr, name)
+    }
+
+    /// `Store.Get`.
+    pub async fn get(&self, ns: &str, name: &str, resource_version: &str) -> ApiResult<Value> {
+        let opts = GetOptions {
+            resource_version: resource_version.into(),
+            ignore_not_found: false,
+        };
+        match self.storage.get(&self.key(ns, name), &opts).await {
+            Ok(Some(o)) => Ok(o),
+            Ok(None) => Err(ApiError::not_found(&self.gr, name)),
+            Err(e) => Err(self.storage_err(e, name)),
+        }
+    }
+
+    /// `Store.List` under `ns` (all namespaces when empty).
+    pub async fn list(&self, ns: &str, opts: &ListOptions) -> ApiResult<ListResult> {
+        let mut opts = opts.clone();
+        opts.recursive = true;
+        self.storage
+            .get_list(&self.list_key(ns), &opts)
+            .await
+            .map_err(|e| self.storage_err(e, ""))
+    }
+
+    /// `Store.Watch` under `ns` (all namespaces when empty), or one object when the field
+    /// selector pins `metadata.name`.
+    pub async fn watch(&self, ns: &str, opts: ListOptions) -> ApiResult<WatchStream> {
+        let mut opts = opts;
+        opts.recursive = true;
+        self.storage
+            .watch(&self.list_key(ns), opts)
+            .await
+            .map_err(|e| self.storage_err(e, ""))
+    }
+
+    /// `Store.Create` (with the generateName retry loop) through `rest.BeforeCreate`.
+    pub async fn create(&self, ns: &str, obj: Value, dry_run: bool) -> ApiResult<WriteResult> {
+        let mut obj = obj;
+        meta::wipe_system_fields(&mut obj);
+        meta::ensure_namespace(&mut obj, self.description.namespaced, ns)
+            .map_err(ApiError::bad_request)?;
+        let generate = meta_str(&obj, "name").is_empty() && !meta_str(&obj, "generateName").is_empty();
+        let attempts = if generate { MAX_NAME_GENERATION_ATTEMPTS } else { 1 };
+        let mut last_name = String::new();
+        for _ in 0..attempts {
+            let mut attempt = obj.clone();
+            meta::fill_system_fields(&mut attempt);
+            if generate {
+                let name = meta::generate_name(meta_str(&attempt, "generateName"));
+                meta_mut(&mut attempt).insert("name".into(), json!(name));
+            }
+            let name = meta_str(&attempt, "name").to_string();
+            last_name = name.clone();
+            let (object, warnings) = self.before_create(attempt).await?;
+            if name.is_empty() {
+                return Err(ApiError::internal("the object has no name after validation"));
+            }
+            let key = self.key(ns, &name);
+            if dry_run {
+                // dryrun.go: a dry-run create still fails on an existing key.
+                let exists = self
+                    .storage
+                    .get(&key, &GetOptions { resource_version: String::new(), ignore_not_found: true })
+                    .await
+                    .map_err(|e| self.storage_err(e, &name))?;
+                if exists.is_some() {
+                    if generate {
+                        continue;
+                    }
+                    return Err(ApiError::already_exists(&self.gr, &name));
+                }
+                return Ok(WriteResult { object, warnings, created: true });
+            }
+            match self.storage.create(&key, object, 0).await {
+                Ok(stored) => {
+                    return Ok(WriteResult { object: stored, warnings, created: true });
+                }
+                Err(StorageError::KeyExists { .. }) if generate => continue,
+                Err(StorageError::KeyExists { .. }) => {
+                    return Err(self.already_exists(ns, &name).await);
+                }
+                Err(e) => return Err(self.storage_err(e, &name)),
+            }
+        }
+        Err(ApiError::generate_name_conflict(&self.gr, &last_name, 1))
+    }
+
+    /// AlreadyExists, prefixed `object is being deleted: ` when the existing object is
+    /// terminating (store.go).
+    async fn already_exists(&self, ns: &str, name: &str) -> ApiError {
+        let mut e = ApiError::already_exists(&self.gr, name);
+        let opts = GetOptions { resource_version: String::new(), ignore_not_found: true };
+        if let Ok(Some(existing)) = self.storage.get(&self.key(ns, name), &opts).await {
+            if !meta_str(&existing, "deletionTimestamp").is_empty() {
+                e.message = format!("object is being deleted: {}", e.message);
+            }
+        }
+        e
+    }
+
+    /// `rest.BeforeCreate` from PrepareForCreate on (system fields are already filled).
+    async fn before_create(&self, obj: Value) -> ApiResult<(Value, Vec<String>)> {
+        let strategy = self.strategy();
+        let namespaced = self.description.namespaced;
+        let gr = self.gr.clone();
+        let name = meta_str(&obj, "name").to_string();
+        blocking(move || {
+            sequence::create(&*strategy, &obj, &|o| meta::validate_create(o, namespaced))
+                .map(|out| (out.object, out.warnings))
+                .map_err(|e| ApiError::from_strategy(e, &gr, &name))
+        })
+        .await?
+    }
+
+    /// `Store.Update` (PUT, PATCH, and their `/status` forms) inside `GuaranteedUpdate`, through
+    /// `rest.BeforeUpdate` (or `BeforeCreate` when the object is missing and the strategy
+    /// allows create-on-update). Then delete-on-update when the last finalizer of a
+    /// terminating object was removed (`ShouldDeleteDuringUpdate`).
+    pub async fn update(
+        &self,
+        ns: &str,
+        name: &str,
+        updated: UpdatedObject,
+        subresource: Subresource,
+        force_allow_create: bool,
+        dry_run: bool,
+    ) -> ApiResult<WriteResult> {
+        let key = self.key(ns, name);
+        let allow_create = subresource == Subresource::Main
+            && (force_allow_create || self.strategy.allow_create_on_update());
+        let preconditions = match &updated {
+            UpdatedObject::Replace(obj) if !meta_str(obj, "uid").is_empty() => Preconditions {
+                uid: Some(meta_str(obj, "uid").to_string()),
+                resource_version: None,
+            },
+            _ => Preconditions::default(),
+        };
+        let outcome = Arc::new(std::sync::Mutex::new((Vec::<String>::new(), false)));
+        let this = self.clone();
+        let (ns_owned, name_owned) = (ns.to_string(), name.to_string());
+        let out = outcome.clone();
+        let mut try_update = move |existing: Value, rm: ResponseMeta| {
+            let this = this.clone();
+            let updated = updated.clone();
+            let (ns, name) = (ns_owned.clone(), name_owned.clone());
+            let out = out.clone();
+            async move {
+                let (obj, warnings, created) = this
+                    .try_update(&ns, &name, existing, rm, &updated, subresource, allow_create)
+                    .await
+                    .map_err(aborted)?;
+                *out.lock().unwrap() = (warnings, created);
+                Ok(UpdateOutcome { object: obj, ttl: None })
+            }
+            .boxed()
+        };
+        let result = if dry_run {
+            // dryrun.go: run the update on the current object without writing.
+            let current = self
+                .storage
+                .get(&key, &GetOptions { resource_version: String::new(), ignore_not_found: true })
+                .await
+                .map_err(|e| self.storage_err(e, name))?;
+            let rm = ResponseMeta {
+                ttl: 0,
+                resource_version: current
+                    .as_ref()
+                    .map(|c| meta_str(c, "resourceVersion").parse().unwrap_or(0))
+                    .unwrap_or(0),
+            };
+            if current.is_none() && !allow_create {
+                return Err(ApiError::not_found(&self.gr, name));
+            }
+            try_update(current.unwrap_or(Value::Null), rm).await.map(|o| o.object)
+        } else {
+            self.storage
+                .guaranteed_update(&key, allow_create, &preconditions, &mut try_update, None)
+                .await
+        };
+        let object = result.map_err(|e| self.storage_err(e, name))?;
+        let (warnings, created) = outcome.lock().unwrap().clone();
+        if !dry_run && should_delete_during_update(&object) {
+            let pre = Preconditions {
+                uid: None,
+                resource_version: Some(meta_str(&object, "resourceVersion").to_string()),
+            };
+            let mut no_validation = |_: Value| async { Ok(()) }.boxed();
+            match self.storage.delete(&key, &pre, &mut no_validation, None).await {
+                Ok(_) | Err(StorageError::KeyNotFound { .. }) => {}
+                Err(e) => return Err(self.storage_err(e, name)),
+            }
+        }
+        Ok(WriteResult { object, warnings, created })
+    }
+
+    /// The `GuaranteedUpdate` callback of `Store.Update`.
+    #[allow(clippy::too_many_arguments)]
+    async fn try_update(
+        &self,
+        ns: &str,
+        name: &str,
+        existing: Value,
+        rm: ResponseMeta,
+        updated: &UpdatedObject,
+        subresource: Subresource,
+        allow_create: bool,
+    ) -> ApiResult<(Value, Vec<String>, bool)> {
+        let mut obj = match updated {
+            UpdatedObject::Replace(o) => o.clone(),
+            UpdatedObject::Patch(f) => f(&existing)?,
+        };
+        if !obj.is_object() {
+            return Err(ApiError::bad_request("the updated object is not a JSON object"));
+        }
+        if meta_str(&obj, "name") != name {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({}) does not match the name on the URL ({name})",
+                meta_str(&obj, "name")
+            )));
+        }
+        meta::ensure_namespace(&mut obj, self.description.namespaced, ns)
+            .map_err(ApiError::bad_request)?;
+        if rm.resource_version == 0 {
+            if !allow_create {
+                return Err(ApiError::not_found(&self.gr, name));
+            }
+            meta::wipe_system_fields(&mut obj);
+            meta::fill_system_fields(&mut obj);
+            meta_mut(&mut obj).remove("resourceVersion");
+            let (object, warnings) = self.before_create(obj).await?;
+            return Ok((object, warnings, true));
+        }
+        let existing_rv = rm.resource_version.to_string();
+        let new_rv = meta_str(&obj, "resourceVersion").to_string();
+        if new_rv.is_empty() || new_rv == "0" {
+            if self.strategy.allow_unconditional_update() || subresource == Subresource::Status {
+                meta_mut(&mut obj).insert("resourceVersion".into(), json!(existing_rv));
+            } else {
+                return Err(ApiError::invalid(
+                    &crate::status::Gr { kind: self.gr.resource.clone(), ..self.gr.clone() },
+                    name,
+                    &[crate::strategy::FieldError {
+                        error_type: crate::strategy::ErrorType::Invalid,
+                        field: "metadata.resourceVersion".into(),
+                        bad_value: Some(json!(0)),
+                        detail: "must be specified for an update".into(),
+                    }],
+                ));
+            }
+        } else if new_rv != existing_rv {
+            return Err(ApiError::optimistic_lock(&self.gr, name));
+        }
+        // BeforeUpdate: clients never set generation.
+        match existing.pointer("/metadata/generation") {
+            Some(g) => {
+                meta_mut(&mut obj).insert("generation".into(), g.clone());
+            }
+            None => {
+                meta_mut(&mut obj).remove("generation");
+            }
+        }
+        let strategy = self.strategy();
+        let namespaced = self.description.namespaced;
+        let gr = self.gr.clone();
+        let name = name.to_string();
+        let (object, warnings) = blocking(move || {
+            let restore = |o: &mut Value| meta::restore_from_old(o, &existing);
+            let validate = |o: &Value| meta::validate_update(o, &existing, namespaced);
+            let r = match subresource {
+                Subresource::Main => sequence::update(&*strategy, &obj, &existing, &restore, &validate),
+                Subresource::Status => {
+                    sequence::update_status(&*strategy, &obj, &existing, &restore, &validate)
+                }
+            };
+            r.map(|o| (o.object, o.warnings))
+                .map_err(|e: StrategyError| ApiError::from_strategy(e, &gr, &name))
+        })
+        .await??;
+        Ok((object, warnings, false))
+    }
+
+    /// `Store.Delete`: preconditions, graceful deletion (`CheckGracefulDelete`), finalizers,
+    /// then the storage delete (`rest.BeforeDelete`, `updateForGracefulDeletionAndFinalizers`).
+    pub async fn delete(&self, ns: &str, name: &str, opts: &DeleteOptions) -> ApiResult<DeleteResult> {
+        let key = self.key(ns, name);
+        let existing = self.get(ns, name, "").await?;
+        check_preconditions(&opts.preconditions, &existing)
+            .map_err(|m| ApiError::conflict(&self.gr, name, &m))?;
+        // validate-delete against the stored object.
+        let strategy = self.strategy();
+        let gr = self.gr.clone();
+        let (n, e) = (name.to_string(), existing.clone());
+        let requested = opts.grace_period_seconds.map(|g| g.max(0));
+        let (errs, grace) = blocking(move || {
+            let errs = strategy.validate_delete(&e)?;
+            let terminating = !meta_str(&e, "deletionTimestamp").is_empty();
+            let grace = if terminating { None } else { strategy.check_graceful_delete(&e, requested)? };
+            Ok::<_, StrategyError>((errs, grace))
+        })
+        .await?
+        .map_err(|e| ApiError::from_strategy(e, &gr, &n))?;
+        if !errs.is_empty() {
+            return Err(ApiError::invalid(&self.gr, name, &errs));
+        }
+        let has_finalizers = existing
+            .pointer("/metadata/finalizers")
+            .and_then(Value::as_array)
+            .is_some_and(|f| !f.is_empty());
+        let terminating = !meta_str(&existing, "deletionTimestamp").is_empty();
+        let graceful = grace.filter(|g| *g > 0);
+        if terminating || graceful.is_some() || has_finalizers {
+            // Pending: set (or shorten) deletionTimestamp instead of deleting.
+            let stored_grace = existing
+                .pointer("/metadata/deletionGracePeriodSeconds")
+                .and_then(Value::as_i64);
+            if terminating && !has_finalizers && stored_grace.unwrap_or(0) == 0 {
+                // Recovery path: an already-terminating object with no grace left goes now.
+                return self.delete_now(&key, name, opts, existing).await;
+            }
+            let new_grace = match (terminating, graceful, stored_grace) {
+                (false, g, _) => g.unwrap_or(0),
+                (true, Some(g), Some(s)) if g < s => g,
+                (true, _, s) => {
+                    let requested_shorter = requested.zip(s).is_some_and(|(r, s)| r < s);
+                    if !requested_shorter {
+                        return Ok(DeleteResult::Pending(existing));
+                    }
+                    requested.unwrap_or(0)
+                }
+            };
+            let mut updated = existing.clone();
+            {
+                let m = meta_mut(&mut updated);
+                m.insert("deletionTimestamp".into(), json!(meta::now_plus(new_grace)));
+                m.insert("deletionGracePeriodSeconds".into(), json!(new_grace));
+                if !terminating {
+                    if let Some(g) = m.get("generation").and_then(Value::as_i64).filter(|g| *g > 0) {
+                        m.insert("generation".into(), json!(g + 1));
+                    }
+                }
+            }
+            if opts.dry_run {
+                return Ok(DeleteResult::Pending(updated));
+            }
+            let pre = Preconditions {
+                uid: None,
+                resource_version: Some(meta_str(&existing, "resourceVersion").to_string()),
+            };
+            let new_obj = updated.clone();
+            let mut write = move |_: Value, _: ResponseMeta| {
+                let o = new_obj.clone();
+                async move { Ok(UpdateOutcome { object: o, ttl: None }) }.boxed()
+            };
+            let stored = self
+                .storage
+                .guaranteed_update(&key, false, &pre, &mut write, None)
+                .await
+                .map_err(|e| match e {
+                    StorageError::InvalidObj { .. } => ApiError::optimistic_lock(&self.gr, name),
+                    other => self.storage_err(other, name),
+                })?;
+            if new_grace == 0 && !has_finalizers {
+                return self.delete_now(&key, name, opts, stored).await;
+            }
+            return Ok(DeleteResult::Pending(stored));
+        }
+        self.delete_now(&key, name, opts, existing).await
+    }
+
+    async fn delete_now(&self, key: &str, name: &str, opts: &DeleteOptions, existing: Value) -> ApiResult<DeleteResult> {
+        if opts.dry_run {
+            return Ok(DeleteResult::Deleted(existing));
+        }
+        let pre = opts.preconditions.clone();
+        let mut validate = |_: Value| async { Ok(()) }.boxed();
+        self.storage
+            .delete(key, &pre, &mut validate, Some(existing))
+            .await
+            .map(DeleteResult::Deleted)
+            .map_err(|e| self.storage_err(e, name))
+    }
+}
+
+/// `Preconditions.Check` on the API side (BeforeDelete): the Conflict message.
+fn check_preconditions(p: &Preconditions, obj: &Value) -> Result<(), String> {
+    if let Some(uid) = &p.uid {
+        let have = meta_str(obj, "uid");
+        if uid != have {
+            return Err(format!(
+                "Precondition failed: UID in precondition: {uid}, UID in object meta: {have}"
+            ));
+        }
+    }
+    if let Some(rv) = &p.resource_version {
+        let have = meta_str(obj, "resourceVersion");
+        if rv != have {
+            return Err(format!(
+                "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {have}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `ShouldDeleteDuringUpdate`: terminating, no finalizers left, no grace left.
+fn should_delete_during_update(obj: &Value) -> bool {
+    let terminating = !meta_str(obj, "deletionTimestamp").is_empty();
+    let finalizers = obj
+        .pointer("/metadata/finalizers")
+        .and_then(Value::as_array)
+        .is_some_and(|f| !f.is_empty());
+    let grace = obj
+        .pointer("/metadata/deletionGracePeriodSeconds")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    terminating && !finalizers && grace == 0
+}

@@ -1,0 +1,552 @@
+//! Resource handlers: decode the request, call one registry operation, encode the answer
+//! (`k8s.io/apiserver/pkg/endpoints/handlers/{get,create,update,patch,delete,watch}.go`).
+//! Every failure is an [`ApiError`] turned into a `metav1.Status` once, here.
+
+use super::request_info::{self, RequestInfo};
+use super::{table, AppState};
+use crate::registry::store::{DeleteOptions, DeleteResult, Subresource, UpdatedObject, WriteResult};
+use crate::registry::Resource;
+use crate::status::{ApiError, ApiResult};
+use axum::body::{Body, Bytes};
+use axum::extract::{OriginalUri, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+use wasm_apiserver_storage::selection::default_attrs;
+use wasm_apiserver_storage::{
+    FieldSelector, LabelSelector, ListOptions, Preconditions, ResourceVersionMatch,
+    SelectionPredicate, WatchEvent,
+};
+
+/// The largest request body accepted (kube-apiserver's `--max-request-bytes` default, 3 MiB).
+pub const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
+
+type Query = HashMap<String, String>;
+
+/// How a client wants objects back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// Plain JSON objects and lists.
+    Json,
+    /// `metav1.Table` (`as=Table;g=meta.k8s.io;v=v1`).
+    Table,
+}
+
+fn output(headers: &HeaderMap) -> Output {
+    let accept = headers
+        .get("accept")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let wants_table = accept.split(',').any(|a| {
+        let a = a.replace(' ', "");
+        a.contains("as=Table") && a.contains("g=meta.k8s.io") && (a.contains("v=v1;") || a.ends_with("v=v1"))
+    });
+    if wants_table {
+        Output::Table
+    } else {
+        Output::Json
+    }
+}
+
+fn json_response(code: StatusCode, body: &Value, warnings: &[String]) -> Response {
+    let mut resp = (code, axum::Json(body)).into_response();
+    for w in warnings {
+        // `Warning: 299 - "text"` (RFC 7234 §5.5; kube-apiserver's warning header format).
+        let text = w.replace('"', "\\\"");
+        if let Ok(v) = HeaderValue::from_str(&format!("299 - \"{text}\"")) {
+            resp.headers_mut().append("Warning", v);
+        }
+    }
+    resp
+}
+
+fn is_dry_run(q: &Query) -> ApiResult<bool> {
+    match q.get("dryRun").map(String::as_str) {
+        None | Some("") => Ok(false),
+        Some("All") => Ok(true),
+        Some(other) => Err(ApiError::invalid(
+            &crate::status::Gr { kind: "CreateOptions".into(), ..Default::default() },
+            "",
+            &[crate::strategy::FieldError {
+                error_type: crate::strategy::ErrorType::NotSupported,
+                field: "dryRun".into(),
+                bad_value: Some(json!([other])),
+                detail: "supported values: \"All\"".into(),
+            }],
+        )),
+    }
+}
+
+/// Decode a JSON object body. Errors: too large (413), not JSON (400), not an object (400).
+fn decode_body(body: &Bytes, headers: &HeaderMap) -> ApiResult<Value> {
+    if body.len() > MAX_BODY_BYTES {
+        return Err(ApiError::request_entity_too_large(&format!(
+            "limit is {MAX_BODY_BYTES}"
+        )));
+    }
+    let ct = headers
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("application/json");
+    if ct.contains("protobuf") {
+        return Err(ApiError::unsupported_media_type(ct));
+    }
+    let v: Value = serde_json::from_slice(body).map_err(|e| {
+        ApiError::bad_request(format!("error decoding the request body as JSON: {e}"))
+    })?;
+    if !v.is_object() {
+        return Err(ApiError::bad_request("the request body must be a JSON object"));
+    }
+    Ok(v)
+}
+
+/// The object's apiVersion and kind must be the resource's (the decoder's check).
+fn check_kind(r: &Resource, obj: &Value) -> ApiResult<()> {
+    let d = &r.description;
+    let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
+    let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+    if kind.is_empty() {
+        return Err(ApiError::bad_request(format!(
+            "Object 'Kind' is missing in '{}'",
+            truncate(&obj.to_string())
+        )));
+    }
+    if api_version != d.api_version() || kind != d.kind {
+        return Err(ApiError::bad_request(format!(
+            "the API version in the data ({api_version}) does not match the expected API version ({}) or the kind in the data ({kind}) does not match the expected kind ({})",
+            d.api_version(),
+            d.kind
+        )));
+    }
+    Ok(())
+}
+
+fn truncate(s: &str) -> String {
+    s.chars().take(200).collect()
+}
+
+/// `fieldValidation`: unknown fields against the plugin's schema, as `Strict` (400), `Warn`
+/// (warnings) or `Ignore`. Returns the warnings. (`k8s.io/apiserver` `fieldmanager` /
+/// `structured-merge-diff` strict decoding; the message matches kube-apiserver's.)
+fn field_validation(r: &Resource, obj: &Value, q: &Query) -> ApiResult<Vec<String>> {
+    let mode = q.get("fieldValidation").map(String::as_str).unwrap_or("Warn");
+    if mode == "Ignore" {
+        return Ok(Vec::new());
+    }
+    let mut unknown = Vec::new();
+    if let Some(o) = obj.as_object() {
+        for (k, v) in o {
+            if k == "apiVersion" || k == "kind" || k == "metadata" {
+                continue;
+            }
+            match r.description.openapi_schema.pointer(&format!("/properties/{k}")) {
+                Some(s) => unknown_fields(v, s, k, &mut unknown),
+                None if open_schema(&r.description.openapi_schema) => {}
+                None => unknown.push(k.clone()),
+            }
+        }
+    }
+    if unknown.is_empty() {
+        return Ok(Vec::new());
+    }
+    match mode {
+        "Strict" => Err(ApiError::bad_request(format!(
+            "strict decoding error: {}",
+            unknown
+                .iter()
+                .map(|f| format!("unknown field \"{f}\""))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+        _ => Ok(unknown
+            .iter()
+            .map(|f| format!("unknown field \"{f}\""))
+            .collect()),
+    }
+}
+
+fn open_schema(s: &Value) -> bool {
+    s.get("properties").is_none()
+        || s.get("x-kubernetes-preserve-unknown-fields").and_then(Value::as_bool) == Some(true)
+        || s.get("additionalProperties").is_some()
+}
+
+fn unknown_fields(v: &Value, schema: &Value, path: &str, out: &mut Vec<String>) {
+    match v {
+        Value::Object(o) if !open_schema(schema) => {
+            for (k, child) in o {
+                match schema.pointer(&format!("/properties/{}", k.replace('~', "~0").replace('/', "~1"))) {
+                    Some(s) => unknown_fields(child, s, &format!("{path}.{k}"), out),
+                    None => out.push(format!("{path}.{k}")),
+                }
+            }
+        }
+        Value::Object(o) => {
+            if let Some(ap) = schema.get("additionalProperties").filter(|a| a.is_object()) {
+                for (k, child) in o {
+                    unknown_fields(child, ap, &format!("{path}.{k}"), out);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(s) = schema.get("items") {
+                for (i, child) in items.iter().enumerate() {
+                    unknown_fields(child, s, &format!("{path}[{i}]"), out);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn list_options(r: &Resource, q: &Query) -> ApiResult<ListOptions> {
+    let label = LabelSelector::parse(q.get("labelSelector").map(String::as_str).unwrap_or(""))
+        .map_err(|e| ApiError::bad_request(format!("unable to parse requirement: {e}").replace("unable to parse requirement: unable to parse requirement", "unable to parse requirement")))?;
+    let field = FieldSelector::parse(q.get("fieldSelector").map(String::as_str).unwrap_or(""))
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    for req in &field.requirements {
+        let ok = req.field == "metadata.name"
+            || (req.field == "metadata.namespace" && r.description.namespaced)
+            || r.description.selectable_fields.contains(&req.field);
+        if !ok {
+            return Err(ApiError::bad_request(format!(
+                "field label not supported: {}",
+                req.field
+            )));
+        }
+    }
+    let limit = match q.get("limit").map(String::as_str) {
+        None | Some("") => 0,
+        Some(l) => l
+            .parse::<i64>()
+            .map_err(|_| ApiError::bad_request(format!("invalid limit: {l}")))?
+            .max(0),
+    };
+    let rvm = ResourceVersionMatch::parse(
+        q.get("resourceVersionMatch").map(String::as_str).unwrap_or(""),
+    )
+    .map_err(|e| ApiError::from_storage(&e, &r.gr, ""))?;
+    let rv = q.get("resourceVersion").cloned().unwrap_or_default();
+    if rvm != ResourceVersionMatch::Unset && rv.is_empty() {
+        return Err(ApiError::invalid(
+            &crate::status::Gr { kind: "ListOptions".into(), group: "meta.k8s.io".into(), ..Default::default() },
+            "",
+            &[crate::strategy::FieldError {
+                error_type: crate::strategy::ErrorType::Forbidden,
+                field: "resourceVersionMatch".into(),
+                bad_value: None,
+                detail: "resourceVersionMatch is forbidden unless resourceVersion is provided".into(),
+            }],
+        ));
+    }
+    let send_initial_events = match q.get("sendInitialEvents").map(String::as_str) {
+        Some("true") | Some("1") => Some(true),
+        Some("false") | Some("0") => Some(false),
+        _ => None,
+    };
+    Ok(ListOptions {
+        resource_version: rv,
+        resource_version_match: rvm,
+        predicate: SelectionPredicate {
+            label,
+            field,
+            get_attrs: Some(default_attrs(r.description.selectable_fields.clone())),
+            limit,
+            continue_token: q.get("continue").cloned().unwrap_or_default(),
+            allow_watch_bookmarks: matches!(
+                q.get("allowWatchBookmarks").map(String::as_str),
+                Some("true") | Some("1")
+            ),
+        },
+        recursive: true,
+        progress_notify: false,
+        send_initial_events,
+    })
+}
+
+fn list_body(r: &Resource, list: &wasm_apiserver_storage::ListResult) -> Value {
+    let mut meta = json!({"resourceVersion": list.resource_version.to_string()});
+    if let Some(c) = &list.continue_token {
+        meta["continue"] = json!(c);
+    }
+    if let Some(n) = list.remaining_item_count {
+        meta["remainingItemCount"] = json!(n);
+    }
+    json!({"kind": r.description.list_kind, "apiVersion": r.description.api_version(),
+           "metadata": meta, "items": list.items})
+}
+
+/// The one entry point for resource paths (`/api/v1/...`, `/apis/<g>/<v>/...`).
+pub async fn resource(
+    State(state): State<Arc<AppState>>,
+    method: Method,
+    OriginalUri(uri): OriginalUri,
+    headers: HeaderMap,
+    axum::extract::Query(q): axum::extract::Query<Query>,
+    body: Bytes,
+) -> Response {
+    let path = uri.path().to_string();
+    match dispatch(&state, &method, &path, &headers, &q, body).await {
+        Ok(r) => r,
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn dispatch(
+    state: &Arc<AppState>,
+    method: &Method,
+    path: &str,
+    headers: &HeaderMap,
+    q: &Query,
+    body: Bytes,
+) -> ApiResult<Response> {
+    let map = state.resources.load();
+    let Some(info) = request_info::parse(path) else {
+        if *method == Method::GET {
+            if let Some(resp) = super::legacy_discovery(&map, path) {
+                return Ok(resp);
+            }
+        }
+        return Err(ApiError::no_route(path));
+    };
+    let Some(r) = map.get(&info.group, &info.version, &info.resource) else {
+        return Err(ApiError::no_route(path));
+    };
+    let sub = match info.subresource.as_str() {
+        "" => Subresource::Main,
+        "status" if r.description.has_status() => Subresource::Status,
+        _ => return Err(ApiError::no_route(path)),
+    };
+    if !r.description.namespaced && !info.namespace.is_empty() {
+        return Err(ApiError::no_route(path));
+    }
+    if r.description.namespaced && info.namespace.is_empty() && !info.name.is_empty() {
+        return Err(ApiError::no_route(path));
+    }
+    let watch = info.watch_path
+        || matches!(q.get("watch").map(String::as_str), Some("true") | Some("1"));
+    let out = output(headers);
+    let RequestInfo { namespace: ns, name, .. } = info;
+    match *method {
+        Method::GET if watch => watch_handler(state, &r, &ns, &name, q, out).await,
+        Method::GET if !name.is_empty() => {
+            let obj = r.get(&ns, &name, q.get("resourceVersion").map(String::as_str).unwrap_or("")).await?;
+            respond_object(&r, obj, out, StatusCode::OK, &[]).await
+        }
+        Method::GET => {
+            let opts = list_options(&r, q)?;
+            let list = r.list(&ns, &opts).await?;
+            match out {
+                Output::Json => Ok(json_response(StatusCode::OK, &list_body(&r, &list), &[])),
+                Output::Table => {
+                    let t = table::list_table(&r, &list, q).await?;
+                    Ok(json_response(StatusCode::OK, &t, &[]))
+                }
+            }
+        }
+        Method::POST if name.is_empty() && sub == Subresource::Main => {
+            let obj = decode_body(&body, headers)?;
+            check_kind(&r, &obj)?;
+            let mut warnings = field_validation(&r, &obj, q)?;
+            let res = r.create(&ns, obj, is_dry_run(q)?).await?;
+            warnings.extend(res.warnings.iter().cloned());
+            respond_write(&r, res, out, &warnings).await
+        }
+        Method::PUT if !name.is_empty() => {
+            let obj = decode_body(&body, headers)?;
+            check_kind(&r, &obj)?;
+            let mut warnings = field_validation(&r, &obj, q)?;
+            let res = r
+                .update(&ns, &name, UpdatedObject::Replace(obj), sub, false, is_dry_run(q)?)
+                .await?;
+            warnings.extend(res.warnings.iter().cloned());
+            respond_write(&r, res, out, &warnings).await
+        }
+        Method::PATCH if !name.is_empty() => {
+            let ct = headers
+                .get("content-type")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_string();
+            if body.len() > MAX_BODY_BYTES {
+                return Err(ApiError::request_entity_too_large(&format!("limit is {MAX_BODY_BYTES}")));
+            }
+            let (patch_fn, force_create) = super::patch::patcher(&r, &ct, &body, q)?;
+            let res = r
+                .update(&ns, &name, UpdatedObject::Patch(patch_fn), sub, force_create, is_dry_run(q)?)
+                .await?;
+            respond_write(&r, res.clone(), out, &res.warnings).await
+        }
+        Method::DELETE if !name.is_empty() && sub == Subresource::Main => {
+            let opts = delete_options(&body, q)?;
+            match r.delete(&ns, &name, &opts).await? {
+                DeleteResult::Pending(obj) => respond_object(&r, obj, out, StatusCode::OK, &[]).await,
+                DeleteResult::Deleted(obj) => {
+                    let d = &r.description;
+                    Ok(json_response(
+                        StatusCode::OK,
+                        &json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+                                "details": {"name": name, "group": d.group, "kind": d.plural,
+                                            "uid": obj.pointer("/metadata/uid").cloned().unwrap_or(Value::Null)}}),
+                        &[],
+                    ))
+                }
+            }
+        }
+        Method::DELETE if name.is_empty() && sub == Subresource::Main => {
+            let opts = delete_options(&body, q)?;
+            let list_opts = list_options(&r, q)?;
+            let list = r.list(&ns, &list_opts).await?;
+            let mut deleted = Vec::new();
+            for item in &list.items {
+                let n = item.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("");
+                let item_ns = item.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or("");
+                match r.delete(item_ns, n, &opts).await {
+                    Ok(DeleteResult::Deleted(o)) | Ok(DeleteResult::Pending(o)) => deleted.push(o),
+                    Err(e) if e.code == 404 => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            let body = json!({"kind": r.description.list_kind, "apiVersion": r.description.api_version(),
+                              "metadata": {"resourceVersion": list.resource_version.to_string()}, "items": deleted});
+            Ok(json_response(StatusCode::OK, &body, &[]))
+        }
+        _ => Err(ApiError::method_not_supported(&r.gr, method.as_str())),
+    }
+}
+
+fn delete_options(body: &Bytes, q: &Query) -> ApiResult<DeleteOptions> {
+    let mut opts = DeleteOptions {
+        dry_run: is_dry_run(q)?,
+        ..Default::default()
+    };
+    if !body.is_empty() {
+        let v: Value = serde_json::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("error decoding DeleteOptions: {e}")))?;
+        opts.grace_period_seconds = v.get("gracePeriodSeconds").and_then(Value::as_i64);
+        if let Some(p) = v.get("preconditions") {
+            opts.preconditions = Preconditions {
+                uid: p.get("uid").and_then(Value::as_str).map(String::from),
+                resource_version: p.get("resourceVersion").and_then(Value::as_str).map(String::from),
+            };
+        }
+        if v.get("dryRun").and_then(Value::as_array).is_some_and(|a| a.iter().any(|x| x == "All")) {
+            opts.dry_run = true;
+        }
+    }
+    if let Some(g) = q.get("gracePeriodSeconds") {
+        opts.grace_period_seconds = Some(
+            g.parse()
+                .map_err(|_| ApiError::bad_request(format!("invalid gracePeriodSeconds: {g}")))?,
+        );
+    }
+    Ok(opts)
+}
+
+async fn respond_object(
+    r: &Resource,
+    obj: Value,
+    out: Output,
+    code: StatusCode,
+    warnings: &[String],
+) -> ApiResult<Response> {
+    match out {
+        Output::Json => Ok(json_response(code, &obj, warnings)),
+        Output::Table => {
+            let t = table::object_table(r, &obj, true).await?;
+            Ok(json_response(code, &t, warnings))
+        }
+    }
+}
+
+async fn respond_write(
+    r: &Resource,
+    res: WriteResult,
+    out: Output,
+    warnings: &[String],
+) -> ApiResult<Response> {
+    let code = if res.created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    respond_object(r, res.object, out, code, warnings).await
+}
+
+/// `?watch=true`: chunked newline-delimited `{"type":…,"object":…}` events
+/// (`handlers/watch.go`). Ends after `timeoutSeconds`, after an ERROR event, or when the
+/// storage watch ends.
+async fn watch_handler(
+    state: &Arc<AppState>,
+    r: &Arc<Resource>,
+    ns: &str,
+    name: &str,
+    q: &Query,
+    out: Output,
+) -> ApiResult<Response> {
+    let mut opts = list_options(r, q)?;
+    if !name.is_empty() {
+        // A watch on one object: kube-apiserver turns the name into a field selector.
+        opts.predicate.field.requirements.push(wasm_apiserver_storage::selection::FieldRequirement {
+            field: "metadata.name".into(),
+            equals: true,
+            value: name.into(),
+        });
+    }
+    let timeout = q
+        .get("timeoutSeconds")
+        .and_then(|t| t.parse::<u64>().ok())
+        .map(Duration::from_secs)
+        .unwrap_or(state.watch_timeout);
+    let events = r.watch(ns, opts).await?;
+    let r = r.clone();
+    let deadline = tokio::time::Instant::now() + timeout;
+    let stream = futures::stream::unfold(
+        (events, true, false),
+        move |(mut events, first, done)| {
+            let r = r.clone();
+            async move {
+                if done {
+                    return None;
+                }
+                let ev = tokio::select! {
+                    ev = events.recv() => ev?,
+                    _ = tokio::time::sleep_until(deadline) => return None,
+                };
+                let (kind, object, is_error) = match ev {
+                    WatchEvent::Added(o) => ("ADDED", o, false),
+                    WatchEvent::Modified(o) => ("MODIFIED", o, false),
+                    WatchEvent::Deleted(o) => ("DELETED", o, false),
+                    WatchEvent::Bookmark(o) => ("BOOKMARK", o, false),
+                    WatchEvent::Error(e) => ("ERROR", ApiError::from_storage(&e, &r.gr, "").status(), true),
+                };
+                let object = if out == Output::Table && !is_error && kind != "BOOKMARK" {
+                    match table::object_table(&r, &object, first).await {
+                        Ok(t) => t,
+                        Err(e) => {
+                            let line = json!({"type": "ERROR", "object": e.status()}).to_string() + "\n";
+                            return Some((Ok::<_, std::io::Error>(Bytes::from(line)), (events, false, true)));
+                        }
+                    }
+                } else {
+                    object
+                };
+                let line = json!({"type": kind, "object": object}).to_string() + "\n";
+                let next_first = first && (is_error || kind == "BOOKMARK");
+                Some((Ok(Bytes::from(line)), (events, next_first, is_error)))
+            }
+        },
+    );
+    let mut resp = Response::new(Body::from_stream(stream.boxed()));
+    resp.headers_mut().insert("content-type", HeaderValue::from_static("application/json"));
+    resp.headers_mut().insert("cache-control", HeaderValue::from_static("no-cache, private"));
+    Ok(resp)
+}

@@ -1,0 +1,249 @@
+//! The HTTP server: routing declared in one place, shared state in an `Arc` built at start-up.
+//!
+//! - `request_info.rs`: resource paths → group/version/namespace/resource/name/subresource.
+//! - `handlers.rs`: CRUD, patch, watch and deletecollection on resources.
+//! - `discovery.rs`, `openapi.rs`: discovery (aggregated v2 and legacy) and OpenAPI v3.
+//! - `table.rs`: server-side Tables. `patch.rs`: patch types.
+//!
+//! Start-up: open the storage backend, load every plugin in `--plugin-dir` (off the async
+//! workers), build the path-to-storage map, serve.
+
+pub mod discovery;
+pub mod handlers;
+pub mod openapi;
+pub mod patch;
+pub mod request_info;
+pub mod table;
+
+use crate::cli::ServeArgs;
+use crate::plugin::PluginRuntime;
+use crate::registry::{Resource, ResourceMap};
+use crate::status::ApiError;
+use crate::strategy::Strategy;
+use arc_swap::ArcSwap;
+use axum::extract::{OriginalUri, Path, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get};
+use axum::{Json, Router};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use wasm_apiserver_storage::etcd3::Etcd3Config;
+use wasm_apiserver_storage::factory::{AnyBackend, BackendConfig, StorageFactory};
+
+/// The version reported at `/version`: kubectl's dispatcher picks its client by the minor
+/// version, and 1.32 selects the built-in kubectl 1.32 (`shared/research/kubectl.md` §0.1).
+pub fn version_info() -> Value {
+    json!({
+        "major": "1",
+        "minor": "32",
+        "gitVersion": "v1.32.0-wasm-apiserver",
+        "gitCommit": "",
+        "gitTreeState": "clean",
+        "buildDate": "",
+        "goVersion": "",
+        "compiler": "rustc",
+        "platform": "linux/amd64"
+    })
+}
+
+/// The `*.wasm` files of a plugin directory, sorted. Errors: the directory cannot be read.
+pub fn plugin_files(dir: &std::path::Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "wasm"))
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+/// What every handler shares.
+pub struct AppState {
+    /// The path-to-storage map (swapped atomically when it changes).
+    pub resources: ArcSwap<ResourceMap>,
+    /// OpenAPI v3 documents by group-version path, rebuilt with the map.
+    pub openapi: ArcSwap<BTreeMap<String, Value>>,
+    /// The storage backend, for `/readyz`.
+    pub backend: AnyBackend,
+    /// Default watch duration when the client gives no `timeoutSeconds`.
+    pub watch_timeout: Duration,
+    /// `host:port` for legacy discovery's `serverAddressByClientCIDRs`.
+    pub address: String,
+}
+
+impl AppState {
+    /// Replace the path-to-storage map and the documents derived from it.
+    pub fn set_resources(&self, map: ResourceMap) {
+        self.openapi.store(Arc::new(openapi::documents(&map)));
+        self.resources.store(Arc::new(map));
+    }
+}
+
+/// The router: non-resource paths by name, everything under `/api` and `/apis` through
+/// discovery or the resource handler.
+pub fn router(state: Arc<AppState>) -> Router {
+    Router::new()
+        .route("/version", get(|| async { Json(version_info()) }))
+        .route("/healthz", get(|| async { "ok" }))
+        .route("/livez", get(|| async { "ok" }))
+        .route("/readyz", get(readyz))
+        .route("/api", get(api_root))
+        .route("/apis", get(apis_root))
+        .route("/openapi/v3", get(openapi_root))
+        .route("/openapi/v3/{*gv}", get(openapi_doc))
+        .route("/api/{*rest}", any(handlers::resource))
+        .route("/apis/{*rest}", any(handlers::resource))
+        .fallback(|OriginalUri(uri): OriginalUri| async move { ApiError::no_route(uri.path()).into_response() })
+        .with_state(state)
+}
+
+async fn readyz(State(state): State<Arc<AppState>>) -> Response {
+    match state.backend.health().await {
+        Ok(()) => "ok".into_response(),
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, format!("[-]storage failed: {e}\nreadyz check failed\n")).into_response(),
+    }
+}
+
+fn accept(headers: &HeaderMap) -> &str {
+    headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or("")
+}
+
+fn aggregated_response(body: Value) -> Response {
+    let mut r = Json(body).into_response();
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static(discovery::AGGREGATED_V2),
+    );
+    r
+}
+
+async fn api_root(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    if discovery::wants_aggregated(accept(&headers)) {
+        return aggregated_response(discovery::aggregated(&state.resources.load(), true));
+    }
+    Json(discovery::api_versions(&state.address)).into_response()
+}
+
+async fn apis_root(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    if discovery::wants_aggregated(accept(&headers)) {
+        return aggregated_response(discovery::aggregated(&state.resources.load(), false));
+    }
+    Json(discovery::api_group_list(&state.resources.load())).into_response()
+}
+
+/// Legacy discovery below `/api` and `/apis`: `/api/<v>`, `/apis/<g>`, `/apis/<g>/<v>`.
+/// `None` when the path is not one of those.
+pub fn legacy_discovery(map: &ResourceMap, path: &str) -> Option<Response> {
+    let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let body = match parts.as_slice() {
+        ["api", version] => discovery::api_resource_list(map, "", version),
+        ["apis", group] => map
+            .groups()
+            .get(*group)
+            .map(|vs| discovery::api_group(group, vs)),
+        ["apis", group, version] => discovery::api_resource_list(map, group, version),
+        _ => return None,
+    };
+    Some(match body {
+        Some(b) => Json(b).into_response(),
+        None => ApiError::no_route(path).into_response(),
+    })
+}
+
+async fn openapi_root(State(state): State<Arc<AppState>>) -> Response {
+    Json(openapi::root(&state.openapi.load())).into_response()
+}
+
+async fn openapi_doc(State(state): State<Arc<AppState>>, Path(gv): Path<String>) -> Response {
+    match state.openapi.load().get(gv.trim_matches('/')) {
+        Some(doc) => {
+            let mut r = Json(doc).into_response();
+            r.headers_mut().insert(
+                header::CACHE_CONTROL,
+                header::HeaderValue::from_static("public, immutable, max-age=31536000"),
+            );
+            r
+        }
+        None => ApiError::no_route(&format!("/openapi/v3/{gv}")).into_response(),
+    }
+}
+
+/// Load every plugin of `dir` and build the path-to-storage map over `factory`. A plugin that
+/// fails to load, or clashes with one already loaded, is logged and skipped.
+pub fn load_resources(runtime: &PluginRuntime, dir: &std::path::Path, factory: &StorageFactory) -> anyhow::Result<ResourceMap> {
+    let mut map = ResourceMap::default();
+    for file in plugin_files(dir)? {
+        match runtime.load_file(&file) {
+            Ok(s) => {
+                let d = s.description().clone();
+                let storage = factory.storage_for(&d.group, &d.plural, &d.api_version(), &d.kind);
+                let name = s.name().to_string();
+                match map.insert(Resource::new(Arc::new(s), storage)) {
+                    Ok(()) => tracing::info!(plugin = %name, resource = %d.group_resource(), version = %d.api_version(), "plugin loaded"),
+                    Err(e) => tracing::error!(plugin = %name, error = %e, "plugin refused"),
+                }
+            }
+            Err(e) => tracing::error!(error = %e, "plugin failed to load"),
+        }
+    }
+    Ok(map)
+}
+
+/// Open storage, load the plugins and serve until SIGTERM / Ctrl-C, finishing requests in
+/// flight. Errors: storage cannot be opened, the listener cannot bind, or the runtime cannot
+/// start. A plugin that fails to load is logged and skipped.
+pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    let compaction = (args.etcd_compaction_interval_seconds > 0)
+        .then(|| Duration::from_secs(args.etcd_compaction_interval_seconds));
+    let backend_config = if args.etcd_servers.is_empty() {
+        BackendConfig::Embedded(args.data_dir.join("store"), compaction)
+    } else {
+        BackendConfig::Etcd(Etcd3Config {
+            ca_file: args.etcd_cafile.clone(),
+            cert_file: args.etcd_certfile.clone(),
+            key_file: args.etcd_keyfile.clone(),
+            compaction_interval: compaction,
+            ..Etcd3Config::new(args.etcd_servers.clone())
+        })
+    };
+    let backend = AnyBackend::open(&backend_config)
+        .await
+        .map_err(|e| anyhow::anyhow!("storage: {e}"))?;
+    let factory = StorageFactory::new(&args.etcd_prefix, backend.clone());
+    let runtime = PluginRuntime::new(args.limits.runtime_config())?;
+    let dir = args.plugin_dir.clone();
+    let (map, factory) = tokio::task::spawn_blocking(move || {
+        load_resources(&runtime, &dir, &factory).map(|m| (m, factory))
+    })
+    .await??;
+    drop(factory);
+    tracing::info!(count = map.iter().count(), dir = %args.plugin_dir.display(), "plugins loaded");
+
+    let listener = tokio::net::TcpListener::bind((args.bind_address, args.port)).await?;
+    let address = listener.local_addr()?.to_string();
+    let state = Arc::new(AppState {
+        resources: ArcSwap::from_pointee(ResourceMap::default()),
+        openapi: ArcSwap::from_pointee(BTreeMap::new()),
+        backend,
+        watch_timeout: Duration::from_secs(args.min_request_timeout_seconds.max(1)),
+        address: address.clone(),
+    });
+    state.set_resources(map);
+    tracing::info!(%address, "serving");
+    println!("wasm-apiserver listening on http://{address}");
+    axum::serve(listener, router(state))
+        .with_graceful_shutdown(async {
+            let mut term =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {},
+                _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending::<()>().await } } => {},
+            }
+            tracing::info!("shutting down");
+        })
+        .await?;
+    Ok(())
+}

@@ -1,0 +1,192 @@
+//! Server-side `metav1.Table` (`as=Table;v=v1;g=meta.k8s.io`) from a plugin's printer columns
+//! (`k8s.io/apiserver/pkg/registry/rest/table.go`, and the custom-resource table convertor
+//! `apiextensions-apiserver/pkg/registry/customresource/tableconvertor`): JSONPath cells, ages
+//! pre-formatted, computed cells from the plugin's `printer-cells`, `includeObject`.
+
+use crate::registry::Resource;
+use crate::status::{ApiError, ApiResult};
+use crate::strategy::PrinterColumn;
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use wasm_apiserver_storage::ListResult;
+
+/// `duration.HumanDuration` (`k8s.io/apimachinery/pkg/util/duration`): `45s`, `3m20s`, `5h`, `2d3h`, `3y`.
+pub fn human_duration(seconds: i64) -> String {
+    if seconds < -1 {
+        return "<invalid>".into();
+    }
+    if seconds < 0 {
+        return "0s".into();
+    }
+    if seconds < 120 {
+        return format!("{seconds}s");
+    }
+    let minutes = seconds / 60;
+    if minutes < 10 {
+        let s = seconds % 60;
+        return if s == 0 { format!("{minutes}m") } else { format!("{minutes}m{s}s") };
+    }
+    if minutes < 180 {
+        return format!("{minutes}m");
+    }
+    let hours = seconds / 3600;
+    if hours < 8 {
+        let m = minutes % 60;
+        return if m == 0 { format!("{hours}h") } else { format!("{hours}h{m}m") };
+    }
+    if hours < 48 {
+        return format!("{hours}h");
+    }
+    if hours < 24 * 8 {
+        let h = hours % 24;
+        return if h == 0 { format!("{}d", hours / 24) } else { format!("{}d{h}h", hours / 24) };
+    }
+    if hours < 24 * 365 * 2 {
+        return format!("{}d", hours / 24);
+    }
+    if hours < 24 * 365 * 8 {
+        let dy = (hours / 24) % 365;
+        return if dy == 0 {
+            format!("{}y", hours / 24 / 365)
+        } else {
+            format!("{}y{dy}d", hours / 24 / 365)
+        };
+    }
+    format!("{}y", hours / 24 / 365)
+}
+
+/// The age of a `metav1.Time` string, or `<unknown>`.
+pub fn age(timestamp: Option<&str>) -> String {
+    match timestamp.and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok()) {
+        Some(t) => human_duration((chrono::Utc::now() - t.with_timezone(&chrono::Utc)).num_seconds()),
+        None => "<unknown>".into(),
+    }
+}
+
+/// Evaluate a kubectl-style JSONPath (`.status.phase`, `{.spec.containers[0].image}`) with
+/// `serde_json_path` (RFC 9535): the first match, or `None`.
+pub fn eval_json_path(obj: &Value, path: &str) -> Option<Value> {
+    let p = path.trim();
+    let p = p.strip_prefix('{').and_then(|p| p.strip_suffix('}')).unwrap_or(p);
+    let expr = if p.starts_with('$') { p.to_string() } else { format!("${p}") };
+    let compiled = serde_json_path::JsonPath::parse(&expr).ok()?;
+    compiled.query(obj).first().cloned()
+}
+
+fn column_definition(c: &PrinterColumn) -> Value {
+    json!({"name": c.name, "type": c.type_, "format": c.format, "description": c.description, "priority": c.priority})
+}
+
+fn cell(c: &PrinterColumn, obj: &Value, computed: &mut std::vec::IntoIter<Value>) -> Value {
+    match c.json_path.as_str() {
+        "@name" => obj.pointer("/metadata/name").cloned().unwrap_or(Value::Null),
+        "@age" => json!(age(obj.pointer("/metadata/creationTimestamp").and_then(Value::as_str))),
+        "" => computed.next().unwrap_or(Value::Null),
+        path => {
+            let v = eval_json_path(obj, path);
+            match (c.type_.as_str(), v) {
+                ("date", Some(Value::String(s))) => json!(age(Some(&s))),
+                (_, Some(v @ (Value::String(_) | Value::Number(_) | Value::Bool(_)))) => v,
+                (_, Some(Value::Null)) | (_, None) => Value::Null,
+                (_, Some(other)) => json!(other.to_string()),
+            }
+        }
+    }
+}
+
+fn row_object(obj: &Value, include: &str) -> Option<Value> {
+    match include {
+        "None" => None,
+        "Object" => Some(obj.clone()),
+        _ => Some(json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+                         "metadata": obj.get("metadata").cloned().unwrap_or(json!({}))})),
+    }
+}
+
+async fn rows(r: &Resource, objs: &[Value], include: &str) -> ApiResult<Vec<Value>> {
+    let columns = r.description.printer_columns.clone();
+    let needs_computed = columns.iter().any(|c| c.json_path.is_empty());
+    let computed: Vec<Vec<Value>> = if needs_computed {
+        let strategy = r.strategy.clone();
+        let objs_owned = objs.to_vec();
+        let gr = r.gr.clone();
+        tokio::task::spawn_blocking(move || {
+            objs_owned
+                .iter()
+                .map(|o| strategy.printer_cells(o))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| ApiError::from_strategy(e, &gr, ""))
+        })
+        .await
+        .map_err(|e| ApiError::internal(e))??
+    } else {
+        vec![Vec::new(); objs.len()]
+    };
+    Ok(objs
+        .iter()
+        .zip(computed)
+        .map(|(o, cells)| {
+            let mut it = cells.into_iter();
+            let cells: Vec<Value> = columns.iter().map(|c| cell(c, o, &mut it)).collect();
+            let mut row = json!({"cells": cells});
+            if let Some(obj) = row_object(o, include) {
+                row["object"] = obj;
+            }
+            row
+        })
+        .collect())
+}
+
+fn columns(r: &Resource) -> Vec<Value> {
+    r.description.printer_columns.iter().map(column_definition).collect()
+}
+
+/// A Table of a list, with the list's resourceVersion, continue and remainingItemCount.
+pub async fn list_table(r: &Resource, list: &ListResult, q: &HashMap<String, String>) -> ApiResult<Value> {
+    let include = q.get("includeObject").map(String::as_str).unwrap_or("Metadata");
+    let mut meta = json!({"resourceVersion": list.resource_version.to_string()});
+    if let Some(c) = &list.continue_token {
+        meta["continue"] = json!(c);
+    }
+    if let Some(n) = list.remaining_item_count {
+        meta["remainingItemCount"] = json!(n);
+    }
+    Ok(json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": meta,
+              "columnDefinitions": columns(r), "rows": rows(r, &list.items, include).await?}))
+}
+
+/// A one-row Table of one object (GET of a named object, watch events). `headers` = include
+/// the column definitions (a watch sends them with its first event only).
+pub async fn object_table(r: &Resource, obj: &Value, headers: bool) -> ApiResult<Value> {
+    let rv = obj.pointer("/metadata/resourceVersion").cloned().unwrap_or(json!(""));
+    Ok(json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": {"resourceVersion": rv},
+              "columnDefinitions": if headers { columns(r) } else { Vec::new() },
+              "rows": rows(r, std::slice::from_ref(obj), "Metadata").await?}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn human_durations_match_kubernetes() {
+        assert_eq!(human_duration(45), "45s");
+        assert_eq!(human_duration(119), "119s");
+        assert_eq!(human_duration(200), "3m20s");
+        assert_eq!(human_duration(600), "10m");
+        assert_eq!(human_duration(5 * 3600), "5h");
+        assert_eq!(human_duration(5 * 3600 + 120), "5h2m");
+        assert_eq!(human_duration(30 * 3600), "30h");
+        assert_eq!(human_duration(51 * 3600), "2d3h");
+        assert_eq!(human_duration(400 * 24 * 3600), "400d");
+        assert_eq!(human_duration(3 * 365 * 24 * 3600 + 24 * 3600), "3y1d");
+    }
+
+    #[test]
+    fn kubectl_json_paths() {
+        let o = json!({"spec": {"containers": [{"image": "nginx"}]}, "status": {"phase": "Running"}});
+        assert_eq!(eval_json_path(&o, ".status.phase"), Some(json!("Running")));
+        assert_eq!(eval_json_path(&o, "{.spec.containers[0].image}"), Some(json!("nginx")));
+        assert_eq!(eval_json_path(&o, ".status.podIP"), None);
+    }
+}

@@ -1,0 +1,196 @@
+//! `storage.Interface` (`k8s.io/apiserver/pkg/storage/interfaces.go`): the [`Storage`] trait and
+//! its options. Objects are JSON values (`apiVersion`, `kind`, `metadata`, …); the storage
+//! layer owns `metadata.resourceVersion` (cleared before encoding, set from the revision on
+//! decode, as `APIObjectVersioner` does).
+
+use crate::errors::Result;
+use crate::selection::SelectionPredicate;
+use async_trait::async_trait;
+use futures::future::BoxFuture;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+/// `storage.Preconditions`: checked against the stored object before a delete or update.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Preconditions {
+    /// Required `metadata.uid`.
+    pub uid: Option<String>,
+    /// Required `metadata.resourceVersion`.
+    pub resource_version: Option<String>,
+}
+
+/// `storage.GetOptions`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GetOptions {
+    /// `""` = latest, `"0"` = any, `N` = not older than N (504 TooLarge if N is in the future).
+    pub resource_version: String,
+    /// Return `Ok(None)` instead of `KeyNotFound`.
+    pub ignore_not_found: bool,
+}
+
+/// `metav1.ResourceVersionMatch`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ResourceVersionMatch {
+    /// Not given: the legacy rules (`N` with a limit means Exact).
+    #[default]
+    Unset,
+    /// `NotOlderThan`.
+    NotOlderThan,
+    /// `Exact`.
+    Exact,
+}
+
+impl ResourceVersionMatch {
+    /// Parse the query parameter; `""` is [`ResourceVersionMatch::Unset`]. Errors: any other
+    /// value (422 at the HTTP edge).
+    pub fn parse(s: &str) -> Result<ResourceVersionMatch> {
+        match s {
+            "" => Ok(ResourceVersionMatch::Unset),
+            "NotOlderThan" => Ok(ResourceVersionMatch::NotOlderThan),
+            "Exact" => Ok(ResourceVersionMatch::Exact),
+            other => Err(crate::StorageError::Invalid {
+                field: "resourceVersionMatch".into(),
+                value: other.into(),
+                detail: "supported values: \"Exact\", \"NotOlderThan\"".into(),
+            }),
+        }
+    }
+}
+
+/// `storage.ListOptions` (for `get_list` and `watch`).
+#[derive(Clone, Debug, Default)]
+pub struct ListOptions {
+    /// `""`, `"0"` or a revision; see `shared/research/k8s-registry.md` §3.3.
+    pub resource_version: String,
+    /// `resourceVersionMatch`.
+    pub resource_version_match: ResourceVersionMatch,
+    /// Label/field filter, limit and continue.
+    pub predicate: SelectionPredicate,
+    /// List/watch every key under the key as a prefix (`key/`), not the single key.
+    pub recursive: bool,
+    /// Watch: ask the backend for progress notifications, delivered as bookmarks (internal,
+    /// used by the cacher).
+    pub progress_notify: bool,
+    /// Watch: `sendInitialEvents`.
+    pub send_initial_events: Option<bool>,
+}
+
+/// A list result (`metav1.ListMeta` + items).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ListResult {
+    /// The objects, each with its `metadata.resourceVersion`.
+    pub items: Vec<Value>,
+    /// The revision the list was read at (the store's revision, not the newest item's).
+    pub resource_version: u64,
+    /// The continue token of the next page, if more remain.
+    pub continue_token: Option<String>,
+    /// Items left after this page; set only for unfiltered lists.
+    pub remaining_item_count: Option<i64>,
+}
+
+/// One event of [`Storage::watch`] (`watch.Event`).
+#[derive(Clone, Debug)]
+pub enum WatchEvent {
+    /// The object appeared (or started to match the predicate).
+    Added(Value),
+    /// The object changed and still matches.
+    Modified(Value),
+    /// The object was deleted (or stopped matching); carries the delete revision as its
+    /// resourceVersion.
+    Deleted(Value),
+    /// A bookmark: an object with only `metadata.resourceVersion` (and maybe the
+    /// `k8s.io/initial-events-end` annotation).
+    Bookmark(Value),
+    /// The watch failed; nothing follows.
+    Error(crate::StorageError),
+}
+
+/// A watch: dropping the receiver stops it. The channel closes without an error when the
+/// watch ends normally (context cancelled, server stopping).
+pub type WatchStream = mpsc::Receiver<WatchEvent>;
+
+/// `storage.ResponseMeta`: what `try_update` learns about the current object.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ResponseMeta {
+    /// Seconds left on its TTL (0 = none).
+    pub ttl: i64,
+    /// Its resourceVersion (0 = it does not exist).
+    pub resource_version: u64,
+}
+
+/// What `try_update` returns: the new object and, optionally, a new TTL (`None` keeps the
+/// current one).
+#[derive(Clone, Debug, PartialEq)]
+pub struct UpdateOutcome {
+    /// The object to store.
+    pub object: Value,
+    /// New TTL in seconds.
+    pub ttl: Option<u64>,
+}
+
+/// `storage.UpdateFunc`: given the current object (`Value::Null` when it does not exist and
+/// `ignore_not_found` was set) and its metadata, produce the new one or an error (wrap a
+/// caller's own error with [`crate::StorageError::aborted`]). May be called more than once.
+pub type TryUpdate = dyn FnMut(Value, ResponseMeta) -> BoxFuture<'static, Result<UpdateOutcome>> + Send;
+
+/// `storage.ValidateObjectFunc` for deletes: given the current object, refuse the delete with
+/// an error. May be called more than once.
+pub type ValidateDeletion = dyn FnMut(Value) -> BoxFuture<'static, Result<()>> + Send;
+
+/// The storage of one resource: `storage.Interface`. Keys are storage keys under the resource
+/// prefix, e.g. `/pods/default/web` (the path prefix such as `/registry` is added by the
+/// implementation).
+#[async_trait]
+pub trait Storage: Send + Sync {
+    /// `Create`: store `obj` at `key` unless the key exists (`KeyExists`). `obj` must not carry a
+    /// resourceVersion (`Invalid`). `ttl` > 0 deletes it after that many seconds. Returns the
+    /// stored object with its resourceVersion.
+    async fn create(&self, key: &str, obj: Value, ttl: u64) -> Result<Value>;
+
+    /// `Delete`: remove `key` after checking `preconditions` (`InvalidObj`) and
+    /// `validate_deletion`, retrying on concurrent change. `cached_existing` is only a hint.
+    /// Returns the last state with the delete revision as its resourceVersion.
+    async fn delete(
+        &self,
+        key: &str,
+        preconditions: &Preconditions,
+        validate_deletion: &mut ValidateDeletion,
+        cached_existing: Option<Value>,
+    ) -> Result<Value>;
+
+    /// `Watch`: events for `key` (or every key below it when `opts.recursive`) that match the
+    /// predicate, from `opts.resource_version` (exclusive), with initial events per the
+    /// resourceVersion rules.
+    async fn watch(&self, key: &str, opts: ListOptions) -> Result<WatchStream>;
+
+    /// `Get`: `KeyNotFound`, or `Ok(None)` with `ignore_not_found`.
+    async fn get(&self, key: &str, opts: &GetOptions) -> Result<Option<Value>>;
+
+    /// `GetList`: a recursive list under `key/` or the single `key`, with the resourceVersion,
+    /// paging and predicate rules of etcd3's `GetList`.
+    async fn get_list(&self, key: &str, opts: &ListOptions) -> Result<ListResult>;
+
+    /// `GuaranteedUpdate`: read, `try_update`, write if the bytes changed, retrying on
+    /// conflict. `KeyNotFound` unless `ignore_not_found`. Returns the stored object (the
+    /// current one, unchanged, when `try_update` produced identical bytes).
+    async fn guaranteed_update(
+        &self,
+        key: &str,
+        ignore_not_found: bool,
+        preconditions: &Preconditions,
+        try_update: &mut TryUpdate,
+        cached_existing: Option<Value>,
+    ) -> Result<Value>;
+
+    /// `Stats().ObjectCount`: number of objects under `key/`.
+    async fn count(&self, key: &str) -> Result<i64>;
+
+    /// `GetCurrentResourceVersion`: the backend's current revision (linearizable).
+    async fn current_resource_version(&self) -> Result<u64>;
+
+    /// `CompactRevision`: the newest compacted revision seen (0 = none).
+    fn compact_revision(&self) -> u64;
+
+    /// `ReadinessCheck`: `Ok` when the backend answers.
+    async fn readiness_check(&self) -> Result<()>;
+}

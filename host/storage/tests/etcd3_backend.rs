@@ -1,0 +1,746 @@
+//! The etcd3 backend against a real etcd (Debian's etcd 3.4): primitives, ranges, compaction,
+//! watches, leases, the compactor, TLS, and faults (etcd unreachable at start, etcd going away
+//! mid-watch). Each test starts its own etcd through `testing::etcd::EtcdServer`.
+
+use std::time::{Duration, Instant};
+use wasm_apiserver_storage::backend::{prefix_end, Backend, EventType, KvEvent, WatchResponse};
+use wasm_apiserver_storage::etcd3::{Etcd3, Etcd3Config, COMPACT_REV_KEY};
+use wasm_apiserver_storage::testing::etcd::{EtcdServer, EtcdTls};
+use wasm_apiserver_storage::BackendError;
+
+fn config(server: &EtcdServer) -> Etcd3Config {
+    let mut cfg = Etcd3Config::new([server.endpoint.clone()]);
+    cfg.dial_timeout = Duration::from_secs(5);
+    cfg.request_timeout = Duration::from_secs(5);
+    cfg.compaction_interval = None;
+    cfg
+}
+
+async fn connect(server: &EtcdServer) -> Etcd3 {
+    Etcd3::connect(config(server))
+        .await
+        .expect("connect to etcd")
+}
+
+/// Receive one watch message within `secs` seconds (panics on timeout).
+async fn recv(
+    rx: &mut tokio::sync::mpsc::Receiver<WatchResponse>,
+    secs: u64,
+) -> Option<WatchResponse> {
+    tokio::time::timeout(Duration::from_secs(secs), rx.recv())
+        .await
+        .expect("watch message in time")
+}
+
+/// Collect `n` events (skipping progress notifications).
+async fn events(rx: &mut tokio::sync::mpsc::Receiver<WatchResponse>, n: usize) -> Vec<KvEvent> {
+    let mut out = Vec::new();
+    while out.len() < n {
+        match recv(rx, 10).await {
+            Some(WatchResponse::Events(evs)) => out.extend(evs),
+            Some(WatchResponse::Progress(_)) => {}
+            other => panic!("expected events, got {other:?}"),
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn primitives_compare_and_revisions() {
+    let server = EtcdServer::start();
+    let etcd = connect(&server).await;
+    let start = etcd.current_revision().await.unwrap();
+    assert!(start >= 1);
+
+    // Create: mod_revision(key) == 0 matches an absent key.
+    let created = etcd.put_if("/a", 0, b"v1".to_vec(), 0).await.unwrap();
+    assert!(created.succeeded);
+    assert_eq!(created.revision, start + 1);
+    assert!(created.kv.is_none());
+    let r1 = created.revision;
+    let got = etcd.range("/a", "", 0, 0).await.unwrap();
+    assert_eq!(got.kvs.len(), 1);
+    assert_eq!(got.count, 1);
+    assert!(!got.more);
+    assert_eq!(got.header_revision, r1);
+    let kv = &got.kvs[0];
+    assert_eq!((kv.key.as_str(), kv.value.as_slice()), ("/a", &b"v1"[..]));
+    assert_eq!(
+        (kv.create_revision, kv.mod_revision, kv.version, kv.lease),
+        (r1, r1, 1, 0)
+    );
+
+    // A second create fails and returns the current value at the current revision.
+    let again = etcd.put_if("/a", 0, b"other".to_vec(), 0).await.unwrap();
+    assert!(!again.succeeded);
+    assert_eq!(again.revision, r1);
+    assert_eq!(again.kv.as_ref().unwrap().value, b"v1");
+    assert_eq!(again.kv.as_ref().unwrap().mod_revision, r1);
+
+    // Update with the right revision.
+    let updated = etcd.put_if("/a", r1, b"v2".to_vec(), 0).await.unwrap();
+    assert!(updated.succeeded);
+    let r2 = updated.revision;
+    assert_eq!(r2, r1 + 1);
+    let kv = etcd.range("/a", "", 0, 0).await.unwrap().kvs.remove(0);
+    assert_eq!(
+        (kv.create_revision, kv.mod_revision, kv.version),
+        (r1, r2, 2)
+    );
+
+    // Stale update: no write, current value returned.
+    let stale = etcd.put_if("/a", r1, b"v3".to_vec(), 0).await.unwrap();
+    assert!(!stale.succeeded);
+    assert_eq!(stale.revision, r2);
+    assert_eq!(stale.kv.unwrap().value, b"v2");
+
+    // Stale delete, then a delete returning the previous value at the delete revision.
+    let stale_delete = etcd.delete_if("/a", r1).await.unwrap();
+    assert!(!stale_delete.succeeded);
+    assert_eq!(stale_delete.kv.unwrap().mod_revision, r2);
+    let deleted = etcd.delete_if("/a", r2).await.unwrap();
+    assert!(deleted.succeeded);
+    assert_eq!(deleted.revision, r2 + 1);
+    let prev = deleted.kv.unwrap();
+    assert_eq!((prev.value.as_slice(), prev.mod_revision), (&b"v2"[..], r2));
+    assert!(etcd.range("/a", "", 0, 0).await.unwrap().kvs.is_empty());
+
+    // Delete of a missing key with a non-zero expectation fails with no value.
+    let missing = etcd.delete_if("/missing", 5).await.unwrap();
+    assert!(!missing.succeeded);
+    assert!(missing.kv.is_none());
+    assert_eq!(missing.revision, r2 + 1);
+
+    // Re-create after delete: a new create revision.
+    let recreated = etcd.put_if("/a", 0, b"v4".to_vec(), 0).await.unwrap();
+    assert!(recreated.succeeded);
+    let kv = etcd.range("/a", "", 0, 0).await.unwrap().kvs.remove(0);
+    assert_eq!((kv.create_revision, kv.version), (recreated.revision, 1));
+
+    assert_eq!(etcd.current_revision().await.unwrap(), recreated.revision);
+    assert_eq!(
+        etcd.count("/", &prefix_end("/")).await.unwrap(),
+        (1, recreated.revision)
+    );
+    etcd.health().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn range_limit_count_more_and_past_revisions() {
+    let server = EtcdServer::start();
+    let etcd = connect(&server).await;
+    let mut revs = Vec::new();
+    for i in 0..10 {
+        let r = etcd
+            .put_if(&format!("/p/{i}"), 0, format!("v{i}").into_bytes(), 0)
+            .await
+            .unwrap();
+        revs.push(r.revision);
+    }
+    etcd.put_if("/q", 0, b"outside".to_vec(), 0).await.unwrap();
+    let end = prefix_end("/p/");
+
+    let page = etcd.range("/p/", &end, 3, 0).await.unwrap();
+    assert_eq!(page.kvs.len(), 3);
+    assert!(page.more);
+    assert_eq!(page.count, 10);
+    let keys: Vec<_> = page.kvs.iter().map(|kv| kv.key.as_str()).collect();
+    assert_eq!(keys, ["/p/0", "/p/1", "/p/2"]);
+
+    // The next page starts after the last key (key + "\0"), pinned at the first page's revision.
+    let next = etcd
+        .range("/p/2\0", &end, 3, page.header_revision)
+        .await
+        .unwrap();
+    assert_eq!(next.kvs[0].key, "/p/3");
+    assert_eq!(next.count, 7);
+    let all = etcd.range("/p/", &end, 0, 0).await.unwrap();
+    assert_eq!((all.kvs.len(), all.more, all.count), (10, false, 10));
+    let exact = etcd.range("/p/", &end, 10, 0).await.unwrap();
+    assert!(!exact.more);
+
+    // Change history, then read the past.
+    let r = etcd
+        .put_if("/p/0", revs[0], b"changed".to_vec(), 0)
+        .await
+        .unwrap();
+    assert!(r.succeeded);
+    etcd.delete_if("/p/1", revs[1]).await.unwrap();
+    let past = etcd.range("/p/", &end, 0, revs[9]).await.unwrap();
+    assert_eq!(past.count, 10);
+    assert_eq!(past.kvs[0].value, b"v0");
+    assert_eq!(
+        past.header_revision,
+        r.revision + 1,
+        "header is the current revision"
+    );
+    let older = etcd.range("/p/", &end, 0, revs[4]).await.unwrap();
+    assert_eq!(older.count, 5);
+    let now = etcd.range("/p/", &end, 0, 0).await.unwrap();
+    assert_eq!(now.count, 9);
+    assert_eq!(now.kvs[0].value, b"changed");
+
+    // A future revision: FutureRevision(current).
+    let current = etcd.current_revision().await.unwrap();
+    match etcd.range("/p/", &end, 0, current + 100).await {
+        Err(BackendError::FutureRevision(cur)) => assert_eq!(cur, current),
+        other => panic!("expected FutureRevision, got {other:?}"),
+    }
+    // The whole key space ("\0" end) includes every key.
+    let everything = etcd.range("\0", "\0", 0, 0).await.unwrap();
+    assert_eq!(everything.count, 10);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn compaction_expires_old_ranges_and_watches() {
+    let server = EtcdServer::start();
+    let etcd = connect(&server).await;
+    let first = etcd
+        .put_if("/c/a", 0, b"1".to_vec(), 0)
+        .await
+        .unwrap()
+        .revision;
+    let second = etcd
+        .put_if("/c/a", first, b"2".to_vec(), 0)
+        .await
+        .unwrap()
+        .revision;
+    let third = etcd
+        .put_if("/c/a", second, b"3".to_vec(), 0)
+        .await
+        .unwrap()
+        .revision;
+    assert_eq!(etcd.compacted_revision(), 0);
+
+    etcd.compact(second).await.unwrap();
+    assert_eq!(etcd.compacted_revision(), second);
+    match etcd.range("/c/", &prefix_end("/c/"), 0, first).await {
+        Err(BackendError::Compacted(rev)) => assert_eq!(rev, second),
+        other => panic!("expected Compacted, got {other:?}"),
+    }
+    // etcd keeps the compaction revision itself readable.
+    let at = etcd.range("/c/a", "", 0, second).await.unwrap();
+    assert_eq!(at.kvs[0].value, b"2");
+    assert_eq!(
+        etcd.range("/c/a", "", 0, third).await.unwrap().kvs[0].value,
+        b"3"
+    );
+    // Compacting at or below the compacted revision is ErrCompacted.
+    assert!(matches!(
+        etcd.compact(first).await,
+        Err(BackendError::Compacted(_))
+    ));
+    // A future compaction is ErrFutureRev.
+    assert!(matches!(
+        etcd.compact(third + 100).await,
+        Err(BackendError::FutureRevision(cur)) if cur == third
+    ));
+
+    // A watch from a compacted revision: one Compacted error carrying etcd's compact
+    // revision, then the channel ends.
+    let mut rx = etcd.watch("/c/", true, first, false).await.unwrap();
+    match recv(&mut rx, 10).await {
+        Some(WatchResponse::Error(BackendError::Compacted(rev))) => assert_eq!(rev, second),
+        other => panic!("expected Compacted error, got {other:?}"),
+    }
+    assert!(recv(&mut rx, 10).await.is_none());
+
+    // A watch from the compaction revision still replays.
+    let mut rx = etcd.watch("/c/", true, second, false).await.unwrap();
+    let evs = events(&mut rx, 2).await;
+    assert_eq!(evs[0].kv.mod_revision, second);
+    assert_eq!(evs[1].kv.mod_revision, third);
+    assert_eq!(evs[1].prev_kv.as_ref().unwrap().value, b"2");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn watch_from_revision_with_prev_kv() {
+    let server = EtcdServer::start();
+    let etcd = connect(&server).await;
+    let created = etcd
+        .put_if("/w/a", 0, b"v1".to_vec(), 0)
+        .await
+        .unwrap()
+        .revision;
+    let updated = etcd
+        .put_if("/w/a", created, b"v2".to_vec(), 0)
+        .await
+        .unwrap()
+        .revision;
+    etcd.put_if("/other", 0, b"x".to_vec(), 0).await.unwrap();
+    let deleted = etcd.delete_if("/w/a", updated).await.unwrap().revision;
+
+    // Replay from the create revision: create (no prev), update (prev v1), delete (prev v2).
+    let mut rx = etcd.watch("/w/", true, created, false).await.unwrap();
+    let evs = events(&mut rx, 3).await;
+    assert_eq!(evs.len(), 3);
+    assert_eq!(evs[0].event_type, EventType::Put);
+    assert_eq!((evs[0].kv.mod_revision, evs[0].kv.version), (created, 1));
+    assert!(evs[0].prev_kv.is_none());
+    assert_eq!(evs[1].event_type, EventType::Put);
+    assert_eq!(evs[1].kv.value, b"v2");
+    assert_eq!(evs[1].prev_kv.as_ref().unwrap().value, b"v1");
+    assert_eq!(evs[2].event_type, EventType::Delete);
+    assert_eq!(evs[2].kv.key, "/w/a");
+    assert_eq!(evs[2].kv.mod_revision, deleted);
+    assert!(evs[2].kv.value.is_empty());
+    let prev = evs[2].prev_kv.as_ref().unwrap();
+    assert_eq!(
+        (prev.value.as_slice(), prev.mod_revision),
+        (&b"v2"[..], updated)
+    );
+
+    // Live events continue on the same watch; a non-recursive watch sees only its key.
+    let mut single = etcd.watch("/w/b", false, 0, false).await.unwrap();
+    let mut live = etcd.watch("/w/", true, 0, false).await.unwrap();
+    etcd.put_if("/w/c", 0, b"c".to_vec(), 0).await.unwrap();
+    let b = etcd
+        .put_if("/w/b", 0, b"b".to_vec(), 0)
+        .await
+        .unwrap()
+        .revision;
+    let evs = events(&mut rx, 2).await;
+    assert_eq!(evs[0].kv.key, "/w/c");
+    assert_eq!(evs[1].kv.key, "/w/b");
+    let evs = events(&mut live, 2).await;
+    assert_eq!(evs[0].kv.key, "/w/c");
+    let evs = events(&mut single, 1).await;
+    assert_eq!(
+        (evs[0].kv.key.as_str(), evs[0].kv.mod_revision),
+        ("/w/b", b)
+    );
+
+    // Dropping a receiver ends its task without disturbing the other watches.
+    drop(rx);
+    drop(single);
+    etcd.put_if("/w/d", 0, b"d".to_vec(), 0).await.unwrap();
+    let evs = events(&mut live, 1).await;
+    assert_eq!(evs[0].kv.key, "/w/d");
+}
+
+/// etcd's `etcd_debugging_mvcc_watcher_total` gauge, from its `/metrics` on the client port.
+fn etcd_watchers(server: &EtcdServer) -> i64 {
+    use std::io::{Read, Write};
+    let mut conn = std::net::TcpStream::connect(("127.0.0.1", server.client_port)).unwrap();
+    conn.write_all(b"GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+        .unwrap();
+    let mut body = String::new();
+    conn.read_to_string(&mut body).unwrap();
+    body.lines()
+        .find_map(|l| l.strip_prefix("etcd_debugging_mvcc_watcher_total "))
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .expect("watcher gauge in /metrics") as i64
+}
+
+/// Wait until etcd reports `n` watchers.
+async fn wait_for_watchers(server: &EtcdServer, n: i64) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let now = etcd_watchers(server);
+        if now == n {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "etcd has {now} watchers, expected {n}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn dropping_the_receiver_cancels_the_etcd_watch() {
+    let server = EtcdServer::start();
+    let etcd = connect(&server).await;
+    wait_for_watchers(&server, 0).await;
+    let idle = etcd.watch("/d/", true, 0, false).await.unwrap();
+    let busy = etcd.watch("/d/", true, 0, false).await.unwrap();
+    let kept = etcd.watch("/d/", true, 0, false).await.unwrap();
+    wait_for_watchers(&server, 3).await;
+
+    // An idle watch: its task notices the closed channel.
+    drop(idle);
+    wait_for_watchers(&server, 2).await;
+
+    // A watch whose task is blocked on a full channel (nobody reads): dropping unblocks it.
+    for i in 0..(150) {
+        etcd.put_if(&format!("/d/{i}"), 0, b"x".to_vec(), 0)
+            .await
+            .unwrap();
+    }
+    drop(busy);
+    wait_for_watchers(&server, 1).await;
+    drop(kept);
+    wait_for_watchers(&server, 0).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn watch_progress_notifications() {
+    let server =
+        EtcdServer::start_with_args(&["--experimental-watch-progress-notify-interval=200ms"]);
+    let etcd = connect(&server).await;
+    let rev = etcd
+        .put_if("/pn/a", 0, b"x".to_vec(), 0)
+        .await
+        .unwrap()
+        .revision;
+    let mut rx = etcd.watch("/pn/", true, rev + 1, true).await.unwrap();
+    match recv(&mut rx, 10).await {
+        Some(WatchResponse::Progress(r)) => assert_eq!(r, rev),
+        other => panic!("expected a progress notification, got {other:?}"),
+    }
+    // Without progress_notify: nothing arrives while idle.
+    let mut quiet = etcd.watch("/pn/", true, rev + 1, false).await.unwrap();
+    assert!(
+        tokio::time::timeout(Duration::from_millis(800), quiet.recv())
+            .await
+            .is_err()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ttl_expiry_is_a_delete_event() {
+    let server = EtcdServer::start();
+    let etcd = connect(&server).await;
+    let mut rx = etcd.watch("/ttl/", true, 0, false).await.unwrap();
+    let put = etcd
+        .put_if("/ttl/e", 0, b"event".to_vec(), 1)
+        .await
+        .unwrap();
+    assert!(put.succeeded);
+    let kv = etcd.range("/ttl/e", "", 0, 0).await.unwrap().kvs.remove(0);
+    assert_ne!(kv.lease, 0, "a lease is attached");
+    let started = Instant::now();
+    let evs = events(&mut rx, 1).await;
+    assert_eq!(evs[0].event_type, EventType::Put);
+    // etcd's minimum lease TTL is about 2 s here; expiry is checked every 500 ms.
+    let mut deleted = None;
+    while deleted.is_none() {
+        match tokio::time::timeout(Duration::from_secs(15), rx.recv()).await {
+            Ok(Some(WatchResponse::Events(evs))) => {
+                deleted = evs.into_iter().find(|e| e.event_type == EventType::Delete)
+            }
+            Ok(Some(WatchResponse::Progress(_))) => {}
+            other => panic!("expected the expiry delete, got {other:?}"),
+        }
+    }
+    let ev = deleted.unwrap();
+    assert_eq!(ev.kv.key, "/ttl/e");
+    assert_eq!(ev.prev_kv.unwrap().value, b"event");
+    assert!(started.elapsed() < Duration::from_secs(15));
+    assert!(etcd.range("/ttl/e", "", 0, 0).await.unwrap().kvs.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn compactor_rounds_and_loop() {
+    let server = EtcdServer::start();
+    let etcd = connect(&server).await;
+
+    // Rounds by hand: the first only records the revision, the second compacts it.
+    let mut compactor = etcd.compactor();
+    let round1 = compactor.run_once().await.unwrap();
+    assert!(round1.won);
+    assert_eq!(round1.compacted, None);
+    for i in 0..3 {
+        etcd.put_if(&format!("/k/{i}"), 0, b"x".to_vec(), 0)
+            .await
+            .unwrap();
+    }
+    let round2 = compactor.run_once().await.unwrap();
+    assert!(round2.won);
+    assert_eq!(round2.compacted, Some(round1.next_revision));
+    assert_eq!(etcd.compacted_revision(), round1.next_revision);
+    assert!(matches!(
+        etcd.range("/k/", &prefix_end("/k/"), 0, round1.next_revision - 1)
+            .await,
+        Err(BackendError::Compacted(_))
+    ));
+    let stored = etcd
+        .range(COMPACT_REV_KEY, "", 0, 0)
+        .await
+        .unwrap()
+        .kvs
+        .remove(0);
+    assert_eq!(stored.value, round1.next_revision.to_string().into_bytes());
+    assert_eq!(stored.version, 2);
+
+    // A second apiserver's compactor loses its first round and adopts the key's version and
+    // the compacted revision; it wins the round after.
+    let other = Etcd3::connect(config(&server)).await.unwrap();
+    let mut rival = other.compactor();
+    let lost = rival.run_once().await.unwrap();
+    assert!(!lost.won);
+    assert_eq!(other.compacted_revision(), round1.next_revision);
+    let won = rival.run_once().await.unwrap();
+    assert!(won.won);
+    assert_eq!(won.compacted, Some(lost.next_revision));
+    // ... and now the first compactor is the one out of date.
+    assert!(!compactor.run_once().await.unwrap().won);
+
+    // The loop with a short interval compacts on its own.
+    let before = etcd.compacted_revision();
+    let handle = etcd.start_compactor(Duration::from_millis(150));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut i = 0;
+    while etcd.compacted_revision() <= before {
+        assert!(Instant::now() < deadline, "compactor loop did not compact");
+        etcd.put_if(&format!("/loop/{i}"), 0, b"x".to_vec(), 0)
+            .await
+            .unwrap();
+        i += 1;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    handle.stop();
+    let compacted = etcd.compacted_revision();
+    assert!(matches!(
+        etcd.range("/loop/", &prefix_end("/loop/"), 0, compacted - 1)
+            .await,
+        Err(BackendError::Compacted(_))
+    ));
+
+    // connect() with compaction_interval starts one by itself.
+    let mut cfg = config(&server);
+    cfg.compaction_interval = Some(Duration::from_millis(150));
+    let auto = Etcd3::connect(cfg).await.unwrap();
+    let start = auto.compacted_revision();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while auto.compacted_revision() <= start {
+        assert!(
+            Instant::now() < deadline,
+            "connect's compactor did not compact"
+        );
+        auto.put_if(&format!("/auto/{i}"), 0, b"x".to_vec(), 0)
+            .await
+            .unwrap();
+        i += 1;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn etcd_unreachable_at_start_fails_fast() {
+    // A port nothing listens on.
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let endpoint = format!("http://127.0.0.1:{port}");
+    let mut cfg = Etcd3Config::new([endpoint.clone()]);
+    cfg.dial_timeout = Duration::from_secs(2);
+    let started = Instant::now();
+    let result = Etcd3::connect(cfg).await;
+    let elapsed = started.elapsed();
+    match result {
+        Err(BackendError::Unreachable(msg)) => {
+            assert!(msg.contains(&endpoint), "message names the endpoint: {msg}")
+        }
+        other => panic!("expected Unreachable, got {other:?}"),
+    }
+    assert!(elapsed < Duration::from_secs(4), "took {elapsed:?}");
+
+    // A peer that accepts TCP connections but never answers (a hung etcd) also ends within
+    // the dial timeout: connections queue in the listener's backlog, nothing is accepted.
+    let black_hole = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let hung = format!("http://{}", black_hole.local_addr().unwrap());
+    let mut cfg = Etcd3Config::new([hung.clone()]);
+    cfg.dial_timeout = Duration::from_secs(1);
+    let started = Instant::now();
+    let result = Etcd3::connect(cfg).await;
+    assert!(
+        matches!(&result, Err(BackendError::Unreachable(m)) if m.contains(&hung)),
+        "expected Unreachable, got {result:?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(3));
+    drop(black_hole);
+
+    // Bad configuration is not "unreachable".
+    assert!(matches!(
+        Etcd3::connect(Etcd3Config::new(Vec::<String>::new())).await,
+        Err(BackendError::Other(_))
+    ));
+    let mut cfg = Etcd3Config::new([endpoint]);
+    cfg.cert_file = Some("/nonexistent/cert.pem".into());
+    cfg.key_file = Some("/nonexistent/key.pem".into());
+    assert!(matches!(
+        Etcd3::connect(cfg).await,
+        Err(BackendError::Other(_))
+    ));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn etcd_going_away_mid_watch() {
+    let mut server = EtcdServer::start();
+    let mut cfg = config(&server);
+    cfg.request_timeout = Duration::from_secs(3);
+    cfg.health_timeout = Duration::from_secs(1);
+    let etcd = Etcd3::connect(cfg).await.unwrap();
+    let mut rx = etcd.watch("/g/", true, 0, false).await.unwrap();
+    etcd.put_if("/g/a", 0, b"1".to_vec(), 0).await.unwrap();
+    assert_eq!(events(&mut rx, 1).await[0].kv.key, "/g/a");
+
+    server.stop();
+    let started = Instant::now();
+    match recv(&mut rx, 30).await {
+        Some(WatchResponse::Error(BackendError::Unreachable(_))) => {}
+        other => panic!("expected an Unreachable error, got {other:?}"),
+    }
+    assert!(recv(&mut rx, 5).await.is_none(), "nothing after the error");
+    let detected = started.elapsed();
+    eprintln!("watch error after {detected:?}");
+    assert!(detected < Duration::from_secs(15), "took {detected:?}");
+
+    // Requests fail within their bounds while etcd is down.
+    let started = Instant::now();
+    let down = etcd.range("/g/", &prefix_end("/g/"), 0, 0).await;
+    eprintln!("range while down after {:?}: {down:?}", started.elapsed());
+    assert!(matches!(
+        down,
+        Err(BackendError::Unreachable(_) | BackendError::Timeout(_))
+    ));
+    assert!(etcd.health().await.is_err());
+    assert!(matches!(
+        etcd.watch("/g/", true, 0, false).await,
+        Err(BackendError::Unreachable(_))
+    ));
+    assert!(started.elapsed() < Duration::from_secs(12));
+
+    // After a restart (same data), the same client serves again and a new watch works.
+    server.restart();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let mut rx = loop {
+        match etcd.watch("/g/", true, 0, false).await {
+            Ok(rx) => break rx,
+            Err(e) => {
+                eprintln!("watch after restart: {e}");
+                assert!(Instant::now() < deadline, "no watch after restart: {e}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    };
+    let kv = etcd.range("/g/a", "", 0, 0).await.unwrap().kvs.remove(0);
+    assert_eq!(kv.value, b"1", "data survived the restart");
+    etcd.put_if("/g/b", 0, b"2".to_vec(), 0).await.unwrap();
+    assert_eq!(events(&mut rx, 1).await[0].kv.key, "/g/b");
+    etcd.health().await.unwrap();
+}
+
+/// Generate a CA, an etcd serving certificate for 127.0.0.1 and a client certificate with
+/// the `openssl` CLI. `None` when openssl is missing.
+fn make_certs(dir: &std::path::Path) -> Option<()> {
+    let run = |args: &[&str]| {
+        let status = std::process::Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .ok()?;
+        status.success().then_some(())
+    };
+    let key = |name: &str| {
+        run(&[
+            "genpkey",
+            "-algorithm",
+            "EC",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-out",
+            name,
+        ])
+    };
+    key("ca.key")?;
+    run(&[
+        "req",
+        "-x509",
+        "-new",
+        "-key",
+        "ca.key",
+        "-subj",
+        "/CN=test-ca",
+        "-days",
+        "2",
+        "-out",
+        "ca.crt",
+    ])?;
+    std::fs::write(
+        dir.join("server.ext"),
+        "basicConstraints=CA:FALSE\nsubjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\n",
+    )
+    .ok()?;
+    std::fs::write(
+        dir.join("client.ext"),
+        "basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n",
+    )
+    .ok()?;
+    for (name, cn) in [("server", "etcd"), ("client", "kube-apiserver")] {
+        key(&format!("{name}.key"))?;
+        run(&[
+            "req",
+            "-new",
+            "-key",
+            &format!("{name}.key"),
+            "-subj",
+            &format!("/CN={cn}"),
+            "-out",
+            &format!("{name}.csr"),
+        ])?;
+        run(&[
+            "x509",
+            "-req",
+            "-in",
+            &format!("{name}.csr"),
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-days",
+            "2",
+            "-extfile",
+            &format!("{name}.ext"),
+            "-out",
+            &format!("{name}.crt"),
+        ])?;
+    }
+    Some(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tls_with_client_certificates() {
+    let certs = tempfile::tempdir().unwrap();
+    if make_certs(certs.path()).is_none() {
+        eprintln!("openssl not available: skipping the TLS test");
+        return;
+    }
+    let p = |name: &str| certs.path().join(name);
+    let server = EtcdServer::start_tls(EtcdTls {
+        cert_file: p("server.crt"),
+        key_file: p("server.key"),
+        client_ca_file: p("ca.crt"),
+    });
+    assert!(server.endpoint.starts_with("https://"));
+
+    let mut cfg = config(&server);
+    cfg.ca_file = Some(p("ca.crt"));
+    cfg.cert_file = Some(p("client.crt"));
+    cfg.key_file = Some(p("client.key"));
+    let etcd = Etcd3::connect(cfg.clone()).await.expect("TLS connect");
+    let r = etcd.put_if("/tls/a", 0, b"x".to_vec(), 0).await.unwrap();
+    assert!(r.succeeded);
+    let mut rx = etcd.watch("/tls/", true, r.revision, false).await.unwrap();
+    assert_eq!(events(&mut rx, 1).await[0].kv.key, "/tls/a");
+
+    // Without a client certificate etcd refuses the handshake.
+    let mut no_client_cert = cfg.clone();
+    no_client_cert.cert_file = None;
+    no_client_cert.key_file = None;
+    no_client_cert.dial_timeout = Duration::from_secs(2);
+    assert!(Etcd3::connect(no_client_cert).await.is_err());
+    // TLS files with an http:// URL are a configuration error.
+    let mut plain = cfg;
+    plain.endpoints = vec![server.endpoint.replace("https://", "http://")];
+    assert!(matches!(
+        Etcd3::connect(plain).await,
+        Err(BackendError::Other(_))
+    ));
+}
