@@ -81,8 +81,10 @@ fn is_dry_run(q: &Query) -> ApiResult<bool> {
     }
 }
 
-/// Decode a JSON object body. Errors: too large (413), not JSON (400), not an object (400).
-fn decode_body(body: &Bytes, headers: &HeaderMap) -> ApiResult<Value> {
+/// Decode a JSON object body, or a protobuf one (`application/vnd.kubernetes.protobuf`) for
+/// the kinds [`super::protobuf`] converts. Errors: too large (413), not JSON or protobuf (400),
+/// not an object (400), another protobuf kind (415).
+fn decode_body(body: &Bytes, headers: &HeaderMap, r: &Resource) -> ApiResult<Value> {
     if body.len() > MAX_BODY_BYTES {
         return Err(ApiError::request_entity_too_large(&format!(
             "limit is {MAX_BODY_BYTES}"
@@ -92,6 +94,9 @@ fn decode_body(body: &Bytes, headers: &HeaderMap) -> ApiResult<Value> {
         .get("content-type")
         .and_then(|v| v.to_str().ok())
         .unwrap_or("application/json");
+    if ct.contains(super::protobuf::CONTENT_TYPE) {
+        return super::protobuf::decode(body, &r.description.api_version(), &r.description.kind);
+    }
     if ct.contains("protobuf") {
         return Err(ApiError::unsupported_media_type(ct));
     }
@@ -349,7 +354,7 @@ async fn dispatch(
             }
         }
         Method::POST if name.is_empty() && sub == Subresource::Main => {
-            let obj = decode_body(&body, headers)?;
+            let obj = decode_body(&body, headers, &r)?;
             check_kind(&r, &obj)?;
             let mut warnings = field_validation(&r, &obj, q)?;
             let res = r.create(&ns, obj, is_dry_run(q)?).await?;
@@ -357,7 +362,7 @@ async fn dispatch(
             respond_write(&r, res, out, &warnings).await
         }
         Method::PUT if !name.is_empty() => {
-            let obj = decode_body(&body, headers)?;
+            let obj = decode_body(&body, headers, &r)?;
             check_kind(&r, &obj)?;
             let mut warnings = field_validation(&r, &obj, q)?;
             let res = r

@@ -12,6 +12,7 @@ pub mod discovery;
 pub mod handlers;
 pub mod openapi;
 pub mod patch;
+pub mod protobuf;
 pub mod request_info;
 pub mod table;
 

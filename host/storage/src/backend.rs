@@ -4,8 +4,9 @@
 //! kube-apiserver's etcd3 store (`k8s.io/apiserver/pkg/storage/etcd3/store.go`) is written
 //! against etcd's client; here the same semantics are written once ([`crate::store::KvStore`])
 //! against this trait, and each backend — etcd3 through `etcd-client`, or the embedded SQLite
-//! store — only provides etcd's primitives. Revisions are etcd's: a global counter, starting at
-//! 1 for the first write, incremented by exactly one per successful write transaction.
+//! store — only provides etcd's primitives. Revisions are etcd's: a global counter; an empty
+//! store is at revision 1 (so the first write gets revision 2), and every successful write
+//! transaction increments it by exactly one. A failed compare consumes no revision.
 
 use crate::errors::BackendError;
 use async_trait::async_trait;
@@ -95,8 +96,9 @@ pub type WatchReceiver = mpsc::Receiver<WatchResponse>;
 #[async_trait]
 pub trait Backend: Send + Sync + 'static {
     /// Range read `[start, end)` at `revision` (0 = latest) returning at most `limit` keys
-    /// (0 = no limit). Errors: [`BackendError::Compacted`] for a revision at or below the
-    /// compacted revision, [`BackendError::FutureRevision`] for one above the current revision.
+    /// (0 = no limit). Errors: [`BackendError::Compacted`] for a revision below the compacted
+    /// revision (etcd still serves the compacted revision itself; the embedded store refuses it
+    /// too, which callers treat the same way), [`BackendError::FutureRevision`] for one above the current revision.
     async fn range(
         &self,
         start: &str,

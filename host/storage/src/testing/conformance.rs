@@ -16,7 +16,8 @@
 //!   under the resource prefix `/pods`, keyed `/pods/<namespace>/<name>` like `computePodKey`;
 //! - field selectors are built as values (not parsed), with
 //!   `selection::default_attrs(["spec.nodeName"])` as `GetAttrs`;
-//! - the etcd3 test's `PrefixTransformer`, `failingTransformer`, `errInjectingTransformer` and
+//! - the etcd3 tests' `checkStorageInvariants` is [`TestContext::key_validation`];
+//! - the etcd3 tests' `PrefixTransformer`, `failingTransformer`, `errInjectingTransformer` and
 //!   `reproducingTransformer` are one switchable [`TestTransformer`]; cases that need it are
 //!   skipped (with a message) when the context has none;
 //! - timeouts are short (an event is awaited at most [`EVENT_TIMEOUT`], "no more events" is
@@ -54,6 +55,10 @@ pub const NO_EVENT_WAIT: Duration = Duration::from_millis(300);
 pub type CompactFn = Arc<dyn Fn(u64) -> BoxFuture<'static, Result<()>> + Send + Sync>;
 /// `storage.IncreaseRVFunc`: one write outside the resource prefix; returns the new revision.
 pub type IncreaseRvFn = Arc<dyn Fn() -> BoxFuture<'static, Result<u64>> + Send + Sync>;
+/// `storagetesting.KeyValidation`: check the raw stored value of a storage key (e.g.
+/// `/pods/ns/name`); `Err` describes what is wrong.
+pub type KeyValidationFn =
+    Arc<dyn Fn(String) -> BoxFuture<'static, std::result::Result<(), String>> + Send + Sync>;
 
 /// What a case runs against.
 pub struct TestContext {
@@ -72,6 +77,9 @@ pub struct TestContext {
     /// The value transformer the storage encodes with, for the cases that switch it
     /// (`UpdatePrefixTransformer`); `None` skips those cases.
     pub transformer: Option<Arc<TestTransformer>>,
+    /// The etcd3 tests' `checkStorageInvariants` (`RunTestCreate`, `RunTestGuaranteedUpdate`);
+    /// `None` skips the check.
+    pub key_validation: Option<KeyValidationFn>,
 }
 
 impl TestContext {
@@ -101,11 +109,41 @@ impl TestContext {
             })
         });
         let increase_key = format!("{prefix}-increaseRV");
-        let b = backend;
+        let b = backend.clone();
         let increase_rv: IncreaseRvFn = Arc::new(move || {
             let b = b.clone();
             let key = increase_key.clone();
             Box::pin(async move { Ok(put_raw(&*b, &key, b"ok".to_vec()).await? as u64) })
+        });
+        // checkStorageInvariants: the raw value carries the transformer's prefix, then the
+        // encoded object, without a resourceVersion (it is never stored).
+        let b = backend;
+        let path = prefix.clone();
+        let key_validation: KeyValidationFn = Arc::new(move |key: String| {
+            let b = b.clone();
+            let raw_key = format!("{path}{key}");
+            Box::pin(async move {
+                let resp = b
+                    .range(&raw_key, "", 0, 0)
+                    .await
+                    .map_err(|e| format!("reading {raw_key}: {e}"))?;
+                let kv = resp
+                    .kvs
+                    .first()
+                    .ok_or_else(|| format!("{raw_key} is not stored"))?;
+                let Some(data) = kv.value.strip_prefix(TestTransformer::DEFAULT_PREFIX) else {
+                    return Err(format!(
+                        "data at {raw_key} isn't prefixed: {}",
+                        String::from_utf8_lossy(&kv.value)
+                    ));
+                };
+                let obj: Value = serde_json::from_slice(data)
+                    .map_err(|e| format!("data at {raw_key} does not decode: {e}"))?;
+                if obj.pointer("/metadata/resourceVersion").is_some() {
+                    return Err(format!("data at {raw_key} stores a resourceVersion: {obj}"));
+                }
+                Ok(())
+            })
         });
         TestContext {
             name,
@@ -113,6 +151,15 @@ impl TestContext {
             compact,
             increase_rv,
             transformer: Some(transformer),
+            key_validation: Some(key_validation),
+        }
+    }
+
+    async fn validate_key(&self, key: &str) {
+        if let Some(validate) = &self.key_validation {
+            if let Err(e) = validate(key.to_string()).await {
+                panic!("[{}] storage invariants of {key}: {e}", self.name);
+            }
         }
     }
 
@@ -844,6 +891,7 @@ pub async fn run_test_create(ctx: &TestContext) {
         ctx.name
     );
     assert_json_eq(ctx, "created object", &with_rv(&input, &rv_of(&out)), &out);
+    ctx.validate_key(&key).await;
 
     // create with ResourceVersion set
     let mut input = pod("test-ns", "bar");
@@ -3842,7 +3890,7 @@ pub async fn run_test_guaranteed_update(ctx: &TestContext) {
         },
     ];
     for (i, tt) in cases.into_iter().enumerate() {
-        let (_, store_obj) = propagate(ctx, &input).await;
+        let (key, store_obj) = propagate(ctx, &input).await;
         let annotations: Vec<(String, String)> = if tt.expect_no_update {
             vec![]
         } else {
@@ -3931,6 +3979,8 @@ pub async fn run_test_guaranteed_update(ctx: &TestContext) {
             ctx.name,
             tt.name
         );
+        // the stored data matches expectations
+        ctx.validate_key(&key).await;
         if tt.expect_no_update {
             assert_eq!(
                 version,

@@ -29,3 +29,5 @@ pub fn fixtures(name: &str) -> PathBuf {
         root.join("plugins").join(name).join("fixtures")
     }
 }
+
+pub mod server;

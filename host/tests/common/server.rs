@@ -1,0 +1,212 @@
+//! A real `wasm-apiserver` process for integration tests: the built binary, the standard plugins
+//! (and optionally test plugins) in a temp plugin dir, the embedded store in a temp data dir or
+//! a real etcd, a free loopback port, and a kubeconfig for the installed `kubectl`.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use wasm_apiserver_storage::testing::etcd::EtcdServer;
+
+/// Which storage the server runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// The embedded SQLite store.
+    Embedded,
+    /// A real etcd started for the test.
+    Etcd,
+}
+
+/// A running server; killed on drop.
+pub struct TestServer {
+    child: Child,
+    /// `http://127.0.0.1:<port>`.
+    pub url: String,
+    /// The temp dir holding plugins, data, kubeconfig and kubectl's cache.
+    pub dir: tempfile::TempDir,
+    _etcd: Option<EtcdServer>,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+fn plugin_cache_dir() -> PathBuf {
+    super::repo_root().join("target/test-plugin-cache")
+}
+
+impl TestServer {
+    /// Start with the standard plugins.
+    pub fn start(backend: Backend) -> TestServer {
+        TestServer::start_with(
+            backend,
+            &["pods", "configmaps", "namespaces", "widgets"],
+            &[],
+        )
+    }
+
+    /// Start with the named plugins (from `target/plugins` or `target/test-plugins`) and extra
+    /// flags.
+    pub fn start_with(backend: Backend, plugins: &[&str], extra_args: &[&str]) -> TestServer {
+        let dir = tempfile::tempdir().unwrap();
+        let plugin_dir = dir.path().join("plugins.d");
+        std::fs::create_dir_all(&plugin_dir).unwrap();
+        for p in plugins {
+            std::fs::copy(super::plugin(p), plugin_dir.join(format!("{p}.wasm"))).unwrap();
+        }
+        let etcd = (backend == Backend::Etcd).then(EtcdServer::start);
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_wasm-apiserver"));
+        cmd.arg("--plugin-dir")
+            .arg(&plugin_dir)
+            .arg("--data-dir")
+            .arg(dir.path().join("data"))
+            .arg("--plugin-cache-dir")
+            .arg(plugin_cache_dir())
+            .arg("--port")
+            .arg("0")
+            .args(extra_args)
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if let Some(e) = &etcd {
+            cmd.arg("--etcd-servers").arg(&e.endpoint);
+        }
+        let mut child = cmd.spawn().expect("start wasm-apiserver");
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let stderr = child.stderr.take().unwrap();
+        let l = log.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                l.lock().unwrap().push(line);
+            }
+        });
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(url) = line.strip_prefix("wasm-apiserver listening on ") {
+                    let _ = tx.send(url.to_string());
+                }
+            }
+        });
+        let url = match rx.recv_timeout(Duration::from_secs(60)) {
+            Ok(u) => u,
+            Err(_) => {
+                let _ = child.kill();
+                panic!("server did not start:\n{}", log.lock().unwrap().join("\n"));
+            }
+        };
+        let server = TestServer {
+            child,
+            url,
+            dir,
+            _etcd: etcd,
+            log,
+        };
+        server.write_kubeconfig();
+        server
+    }
+
+    /// What the server logged so far.
+    pub fn log(&self) -> String {
+        self.log.lock().unwrap().join("\n")
+    }
+
+    /// Path of the kubeconfig pointing at this server (namespace `default`).
+    pub fn kubeconfig(&self) -> PathBuf {
+        self.dir.path().join("kubeconfig")
+    }
+
+    fn write_kubeconfig(&self) {
+        let cfg = format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- cluster: {{server: \"{}\"}}\n  name: test\ncontexts:\n- context: {{cluster: test, user: test, namespace: default}}\n  name: test\ncurrent-context: test\nusers:\n- name: test\n  user: {{}}\n",
+            self.url
+        );
+        std::fs::write(self.kubeconfig(), cfg).unwrap();
+    }
+
+    /// Run the installed kubectl against this server; returns (success, stdout, stderr).
+    pub fn kubectl(&self, args: &[&str]) -> (bool, String, String) {
+        let out = self.kubectl_cmd(args).output().expect("run kubectl");
+        decode(out)
+    }
+
+    /// A kubectl command ready to run (for stdin or env tweaks).
+    pub fn kubectl_cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new("kubectl");
+        c.arg("--kubeconfig")
+            .arg(self.kubeconfig())
+            .arg("--cache-dir")
+            .arg(self.dir.path().join("kube-cache"))
+            .args(args)
+            .env_remove("KUBECONFIG")
+            .current_dir(self.dir.path());
+        c
+    }
+
+    /// kubectl that must succeed; returns stdout.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let (ok, out, err) = self.kubectl(args);
+        assert!(
+            ok,
+            "kubectl {args:?} failed:\nstdout: {out}\nstderr: {err}\nserver log:\n{}",
+            self.tail()
+        );
+        out
+    }
+
+    /// kubectl that must fail; returns stdout + stderr.
+    pub fn fails(&self, args: &[&str]) -> String {
+        let (ok, out, err) = self.kubectl(args);
+        assert!(!ok, "kubectl {args:?} should have failed:\n{out}");
+        format!("{out}{err}")
+    }
+
+    /// Write a file in the test dir and return its path.
+    pub fn file(&self, name: &str, content: &str) -> PathBuf {
+        let p = self.dir.path().join(name);
+        std::fs::write(&p, content).unwrap();
+        p
+    }
+
+    fn tail(&self) -> String {
+        let log = self.log.lock().unwrap();
+        log.iter()
+            .rev()
+            .take(20)
+            .rev()
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// Wait until `f` holds or panic after `timeout`.
+    pub fn eventually(&self, timeout: Duration, what: &str, mut f: impl FnMut() -> bool) {
+        let start = Instant::now();
+        while start.elapsed() < timeout {
+            if f() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("timed out waiting for {what}");
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn decode(out: Output) -> (bool, String, String) {
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A path under the repository.
+pub fn repo_path(p: &str) -> PathBuf {
+    super::repo_root().join(p)
+}
