@@ -568,7 +568,13 @@ impl WasmStrategy {
             data.last_error_log = None;
         }
         let guest = warm.bindings.wasm_apiserver_strategy_strategy();
-        match f(guest, &mut warm.store) {
+        let started = std::time::Instant::now();
+        let result = f(guest, &mut warm.store);
+        crate::metrics::metrics()
+            .plugin_calls
+            .with_label_values(&[self.inner.name.as_str(), hook])
+            .observe(started.elapsed().as_secs_f64());
+        match result {
             Ok(v) => {
                 warm.calls += 1;
                 if warm.calls < MAX_CALLS_PER_INSTANCE {
@@ -583,7 +589,21 @@ impl WasmStrategy {
                 }
                 Ok(v)
             }
-            Err(e) => Err(self.fault(hook, e, warm.store.data())),
+            Err(e) => {
+                let fault = self.fault(hook, e, warm.store.data());
+                let kind = match &fault {
+                    PluginFault::Timeout { .. } => "timeout",
+                    PluginFault::MemoryExceeded { .. } => "memory",
+                    PluginFault::BadOutput { .. } => "output",
+                    PluginFault::Trap { .. } => "trap",
+                };
+                crate::metrics::metrics()
+                    .plugin_faults
+                    .with_label_values(&[self.inner.name.as_str(), hook, kind])
+                    .inc();
+                tracing::warn!(plugin = %self.inner.name, hook, error = %fault, "plugin call failed");
+                Err(fault)
+            }
         }
     }
 
@@ -622,6 +642,10 @@ impl WasmStrategy {
     }
 
     fn bad_output(&self, hook: &'static str, reason: String) -> StrategyError {
+        crate::metrics::metrics()
+            .plugin_faults
+            .with_label_values(&[self.inner.name.as_str(), hook, "output"])
+            .inc();
         StrategyError::Fault(PluginFault::BadOutput {
             plugin: self.inner.name.clone(),
             hook,

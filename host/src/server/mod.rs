@@ -91,6 +91,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/healthz", get(|| async { "ok" }))
         .route("/livez", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
+        .route("/metrics", get(|| async { crate::metrics::render() }))
         .route("/api", get(api_root))
         .route("/apis", get(apis_root))
         .route("/openapi/v3", get(openapi_root))
@@ -98,7 +99,32 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/api/{*rest}", any(handlers::resource))
         .route("/apis/{*rest}", any(handlers::resource))
         .fallback(|OriginalUri(uri): OriginalUri| async move { ApiError::no_route(uri.path()).into_response() })
+        .layer(axum::middleware::from_fn(observe))
         .with_state(state)
+}
+
+/// Count and time every resource request (`apiserver_request_total`,
+/// `apiserver_request_duration_seconds`); watches are counted, not timed.
+async fn observe(req: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let method = req.method().as_str().to_string();
+    let info = request_info::parse(req.uri().path());
+    let watch = req.uri().query().is_some_and(|q| q.split('&').any(|p| p == "watch=true" || p == "watch=1"));
+    let started = std::time::Instant::now();
+    let resp = next.run(req).await;
+    if let Some(info) = info {
+        let verb = crate::metrics::verb(&method, !info.name.is_empty(), watch || info.watch_path);
+        let resource = if info.subresource.is_empty() { info.resource.clone() } else { format!("{}/{}", info.resource, info.subresource) };
+        let m = crate::metrics::metrics();
+        m.requests
+            .with_label_values(&[verb, info.group.as_str(), resource.as_str(), resp.status().as_str()])
+            .inc();
+        if verb != "watch" {
+            m.request_duration
+                .with_label_values(&[verb, info.group.as_str(), resource.as_str()])
+                .observe(started.elapsed().as_secs_f64());
+        }
+    }
+    resp
 }
 
 async fn readyz(State(state): State<Arc<AppState>>) -> Response {

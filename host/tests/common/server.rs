@@ -105,6 +105,11 @@ impl TestServer {
         server
     }
 
+    /// Stop the etcd under an etcd-backed server (fault tests).
+    pub fn stop_etcd(&mut self) {
+        self._etcd.as_mut().expect("an etcd-backed server").stop();
+    }
+
     /// What the server logged so far.
     pub fn log(&self) -> String {
         self.log.lock().unwrap().join("\n")

@@ -1,0 +1,82 @@
+//! Prometheus metrics served at `/metrics`, named as kube-apiserver names its own where one
+//! exists (`apiserver_request_total`, `apiserver_request_duration_seconds`), plus the plugin
+//! runtime's (`wasm_apiserver_plugin_call_duration_seconds`, by plugin and hook, and
+//! `wasm_apiserver_plugin_faults_total`).
+
+use prometheus::{Encoder, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry, TextEncoder};
+use std::sync::OnceLock;
+
+/// The process's metrics.
+pub struct Metrics {
+    registry: Registry,
+    /// `apiserver_request_total{verb, group, resource, code}`.
+    pub requests: IntCounterVec,
+    /// `apiserver_request_duration_seconds{verb, group, resource}` (watches excluded).
+    pub request_duration: HistogramVec,
+    /// `wasm_apiserver_plugin_call_duration_seconds{plugin, hook}`.
+    pub plugin_calls: HistogramVec,
+    /// `wasm_apiserver_plugin_faults_total{plugin, hook, kind}` (trap, timeout, memory, output).
+    pub plugin_faults: IntCounterVec,
+}
+
+/// The global metrics, created on first use.
+pub fn metrics() -> &'static Metrics {
+    static M: OnceLock<Metrics> = OnceLock::new();
+    M.get_or_init(|| {
+        let registry = Registry::new();
+        let requests = IntCounterVec::new(
+            Opts::new("apiserver_request_total", "Counter of apiserver requests broken out by verb, group, resource and HTTP response code."),
+            &["verb", "group", "resource", "code"],
+        )
+        .expect("valid metric");
+        let request_duration = HistogramVec::new(
+            HistogramOpts::new("apiserver_request_duration_seconds", "Response latency distribution in seconds for each verb, group and resource.")
+                .buckets(vec![0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0]),
+            &["verb", "group", "resource"],
+        )
+        .expect("valid metric");
+        let plugin_calls = HistogramVec::new(
+            HistogramOpts::new("wasm_apiserver_plugin_call_duration_seconds", "Duration of strategy plugin hook calls in seconds.")
+                .buckets(vec![0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.01, 0.1, 1.0]),
+            &["plugin", "hook"],
+        )
+        .expect("valid metric");
+        let plugin_faults = IntCounterVec::new(
+            Opts::new("wasm_apiserver_plugin_faults_total", "Strategy plugin calls that failed, by plugin, hook and kind of fault."),
+            &["plugin", "hook", "kind"],
+        )
+        .expect("valid metric");
+        for c in [
+            Box::new(requests.clone()) as Box<dyn prometheus::core::Collector>,
+            Box::new(request_duration.clone()),
+            Box::new(plugin_calls.clone()),
+            Box::new(plugin_faults.clone()),
+        ] {
+            registry.register(c).expect("unique metric");
+        }
+        Metrics { registry, requests, request_duration, plugin_calls, plugin_faults }
+    })
+}
+
+/// The Prometheus text exposition of every metric.
+pub fn render() -> String {
+    let mut buf = Vec::new();
+    let _ = TextEncoder::new().encode(&metrics().registry.gather(), &mut buf);
+    String::from_utf8(buf).unwrap_or_default()
+}
+
+/// kube-apiserver's verb for a request: `get`, `list`, `watch`, `create`, `update`, `patch`,
+/// `delete`, `deletecollection`.
+pub fn verb(method: &str, has_name: bool, watch: bool) -> &'static str {
+    match (method, has_name, watch) {
+        ("GET", _, true) => "watch",
+        ("GET", true, _) => "get",
+        ("GET", false, _) => "list",
+        ("POST", _, _) => "create",
+        ("PUT", _, _) => "update",
+        ("PATCH", _, _) => "patch",
+        ("DELETE", true, _) => "delete",
+        ("DELETE", false, _) => "deletecollection",
+        _ => "other",
+    }
+}
