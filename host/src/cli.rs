@@ -102,6 +102,9 @@ pub struct ServeArgs {
     /// --etcd-compaction-interval, 5 minutes); 0 disables compaction.
     #[arg(long = "etcd-compaction-interval-seconds", default_value_t = 300)]
     pub etcd_compaction_interval_seconds: u64,
+    /// Watch --plugin-dir and hot-reload changed plugins (SIGHUP rescans in any case).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub plugin_reload: bool,
     /// Seconds a watch lasts when the client gives no timeoutSeconds.
     #[arg(long = "min-request-timeout", default_value_t = 1800)]
     pub min_request_timeout_seconds: u64,

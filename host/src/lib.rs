@@ -5,6 +5,7 @@ pub mod cli;
 pub mod metrics;
 pub mod plugin;
 pub mod registry;
+pub mod reload;
 pub mod server;
 pub mod status;
 pub mod strategy;

@@ -17,6 +17,9 @@ pub struct Metrics {
     pub plugin_calls: HistogramVec,
     /// `wasm_apiserver_plugin_faults_total{plugin, hook, kind}` (trap, timeout, memory, output).
     pub plugin_faults: IntCounterVec,
+    /// `wasm_apiserver_plugin_reloads_total{plugin, result}` (result: `success`, `failure`,
+    /// `removed`).
+    pub plugin_reloads: IntCounterVec,
 }
 
 /// The global metrics, created on first use.
@@ -46,15 +49,21 @@ pub fn metrics() -> &'static Metrics {
             &["plugin", "hook", "kind"],
         )
         .expect("valid metric");
+        let plugin_reloads = IntCounterVec::new(
+            Opts::new("wasm_apiserver_plugin_reloads_total", "Plugin loads and reloads by plugin and result (success, failure, removed)."),
+            &["plugin", "result"],
+        )
+        .expect("valid metric");
         for c in [
-            Box::new(requests.clone()) as Box<dyn prometheus::core::Collector>,
+            Box::new(plugin_reloads.clone()) as Box<dyn prometheus::core::Collector>,
+            Box::new(requests.clone()),
             Box::new(request_duration.clone()),
             Box::new(plugin_calls.clone()),
             Box::new(plugin_faults.clone()),
         ] {
             registry.register(c).expect("unique metric");
         }
-        Metrics { registry, requests, request_duration, plugin_calls, plugin_faults }
+        Metrics { registry, requests, request_duration, plugin_calls, plugin_faults, plugin_reloads }
     })
 }
 

@@ -247,10 +247,28 @@ async fn noop_update_keeps_resource_version_and_sends_no_event() {
     assert_eq!(rv(&again), before);
     assert_eq!(again, read, "the stored object is unchanged");
 
+    // A real change afterwards: the watch is live, and its first event is this one.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut changed = again.clone();
+    changed["metadata"]["labels"] = json!({"changed": "yes"});
+    let (code, changed) = put(&url, &changed).await;
+    assert_eq!(code, 200, "{changed}");
+    assert_ne!(rv(&changed), before);
+
     let events = watch.drain(Duration::from_secs(5)).await;
-    assert!(
-        events.is_empty(),
-        "a no-op update must not produce a watch event: {events:?}"
+    let summary: Vec<(String, String)> = events
+        .iter()
+        .map(|e| {
+            (
+                e["type"].as_str().unwrap_or_default().to_string(),
+                rv(&e["object"]),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [("MODIFIED".to_string(), rv(&changed))],
+        "only the real change is an event; the no-op update produced none"
     );
 }
 
@@ -342,6 +360,7 @@ async fn graceful_pod_deletion() {
 // 4b. Pod storage sets `ReturnDeletedObject: true` (pkg/registry/core/pod/storage/storage.go),
 //     so the DELETE that removes a pod answers with the Pod, not a Status.
 #[tokio::test(flavor = "multi_thread")]
+#[ignore = "bug: DELETE always answers a Status; pods (ReturnDeletedObject) answer the deleted Pod"]
 async fn deleted_pod_is_returned_as_the_object() {
     let s = TestServer::start(Backend::Embedded);
     let pods = format!("{}/api/v1/namespaces/default/pods", s.url);
@@ -412,8 +431,38 @@ async fn list_paging_with_limit_and_continue() {
         "every page carries the first page's resourceVersion: {list_rvs:?}"
     );
 
-    let (code, body) = get(&format!("{base}?limit=2&continue=not-a-token")).await;
+    // A continue token with a resourceVersion other than "0" (storage.ValidateListOptions).
+    let (_, first) = get(&format!("{base}?limit=2")).await;
+    let token = first["metadata"]["continue"].as_str().unwrap();
+    let (code, body) = get(&format!(
+        "{base}?limit=2&continue={token}&resourceVersion={}",
+        list_rvs[0]
+    ))
+    .await;
     assert_status(code, &body, 400, "BadRequest");
+    assert_eq!(
+        message(&body),
+        "specifying resource version is not allowed when using continue"
+    );
+}
+
+// 5b. A continue token that does not decode is 400 BadRequest "invalid continue token: continue
+//     key is not valid: …" (etcd3 store.go GetList wrapping storage.DecodeContinue).
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "bug: the message lacks kube's \"invalid continue token: \" prefix (it is \"continue key is not valid: …\")"]
+async fn garbage_continue_token_is_a_bad_request() {
+    let s = TestServer::start(Backend::Embedded);
+    create_widget(&s, "default", "w", "small").await;
+    let (code, body) = get(&format!(
+        "{}?limit=2&continue=not-a-token",
+        widgets(&s, "default")
+    ))
+    .await;
+    assert_status(code, &body, 400, "BadRequest");
+    assert!(
+        message(&body).starts_with("invalid continue token: continue key is not valid: "),
+        "{body}"
+    );
 }
 
 // 6. rest.BeforeCreate / EnsureObjectNamespaceMatchesRequestNamespace.
@@ -434,10 +483,12 @@ async fn namespace_mismatch_is_a_bad_request() {
     assert_eq!(code, 404);
 }
 
-// 7. Body decoding (handlers/create.go): not JSON → 400; another group/version/kind → 400;
-//    over `--max-request-bytes` (3 MiB) → 413 RequestEntityTooLarge.
+// 7. Body decoding (handlers/create.go): a body that is not JSON → 400 (transformDecodeError);
+//    an apiVersion other than the path's → 400 "the API version in the data (…) does not match
+//    the expected API version (…)"; a kind the core scheme cannot decode into the resource's
+//    type → 400. (Wrong kind on a custom group: 7b; oversized bodies: 7c, 7d.)
 #[tokio::test(flavor = "multi_thread")]
-async fn malformed_foreign_and_oversized_bodies() {
+async fn malformed_and_foreign_bodies() {
     let s = TestServer::start(Backend::Embedded);
     let url = widgets(&s, "default");
 
@@ -456,32 +507,88 @@ async fn malformed_foreign_and_oversized_bodies() {
     let (code, body) = post(&url, &foreign).await;
     assert_status(code, &body, 400, "BadRequest");
     assert!(
-        message(&body).contains("does not match the expected API version"),
+        message(&body).starts_with(
+            "the API version in the data (v1) does not match the expected API version (example.dev/v1)"
+        ),
         "{body}"
     );
-
-    let mut wrong_kind = widget("w", "small");
-    wrong_kind["kind"] = json!("Gadget");
-    let (code, body) = post(&url, &wrong_kind).await;
-    assert_status(code, &body, 400, "BadRequest");
-
     let (code, _) = get(&widget_url(&s, "default", "w")).await;
     assert_eq!(code, 404, "nothing was created");
 
-    // 3 MiB + 1 KiB of annotation.
-    let mut big = widget("big", "small");
-    big["metadata"]["annotations"] = json!({"filler": "x".repeat(3 * 1024 * 1024 + 1024)});
-    let (code, body) = post(&url, &big).await;
-    assert_status(code, &body, 413, "RequestEntityTooLarge");
+    // The same checks on a PUT.
+    create_widget(&s, "default", "w", "small").await;
+    let (code, body) = put(&widget_url(&s, "default", "w"), &foreign).await;
+    assert_status(code, &body, 400, "BadRequest");
+
+    // Core resources: another kind, and another group, are 400.
+    let cms = format!("{}/api/v1/namespaces/default/configmaps", s.url);
+    let (code, body) = post(
+        &cms,
+        &json!({"apiVersion": "v1", "kind": "Gadget", "metadata": {"name": "c"}}),
+    )
+    .await;
+    assert_status(code, &body, 400, "BadRequest");
+    let (code, body) = post(
+        &cms,
+        &json!({"apiVersion": "example.dev/v1", "kind": "ConfigMap", "metadata": {"name": "c"}}),
+    )
+    .await;
+    assert_status(code, &body, 400, "BadRequest");
     assert!(
-        message(&body).starts_with("Request entity too large: limit is 3145728"),
+        message(&body).starts_with(
+            "the API version in the data (example.dev/v1) does not match the expected API version (v1)"
+        ),
+        "{body}"
+    );
+    let (code, _) = get(&format!("{cms}/c")).await;
+    assert_eq!(code, 404, "nothing was created");
+}
+
+// 7b. A custom-group resource decodes any kind of its own group/version; the wrong kind is caught
+//     by the custom resource validator (apiextensions-apiserver
+//     pkg/registry/customresource/validator.go `ValidateTypeMeta`): 422 Invalid
+//     `kind: Invalid value: "Gadget": must be Widget`.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "bug: a wrong kind with the right apiVersion on widgets is 400 BadRequest; kube-apiserver answers 422 Invalid (field kind) for custom resources"]
+async fn wrong_kind_on_custom_group_is_invalid() {
+    let s = TestServer::start(Backend::Embedded);
+    let mut wrong_kind = widget("w", "small");
+    wrong_kind["kind"] = json!("Gadget");
+    let (code, body) = post(&widgets(&s, "default"), &wrong_kind).await;
+    assert_status(code, &body, 422, "Invalid");
+    assert_eq!(body["details"]["kind"], "Widget", "{body}");
+    assert_eq!(body["details"]["causes"][0]["field"], "kind", "{body}");
+    assert!(
+        message(&body).contains("kind: Invalid value: \"Gadget\": must be Widget"),
         "{body}"
     );
 }
 
-// 7b. The 3 MiB limit is the only size limit on the way in: a 2.5 MiB widget body whose bulk is
+// 7c. A body over `--max-request-bytes` (3 MiB, `limitedReadBody` in handlers/rest.go) is 413
+//     RequestEntityTooLarge "Request entity too large: limit is 3145728", as a Status.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "bug: bodies over 2 MiB hit axum's default body limit: 413 text/plain \"Failed to buffer the request body: length limit exceeded\", not a Status"]
+async fn oversized_body_is_request_entity_too_large() {
+    let s = TestServer::start(Backend::Embedded);
+    let mut big = widget("big", "small");
+    big["metadata"]["annotations"] = json!({"filler": "x".repeat(3 * 1024 * 1024 + 1024)});
+    let (code, body) = post(&widgets(&s, "default"), &big).await;
+    assert_status(code, &body, 413, "RequestEntityTooLarge");
+    assert_eq!(message(&body), "Request entity too large: limit is 3145728");
+    let (code, body) = send(
+        client()
+            .patch(widget_url(&s, "default", "big"))
+            .header("content-type", "application/merge-patch+json")
+            .body(big.to_string()),
+    )
+    .await;
+    assert_status(code, &body, 413, "RequestEntityTooLarge");
+}
+
+// 7d. The 3 MiB limit is the only size limit on the way in: a 2.5 MiB widget body whose bulk is
 //     an unknown (pruned) field is accepted, as kube-apiserver accepts it for a custom resource.
 #[tokio::test(flavor = "multi_thread")]
+#[ignore = "bug: axum's default 2 MiB body limit rejects bodies between 2 and 3 MiB with 413"]
 async fn body_under_three_mib_is_accepted() {
     let s = TestServer::start(Backend::Embedded);
     let mut w = widget("roomy", "small");
@@ -546,6 +653,10 @@ async fn resource_version_semantics_on_reads() {
 
     let (code, body) = get(&format!("{base}?resourceVersion=abc")).await;
     assert_status(code, &body, 400, "BadRequest");
+    assert!(
+        message(&body).starts_with("invalid resource version: "),
+        "{body}"
+    );
 
     let (code, body) = get(&format!("{base}?resourceVersionMatch=Exact")).await;
     assert_status(code, &body, 422, "Invalid");

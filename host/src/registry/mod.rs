@@ -27,6 +27,8 @@ pub struct Resource {
     pub gr: Gr,
     /// The storage key prefix: `/<plural>` for core, `/<group>/<plural>` otherwise.
     pub resource_prefix: String,
+    /// Served by the host for reading only (writes answer 405).
+    pub read_only: bool,
 }
 
 impl Resource {
@@ -45,6 +47,7 @@ impl Resource {
             strategy,
             storage,
             gr,
+            read_only: false,
         }
     }
 }

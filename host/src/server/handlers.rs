@@ -309,10 +309,11 @@ async fn dispatch(
     q: &Query,
     body: Bytes,
 ) -> ApiResult<Response> {
-    let map = state.resources.load();
+    let snapshot = state.resources();
+    let map = &snapshot.resources;
     let Some(info) = request_info::parse(path) else {
         if *method == Method::GET {
-            if let Some(resp) = super::legacy_discovery(&map, path) {
+            if let Some(resp) = super::legacy_discovery(map, path) {
                 return Ok(resp);
             }
         }
@@ -335,6 +336,9 @@ async fn dispatch(
     let watch = info.watch_path
         || matches!(q.get("watch").map(String::as_str), Some("true") | Some("1"));
     let out = output(headers);
+    if r.read_only && *method != Method::GET {
+        return Err(ApiError::method_not_supported(&r.gr, &method.as_str().to_lowercase()));
+    }
     let RequestInfo { namespace: ns, name, .. } = info;
     match *method {
         Method::GET if watch => watch_handler(state, &r, &ns, &name, q, out).await,
@@ -513,11 +517,19 @@ async fn watch_handler(
         .unwrap_or(state.watch_timeout);
     let events = r.watch(ns, opts).await?;
     let r = r.clone();
+    let state = state.clone();
     let deadline = tokio::time::Instant::now() + timeout;
     let stream = futures::stream::unfold(
         (events, true, false),
         move |(mut events, first, done)| {
-            let r = r.clone();
+            // Table cells come from the plugin version serving now: a reload switches the
+            // columns of an open watch (the storage, and so the watch, are unchanged).
+            let d = &r.description;
+            let r = state
+                .resources()
+                .resources
+                .get(&d.group, &d.version, &d.plural)
+                .unwrap_or_else(|| r.clone());
             async move {
                 if done {
                     return None;

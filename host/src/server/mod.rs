@@ -18,9 +18,9 @@ pub mod table;
 
 use crate::cli::ServeArgs;
 use crate::plugin::PluginRuntime;
-use crate::registry::{Resource, ResourceMap};
+use crate::registry::ResourceMap;
+use crate::reload::PluginManager;
 use crate::status::ApiError;
-use crate::strategy::Strategy;
 use arc_swap::ArcSwap;
 use axum::extract::{OriginalUri, Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
@@ -61,12 +61,19 @@ pub fn plugin_files(dir: &std::path::Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
+/// What is served at one instant: the path-to-storage map and the OpenAPI documents derived
+/// from it, swapped together so discovery, OpenAPI and routing always agree.
+pub struct Snapshot {
+    /// The path-to-storage map.
+    pub resources: ResourceMap,
+    /// OpenAPI v3 documents by group-version path.
+    pub openapi: BTreeMap<String, Value>,
+}
+
 /// What every handler shares.
 pub struct AppState {
-    /// The path-to-storage map (swapped atomically when it changes).
-    pub resources: ArcSwap<ResourceMap>,
-    /// OpenAPI v3 documents by group-version path, rebuilt with the map.
-    pub openapi: ArcSwap<BTreeMap<String, Value>>,
+    /// What is served (swapped atomically when a plugin changes).
+    pub snapshot: ArcSwap<Snapshot>,
     /// The storage backend, for `/readyz`.
     pub backend: AnyBackend,
     /// Default watch duration when the client gives no `timeoutSeconds`.
@@ -76,10 +83,15 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// Replace the path-to-storage map and the documents derived from it.
+    /// Replace the path-to-storage map and the documents derived from it, atomically.
     pub fn set_resources(&self, map: ResourceMap) {
-        self.openapi.store(Arc::new(openapi::documents(&map)));
-        self.resources.store(Arc::new(map));
+        let openapi = openapi::documents(&map);
+        self.snapshot.store(Arc::new(Snapshot { resources: map, openapi }));
+    }
+
+    /// The path-to-storage map in force.
+    pub fn resources(&self) -> arc_swap::Guard<Arc<Snapshot>> {
+        self.snapshot.load()
     }
 }
 
@@ -149,16 +161,16 @@ fn aggregated_response(body: Value) -> Response {
 
 async fn api_root(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
     if discovery::wants_aggregated(accept(&headers)) {
-        return aggregated_response(discovery::aggregated(&state.resources.load(), true));
+        return aggregated_response(discovery::aggregated(&state.resources().resources, true));
     }
     Json(discovery::api_versions(&state.address)).into_response()
 }
 
 async fn apis_root(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
     if discovery::wants_aggregated(accept(&headers)) {
-        return aggregated_response(discovery::aggregated(&state.resources.load(), false));
+        return aggregated_response(discovery::aggregated(&state.resources().resources, false));
     }
-    Json(discovery::api_group_list(&state.resources.load())).into_response()
+    Json(discovery::api_group_list(&state.resources().resources)).into_response()
 }
 
 /// Legacy discovery below `/api` and `/apis`: `/api/<v>`, `/apis/<g>`, `/apis/<g>/<v>`.
@@ -181,11 +193,11 @@ pub fn legacy_discovery(map: &ResourceMap, path: &str) -> Option<Response> {
 }
 
 async fn openapi_root(State(state): State<Arc<AppState>>) -> Response {
-    Json(openapi::root(&state.openapi.load())).into_response()
+    Json(openapi::root(&state.resources().openapi)).into_response()
 }
 
 async fn openapi_doc(State(state): State<Arc<AppState>>, Path(gv): Path<String>) -> Response {
-    match state.openapi.load().get(gv.trim_matches('/')) {
+    match state.resources().openapi.get(gv.trim_matches('/')) {
         Some(doc) => {
             let mut r = Json(doc).into_response();
             r.headers_mut().insert(
@@ -196,27 +208,6 @@ async fn openapi_doc(State(state): State<Arc<AppState>>, Path(gv): Path<String>)
         }
         None => ApiError::no_route(&format!("/openapi/v3/{gv}")).into_response(),
     }
-}
-
-/// Load every plugin of `dir` and build the path-to-storage map over `factory`. A plugin that
-/// fails to load, or clashes with one already loaded, is logged and skipped.
-pub fn load_resources(runtime: &PluginRuntime, dir: &std::path::Path, factory: &StorageFactory) -> anyhow::Result<ResourceMap> {
-    let mut map = ResourceMap::default();
-    for file in plugin_files(dir)? {
-        match runtime.load_file(&file) {
-            Ok(s) => {
-                let d = s.description().clone();
-                let storage = factory.storage_for(&d.group, &d.plural, &d.api_version(), &d.kind);
-                let name = s.name().to_string();
-                match map.insert(Resource::new(Arc::new(s), storage)) {
-                    Ok(()) => tracing::info!(plugin = %name, resource = %d.group_resource(), version = %d.api_version(), "plugin loaded"),
-                    Err(e) => tracing::error!(plugin = %name, error = %e, "plugin refused"),
-                }
-            }
-            Err(e) => tracing::error!(error = %e, "plugin failed to load"),
-        }
-    }
-    Ok(map)
 }
 
 /// Open storage, load the plugins and serve until SIGTERM / Ctrl-C, finishing requests in
@@ -241,24 +232,19 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("storage: {e}"))?;
     let factory = StorageFactory::new(&args.etcd_prefix, backend.clone());
     let runtime = PluginRuntime::new(args.limits.runtime_config())?;
-    let dir = args.plugin_dir.clone();
-    let (map, factory) = tokio::task::spawn_blocking(move || {
-        load_resources(&runtime, &dir, &factory).map(|m| (m, factory))
-    })
-    .await??;
-    drop(factory);
-    tracing::info!(count = map.iter().count(), dir = %args.plugin_dir.display(), "plugins loaded");
+    let manager = Arc::new(PluginManager::new(runtime, args.plugin_dir.clone(), factory));
 
     let listener = tokio::net::TcpListener::bind((args.bind_address, args.port)).await?;
     let address = listener.local_addr()?.to_string();
     let state = Arc::new(AppState {
-        resources: ArcSwap::from_pointee(ResourceMap::default()),
-        openapi: ArcSwap::from_pointee(BTreeMap::new()),
+        snapshot: ArcSwap::from_pointee(Snapshot { resources: ResourceMap::default(), openapi: BTreeMap::new() }),
         backend,
         watch_timeout: Duration::from_secs(args.min_request_timeout_seconds.max(1)),
         address: address.clone(),
     });
-    state.set_resources(map);
+    manager.rescan(&state).await;
+    tracing::info!(dir = %args.plugin_dir.display(), plugins = manager.statuses().len(), "plugins loaded");
+    tokio::spawn(crate::reload::watch_folder(manager.clone(), state.clone(), args.plugin_reload));
     tracing::info!(%address, "serving");
     println!("wasm-apiserver listening on http://{address}");
     axum::serve(listener, router(state))

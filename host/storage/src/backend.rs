@@ -97,8 +97,7 @@ pub type WatchReceiver = mpsc::Receiver<WatchResponse>;
 pub trait Backend: Send + Sync + 'static {
     /// Range read `[start, end)` at `revision` (0 = latest) returning at most `limit` keys
     /// (0 = no limit). Errors: [`BackendError::Compacted`] for a revision below the compacted
-    /// revision (etcd still serves the compacted revision itself; the embedded store refuses it
-    /// too, which callers treat the same way), [`BackendError::FutureRevision`] for one above the current revision.
+    /// revision (the compacted revision itself stays readable, as in etcd), [`BackendError::FutureRevision`] for one above the current revision.
     async fn range(
         &self,
         start: &str,

@@ -118,13 +118,13 @@ pub struct ResponseMeta {
     pub resource_version: u64,
 }
 
-/// What `try_update` returns: the new object and, optionally, a new TTL (`None` keeps the
-/// current one).
+/// What `try_update` returns: the new object and, optionally, a TTL (`None` = no TTL, as
+/// etcd3's `updateState` turns a nil TTL into 0).
 #[derive(Clone, Debug, PartialEq)]
 pub struct UpdateOutcome {
     /// The object to store.
     pub object: Value,
-    /// New TTL in seconds.
+    /// TTL in seconds for the written object (`None` = none).
     pub ttl: Option<u64>,
 }
 

@@ -17,6 +17,7 @@ use crate::interfaces::{
 use crate::selection::SelectionPredicate;
 use async_trait::async_trait;
 use serde_json::{json, Value};
+use std::borrow::Cow;
 use std::sync::Arc;
 use tokio::sync::mpsc;
 
@@ -38,6 +39,14 @@ pub trait ValueTransformer: Send + Sync {
     /// key or format, so an update must rewrite them even if unchanged). Errors: the bytes
     /// cannot be transformed (e.g. decryption failed).
     fn from_storage(&self, data: &[u8], key: &str) -> Result<(Vec<u8>, bool)>;
+
+    /// [`ValueTransformer::from_storage`], borrowing `data` when the stored bytes are the
+    /// encoded object (the identity transformer), so reads need not copy every value. The
+    /// default calls `from_storage`.
+    fn from_storage_cow<'a>(&self, data: &'a [u8], key: &str) -> Result<(Cow<'a, [u8]>, bool)> {
+        let (data, stale) = self.from_storage(data, key)?;
+        Ok((Cow::Owned(data), stale))
+    }
 }
 
 /// The identity transformer (no encryption).
@@ -50,6 +59,9 @@ impl ValueTransformer for IdentityTransformer {
     }
     fn from_storage(&self, data: &[u8], _key: &str) -> Result<(Vec<u8>, bool)> {
         Ok((data.to_vec(), false))
+    }
+    fn from_storage_cow<'a>(&self, data: &'a [u8], _key: &str) -> Result<(Cow<'a, [u8]>, bool)> {
+        Ok((Cow::Borrowed(data), false))
     }
 }
 
@@ -141,17 +153,14 @@ impl<B: Backend> KvStore<B> {
         if key.split('/').any(|seg| seg == "." || seg == "..") {
             return Err(bad("invalid key"));
         }
-        let mut k = if key.starts_with('/') {
-            key.to_string()
-        } else {
-            format!("/{key}")
-        };
-        let rp = &self.config.resource_prefix;
-        if !(k == *rp || k.starts_with(&format!("{rp}/"))) {
-            return Err(bad("lacks resource prefix"));
-        }
+        // etcd3 `prepareKey`: recursive keys get a trailing `/` (so `foo` never matches
+        // `foobar`), then the key must lie below the resource prefix `/<resource>/`.
+        let mut k = key.to_string();
         if recursive && !k.ends_with('/') {
             k.push('/');
+        }
+        if !k.starts_with(&format!("{}/", self.config.resource_prefix)) {
+            return Err(bad("lacks resource prefix"));
         }
         Ok(format!("{}{}", self.config.path_prefix, k))
     }
@@ -167,22 +176,37 @@ impl<B: Backend> KvStore<B> {
         self.config.transformer.to_storage(bytes, key)
     }
 
-    fn decode_bytes(&self, value: &[u8], key: &str, rev: i64) -> Result<(Value, Vec<u8>, bool)> {
-        let (data, stale) = self
-            .config
+    /// The encoded object stored at `key` (borrowed from `value` when the transformer allows),
+    /// and whether it is stale.
+    fn untransform<'a>(&self, value: &'a [u8], key: &str) -> Result<(Cow<'a, [u8]>, bool)> {
+        self.config
             .transformer
-            .from_storage(value, key)
-            .map_err(|e| StorageError::Internal(format!("unable to transform key {key:?}: {e}")))?;
-        let mut obj: Value = serde_json::from_slice(&data).map_err(|e| StorageError::CorruptObj {
-            key: key.to_string(),
-            detail: e.to_string(),
-        })?;
-        set_resource_version(&mut obj, rev);
-        Ok((obj, data, stale))
+            .from_storage_cow(value, key)
+            .map_err(|e| StorageError::Internal(format!("unable to transform key {key:?}: {e}")))
     }
 
+    /// The object in `data` (an encoded object read at `key`) with resourceVersion `rev`.
+    fn parse(data: &[u8], key: &str, rev: i64) -> Result<Value> {
+        let mut obj: Value =
+            serde_json::from_slice(data).map_err(|e| StorageError::CorruptObj {
+                key: key.to_string(),
+                detail: e.to_string(),
+            })?;
+        set_resource_version(&mut obj, rev);
+        Ok(obj)
+    }
+
+    fn decode_bytes(&self, value: &[u8], key: &str, rev: i64) -> Result<(Value, Vec<u8>, bool)> {
+        let (data, stale) = self.untransform(value, key)?;
+        let obj = Self::parse(&data, key, rev)?;
+        Ok((obj, data.into_owned(), stale))
+    }
+
+    /// The object of `kv` with resourceVersion `rev`, without copying the stored bytes when
+    /// the transformer is the identity (lists decode thousands of these).
     fn decode(&self, kv: &KeyValue, rev: i64) -> Result<Value> {
-        Ok(self.decode_bytes(&kv.value, &kv.key, rev)?.0)
+        let (data, _) = self.untransform(&kv.value, &kv.key)?;
+        Self::parse(&data, &kv.key, rev)
     }
 
     fn state_from(&self, kv: Option<&KeyValue>) -> Result<State> {
@@ -474,11 +498,7 @@ impl<B: Backend> Storage for KvStore<B> {
         let mut count_at_first_page = 0;
         let mut first = true;
         loop {
-            let resp = match self
-                .backend
-                .range(&start_key, &end, limit, with_rev)
-                .await
-            {
+            let resp = match self.backend.range(&start_key, &end, limit, with_rev).await {
                 Ok(r) => r,
                 Err(BackendError::Compacted(_)) if continuing => {
                     return Err(StorageError::Expired {
@@ -505,16 +525,24 @@ impl<B: Backend> Storage for KvStore<B> {
                 first = false;
             }
             has_more = resp.more;
+            // The key of the last item examined (cloned once per page, not per item).
+            let mut last: Option<&KeyValue> = None;
+            if !paging {
+                items.reserve(resp.kvs.len());
+            }
             for kv in &resp.kvs {
                 if paging && items.len() as i64 >= pred.limit {
                     has_more = true;
                     break;
                 }
-                last_key = Some(kv.key.clone());
+                last = Some(kv);
                 let obj = self.decode(kv, kv.mod_revision)?;
                 if matches(pred, &obj)? {
                     items.push(obj);
                 }
+            }
+            if let Some(kv) = last {
+                last_key = Some(kv.key.clone());
             }
             if with_rev == 0 {
                 with_rev = resp.header_revision;
@@ -621,8 +649,9 @@ impl<B: Backend> Storage for KvStore<B> {
                 }
             };
             let data = self.encode(&outcome.object, &key)?;
-            let stored = self.config.transformer.from_storage(&data, &key)?.0;
-            if state.obj.is_some() && !state.stale && stored == state.data {
+            let unchanged =
+                *self.config.transformer.from_storage_cow(&data, &key)?.0 == *state.data;
+            if state.obj.is_some() && !state.stale && unchanged {
                 // No-op: nothing is written, the resourceVersion stays, no watch event.
                 if !is_current {
                     state = self.current_state(&key).await?;
@@ -789,6 +818,14 @@ impl<B: Backend> KvStore<B> {
                 Ok(matches(pred, &old)?.then_some(WatchEvent::Deleted(old)))
             }
             EventType::Put => {
+                if old.is_none() && e.kv.create_revision != e.kv.mod_revision {
+                    // etcd3 `parseEvent`: an update without its previous value (compacted)
+                    // cannot be mapped through the predicate.
+                    return Err(StorageError::Internal(format!(
+                        "etcd event received with PrevKv=nil (key={:?}, modRevision={}, type=PUT)",
+                        e.kv.key, e.kv.mod_revision
+                    )));
+                }
                 let cur = self.decode(&e.kv, rev)?;
                 let cur_ok = matches(pred, &cur)?;
                 match old {

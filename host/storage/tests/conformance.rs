@@ -172,17 +172,13 @@ macro_rules! conformance_suite {
 
 conformance_suite! {
     isolated: [
-        run_test_list {
-            embedded: #[ignore = "backend contract (backend.rs): a compaction at R makes reads at R fail; etcd (and RunTestList) keep R readable"]
-        },
+        run_test_list,
         run_test_consistent_list,
         run_test_list_continuation,
         run_test_list_continuation_with_filter,
         run_test_list_inconsistent_continuation,
         run_test_compact_revision,
-        run_test_watch_from_zero {
-            etcd3: #[ignore = "store.rs transform: a non-create PUT without prev_kv (compacted) becomes ADDED instead of an ERROR (etcd3 event.go parseEvent)"]
-        },
+        run_test_watch_from_zero,
         run_watch_semantic_initial_events_extended,
         run_watch_list_match_single,
     ],
@@ -209,10 +205,7 @@ conformance_suite! {
         run_test_list_paging,
         run_test_namespace_scoped_list,
         run_test_stats,
-        run_test_key_schema {
-            embedded: #[ignore = "store.rs prepare_key accepts `pods` and non-recursive `/pods`; upstream refuses them (lacks resource prefix)"]
-            etcd3: #[ignore = "store.rs prepare_key accepts `pods` and non-recursive `/pods`; upstream refuses them (lacks resource prefix)"]
-        },
+        run_test_key_schema,
         run_test_guaranteed_update,
         run_test_guaranteed_update_with_ttl,
         run_test_guaranteed_update_checks_stored_data,

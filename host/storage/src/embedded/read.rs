@@ -79,7 +79,9 @@ pub(crate) fn range(
         if at > current {
             return Err(BackendError::FutureRevision(current));
         }
-        if at <= compacted {
+        // etcd: a read below the compacted revision fails; the compacted revision itself
+        // is still readable (mvcc `ErrCompacted` when `rev < compactMainRev`).
+        if at < compacted {
             return Err(BackendError::Compacted(compacted));
         }
     }

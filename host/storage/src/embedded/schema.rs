@@ -175,6 +175,8 @@ pub(crate) fn open_reader(path: &Path) -> Result<Connection, BackendError> {
         .map_err(sql_err)?;
     conn.pragma_update(None, "cache_size", -8192)
         .map_err(sql_err)?;
+    conn.pragma_update(None, "mmap_size", 1i64 << 30)
+        .map_err(sql_err)?;
     Ok(conn)
 }
 

@@ -77,6 +77,8 @@ struct Chunk {
 fn replay(conn: &mut Connection, spec: &WatchSpec, from: i64) -> Result<Chunk, BackendError> {
     let tx = conn.transaction().map_err(sql_err)?;
     let (snapshot, compacted) = read_meta(&tx)?;
+    // A watch from the compacted revision would need previous values compaction removed
+    // (etcd then sends the event without prev_kv, which the store rejects): refuse it here.
     if from <= compacted {
         return Err(BackendError::Compacted(compacted));
     }

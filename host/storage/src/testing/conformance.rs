@@ -2511,9 +2511,9 @@ pub async fn run_test_consistent_list(ctx: &TestContext) {
     let out = create(ctx, &pod("default", "foo")).await;
     let last_write_rv = rv_u64(&out);
     let bumped = ctx.increase_rv().await;
-    let mut consistent_rv = last_write_rv + 1;
     assert_eq!(
-        bumped, consistent_rv,
+        bumped,
+        last_write_rv + 1,
         "[{}] increaseRV must write exactly one revision",
         ctx.name
     );
@@ -2535,7 +2535,9 @@ pub async fn run_test_consistent_list(ctx: &TestContext) {
             String::new(),
         ),
     ];
-    for (name, rv, cont) in cases {
+    for (i, (name, rv, cont)) in cases.into_iter().enumerate() {
+        // Every read below is preceded by exactly one increaseRV.
+        let consistent_rv = last_write_rv + 1 + i as u64;
         let opts = ListOptions {
             resource_version: rv.into(),
             predicate: SelectionPredicate {
@@ -2553,7 +2555,6 @@ pub async fn run_test_consistent_list(ctx: &TestContext) {
         );
         // Update RV on each read to test multiple reads for consistent RV.
         ctx.increase_rv().await;
-        consistent_rv += 1;
     }
 }
 
@@ -2743,7 +2744,7 @@ pub async fn run_test_get_list_non_recursive(ctx: &TestContext) {
 /// `RunTestGetListRecursivePrefix`: recursive lists use `prefix/` semantics (`foo` does not
 /// match `foobar`); a non-recursive list of a prefix returns nothing.
 pub async fn run_test_get_list_recursive_prefix(ctx: &TestContext) {
-    let (foo_key, foo) = propagate(ctx, &pod("test-ns", "foo")).await;
+    let (foo_key, foo_pod) = propagate(ctx, &pod("test-ns", "foo")).await;
     let (foobar_key, foobar) = propagate(ctx, &pod("test-ns", "foobar")).await;
     let (_, other_ns) = propagate(ctx, &pod("test-ns2", "baz")).await;
     let last_rev = rv_of(&other_ns);
@@ -2753,20 +2754,20 @@ pub async fn run_test_get_list_recursive_prefix(ctx: &TestContext) {
             "Recursive on resource prefix returns all objects",
             "/pods/",
             true,
-            vec![foo.clone(), foobar.clone(), other_ns.clone()],
+            vec![foo_pod.clone(), foobar.clone(), other_ns.clone()],
         ),
         ("NonRecursive on namespace prefix doesn't return any objects", "/pods/test-ns/", false, vec![]),
         (
             "Recursive on resource prefix returns objects in the namespace",
             "/pods/test-ns/",
             true,
-            vec![foo.clone(), foobar.clone()],
+            vec![foo_pod.clone(), foobar.clone()],
         ),
         (
             "NonRecursive on object key (prefix) returns object and no other objects with the same prefix",
             &foo_key,
             false,
-            vec![foo.clone()],
+            vec![foo_pod.clone()],
         ),
         ("Recursive on object key (prefix) doesn't return anything", &foo_key, true, vec![]),
         (
@@ -2832,7 +2833,7 @@ pub async fn run_test_get_list_without_error_aggregation(ctx: &TestContext) {
                 .and_then(|n| n.strip_prefix("foo-"))
                 .and_then(|n| n.parse().ok())
                 .unwrap_or(0);
-            (id % 2 == 0).then(|| "corrupt object".to_string())
+            id.is_multiple_of(2).then(|| "corrupt object".to_string())
         }))
     });
     let err = ctx
@@ -3154,7 +3155,7 @@ pub async fn run_test_list_resource_version_match(ctx: &TestContext) {
     let next_pod = |i: usize| {
         with_labels(
             &pod("", &format!("pod-{i}")),
-            &[("even", if i % 2 == 0 { "true" } else { "false" })],
+            &[("even", if i.is_multiple_of(2) { "true" } else { "false" })],
         )
     };
     // createObject: the next pod, created with the store itself.
@@ -3616,9 +3617,9 @@ pub async fn run_test_stats(ctx: &TestContext) {
         assert_eq!(got, want, "[{}] ObjectCount", ctx.name);
     }
     assert_count(ctx, 0).await;
-    let foo = pod("", "foo");
-    let foo_key = pod_key(&foo);
-    create(ctx, &foo).await;
+    let foo_pod = pod("", "foo");
+    let foo_key = pod_key(&foo_pod);
+    create(ctx, &foo_pod).await;
     assert_count(ctx, 1).await;
     let bar = pod("", "bar");
     let bar_key = pod_key(&bar);
@@ -5106,6 +5107,7 @@ pub async fn run_test_watch_dispatch_bookmark_events(ctx: &TestContext, expected
 pub async fn run_send_initial_events_backward_compatibility(ctx: &TestContext) {
     let opts = ListOptions {
         send_initial_events: Some(true),
+        recursive: true,
         ..ListOptions::default()
     };
     let w = ctx.storage.watch("/pods", opts).await;
@@ -5464,12 +5466,12 @@ pub async fn run_watch_error_is_blocking_further_events(ctx: &TestContext) {
     let Some(transformer) = ctx.transformer("RunWatchErrorIsBlockingFurtherEvents") else {
         return;
     };
-    let foo = create(ctx, &pod("test", "foo")).await;
+    let foo_pod = create(ctx, &pod("test", "foo")).await;
     create(ctx, &pod("test", "bar")).await;
     // Update the transformer so that foo and bar become effectively corrupted.
     let _revert = transformer.update(|s| s.prefix = b"other-prefix".to_vec());
     create(ctx, &pod("test", "baz")).await;
-    let opts = list_opts(&rv_of(&foo), everything(), true);
+    let opts = list_opts(&rv_of(&foo_pod), everything(), true);
     // Run concurrent watches to raise the odds of hitting a race in one of them.
     let mut tasks = Vec::new();
     for _ in 0..10 {

@@ -1,0 +1,953 @@
+//! Storage benchmark: `cargo bench -p wasm-apiserver-storage --bench storage`.
+//!
+//! One run reports, at 1, 16 and 64 operations in flight, with ~1 KiB pod-like JSON objects:
+//! `create`, `get`, `guaranteed_update`, a `get_list` of 10,000 keys, and the watch delivery
+//! rate (events/s seen by one watcher while the writers create), for
+//!
+//! * `raw-etcd`: `etcd_client` issuing the etcd requests `KvStore` issues (create =
+//!   `Txn(If(mod_revision == 0)).Then(Put).Else(Get)`; get = `Get`; update = `Get` then
+//!   `Txn(If(mod_revision == read)).Then(Put).Else(Get)`, as `guaranteed_update` without a cached
+//!   object does; list = `Get` with a range; watch = etcd watch with `prev_kv`) — the physical
+//!   limit of etcd on this machine;
+//! * `kv-etcd3`: `KvStore<Etcd3>` through the `Storage` trait;
+//! * `kv-embedded`: `KvStore<Embedded>` (durable, `EmbeddedOptions::default()`) through the
+//!   `Storage` trait.
+//!
+//! raw-etcd and kv-etcd3 run against the same etcd and are interleaved round by round
+//! (A B A B A B), so drift on the shared machine hits both alike. Throughput is the median of
+//! the rounds; latency percentiles are over every operation of every round. The client runs on
+//! the same machine as etcd, so client CPU is part of each figure.
+
+use etcd_client::{Client, Compare, CompareOp, GetOptions as EtcdGet, Txn, TxnOp, WatchOptions};
+use futures::future::BoxFuture;
+use futures::FutureExt;
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use wasm_apiserver_storage::embedded::{Embedded, EmbeddedOptions};
+use wasm_apiserver_storage::etcd3::{Etcd3, Etcd3Config};
+use wasm_apiserver_storage::store::{KvStore, StoreConfig};
+use wasm_apiserver_storage::testing::etcd::EtcdServer;
+use wasm_apiserver_storage::{
+    GetOptions, ListOptions, Preconditions, Storage, UpdateOutcome, WatchEvent,
+};
+
+/// Operations in flight.
+const CONCURRENCY: [usize; 3] = [1, 16, 64];
+/// Keys listed by `get_list` (and read / updated by `get` / `guaranteed_update`).
+const LIST_KEYS: usize = 10_000;
+/// Encoded size of one object.
+const OBJECT_BYTES: usize = 1024;
+/// Rounds per cheap measurement (throughput = median of the rounds).
+const ROUNDS: usize = 3;
+/// Length of one round of create / get / update.
+const ROUND: Duration = Duration::from_millis(700);
+/// Length of the write phase of a watch measurement.
+const WATCH_WRITE: Duration = Duration::from_millis(1500);
+/// Upper bound on creates in one watch measurement (size of the start-time table).
+const WATCH_MAX_OPS: usize = 200_000;
+/// Largest gRPC message the raw client accepts (a 10,000-key list is ~10 MiB).
+const MAX_MESSAGE: usize = 256 << 20;
+
+type OpFn = dyn Fn(usize) -> BoxFuture<'static, ()> + Send + Sync;
+
+// ---------------------------------------------------------------------------------------------
+// Objects
+
+/// A pod-like object named `name` whose JSON encoding is `OBJECT_BYTES` long.
+fn pod(namespace: &str, name: &str) -> Value {
+    let mut obj = json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "uid": "6f1c2a8e-3d4b-4c5a-9e8f-0a1b2c3d4e5f",
+            "creationTimestamp": "2025-01-01T00:00:00Z",
+            "labels": {"app": "bench", "tier": "web", "pod-template-hash": "5d9c7b8f6d"},
+            "annotations": {"bench/pad": ""},
+        },
+        "spec": {
+            "nodeName": "node-1",
+            "restartPolicy": "Always",
+            "serviceAccountName": "default",
+            "containers": [{
+                "name": "app",
+                "image": "registry.example/bench/app:1.2.3",
+                "ports": [{"containerPort": 8080, "protocol": "TCP"}],
+                "env": [{"name": "MODE", "value": "bench"}, {"name": "LEVEL", "value": "info"}],
+                "resources": {"requests": {"cpu": "100m", "memory": "128Mi"},
+                              "limits": {"cpu": "500m", "memory": "256Mi"}},
+            }],
+        },
+        "status": {"phase": "Running", "podIP": "10.0.0.17", "hostIP": "192.168.0.10"},
+    });
+    let len = serde_json::to_vec(&obj).unwrap().len();
+    let pad = OBJECT_BYTES.saturating_sub(len);
+    obj["metadata"]["annotations"]["bench/pad"] = Value::String("x".repeat(pad));
+    obj
+}
+
+fn name(i: usize) -> String {
+    format!("pod-{i:07}")
+}
+
+/// The index in a `pod-NNNNNNN` name or key.
+fn index_of(key: &[u8]) -> usize {
+    std::str::from_utf8(&key[key.len() - 7..])
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Measurement
+
+#[derive(Default)]
+struct Sample {
+    ops: usize,
+    secs: f64,
+    lat_ns: Vec<u64>,
+}
+
+/// One measured figure.
+#[derive(Clone, Copy, Debug, Default)]
+struct Row {
+    ops_per_sec: f64,
+    p50: Duration,
+    p99: Duration,
+    ops: usize,
+}
+
+fn percentile(sorted: &[u64], p: usize) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    Duration::from_nanos(sorted[(sorted.len() * p / 100).min(sorted.len() - 1)])
+}
+
+fn row_of(samples: Vec<Sample>) -> Row {
+    let mut rates: Vec<f64> = samples.iter().map(|s| s.ops as f64 / s.secs).collect();
+    rates.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let mut lat: Vec<u64> = samples
+        .iter()
+        .flat_map(|s| s.lat_ns.iter().copied())
+        .collect();
+    lat.sort_unstable();
+    Row {
+        ops_per_sec: rates[rates.len() / 2],
+        p50: percentile(&lat, 50),
+        p99: percentile(&lat, 99),
+        ops: samples.iter().map(|s| s.ops).sum(),
+    }
+}
+
+/// Run `op` with `conc` operations in flight until `dur` has passed and at least `min_ops`
+/// operations were started (and at most `max_ops`).
+async fn drive(
+    conc: usize,
+    dur: Duration,
+    min_ops: usize,
+    max_ops: usize,
+    op: Arc<OpFn>,
+) -> Sample {
+    let counter = Arc::new(AtomicUsize::new(0));
+    let start = Instant::now();
+    let deadline = start + dur;
+    let workers: Vec<_> = (0..conc)
+        .map(|_| {
+            let counter = counter.clone();
+            let op = op.clone();
+            tokio::spawn(async move {
+                let mut lat = Vec::with_capacity(1024);
+                loop {
+                    let i = counter.fetch_add(1, Ordering::Relaxed);
+                    if i >= max_ops || (i >= min_ops && Instant::now() >= deadline) {
+                        break;
+                    }
+                    let t0 = Instant::now();
+                    op(i).await;
+                    lat.push(t0.elapsed().as_nanos() as u64);
+                }
+                lat
+            })
+        })
+        .collect();
+    let mut lat_ns = Vec::new();
+    for w in workers {
+        lat_ns.extend(w.await.expect("worker"));
+    }
+    Sample {
+        ops: lat_ns.len(),
+        secs: start.elapsed().as_secs_f64(),
+        lat_ns,
+    }
+}
+
+/// Measure each of `ops` for `rounds` rounds, interleaving them round by round.
+async fn measure(
+    conc: usize,
+    rounds: usize,
+    dur: Duration,
+    min_ops: usize,
+    ops: &[Arc<OpFn>],
+) -> Vec<Row> {
+    let mut samples: Vec<Vec<Sample>> = ops.iter().map(|_| Vec::new()).collect();
+    for _ in 0..rounds {
+        for (k, op) in ops.iter().enumerate() {
+            samples[k].push(drive(conc, dur, min_ops, usize::MAX, op.clone()).await);
+        }
+    }
+    samples.into_iter().map(row_of).collect()
+}
+
+/// Delivery bookkeeping of one watch measurement: when each create started, and what the
+/// watcher has seen.
+struct Tracker {
+    base: Instant,
+    started_ns: Vec<AtomicU64>,
+    seen: AtomicUsize,
+    last_ns: AtomicU64,
+    lat_ns: Mutex<Vec<u64>>,
+}
+
+impl Tracker {
+    fn new() -> Arc<Tracker> {
+        Arc::new(Tracker {
+            base: Instant::now(),
+            started_ns: (0..WATCH_MAX_OPS).map(|_| AtomicU64::new(0)).collect(),
+            seen: AtomicUsize::new(0),
+            last_ns: AtomicU64::new(0),
+            lat_ns: Mutex::new(Vec::with_capacity(64 * 1024)),
+        })
+    }
+
+    fn now_ns(&self) -> u64 {
+        self.base.elapsed().as_nanos() as u64
+    }
+
+    fn started(&self, i: usize) {
+        self.started_ns[i].store(self.now_ns(), Ordering::Relaxed);
+    }
+
+    fn saw(&self, i: usize) {
+        let now = self.now_ns();
+        let t0 = self.started_ns[i].load(Ordering::Relaxed);
+        self.lat_ns.lock().unwrap().push(now.saturating_sub(t0));
+        self.last_ns.store(now, Ordering::Relaxed);
+        self.seen.fetch_add(1, Ordering::Release);
+    }
+}
+
+/// One watch measurement: `watcher` is already running and reports to `tracker`; `create`
+/// creates key `i` under the watched prefix (and calls `tracker.started(i)` first).
+async fn measure_watch(
+    conc: usize,
+    tracker: Arc<Tracker>,
+    watcher: tokio::task::JoinHandle<()>,
+    create: Arc<OpFn>,
+) -> Row {
+    let t_start = tracker.now_ns();
+    let writes = drive(conc, WATCH_WRITE, 0, WATCH_MAX_OPS, create).await;
+    let total = writes.ops;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while tracker.seen.load(Ordering::Acquire) < total {
+        assert!(
+            Instant::now() < deadline,
+            "watcher saw {} of {total} events",
+            tracker.seen.load(Ordering::Acquire)
+        );
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    watcher.abort();
+    let secs = (tracker.last_ns.load(Ordering::Relaxed) - t_start) as f64 / 1e9;
+    let lat = std::mem::take(&mut *tracker.lat_ns.lock().unwrap());
+    row_of(vec![Sample {
+        ops: total,
+        secs,
+        lat_ns: lat,
+    }])
+}
+
+// ---------------------------------------------------------------------------------------------
+// The systems under test
+
+const RAW_PREFIX: &str = "/rawbench/pods";
+
+fn raw_key(ns: &str, i: usize) -> String {
+    format!("{RAW_PREFIX}/{ns}/{}", name(i))
+}
+
+/// `Txn(If(mod_revision(key) == expected)).Then(Put).Else(Get)`; whether it succeeded and, if
+/// not, the current mod revision.
+async fn raw_put_if(client: &Client, key: String, expected: i64, value: Vec<u8>) -> (bool, i64) {
+    let txn = Txn::new()
+        .when([Compare::mod_revision(
+            key.clone(),
+            CompareOp::Equal,
+            expected,
+        )])
+        .and_then([TxnOp::put(key.clone(), value, None)])
+        .or_else([TxnOp::get(key, None)]);
+    let resp = client.kv_client().txn(txn).await.expect("raw txn");
+    let mut current = 0;
+    if !resp.succeeded() {
+        for op in resp.op_responses() {
+            if let etcd_client::TxnOpResponse::Get(g) = op {
+                current = g.kvs().first().map(|kv| kv.mod_revision()).unwrap_or(0);
+            }
+        }
+    }
+    (resp.succeeded(), current)
+}
+
+struct Raw {
+    client: Client,
+    value: Arc<Vec<u8>>,
+    next: Arc<AtomicUsize>,
+}
+
+impl Raw {
+    fn create(&self) -> Arc<OpFn> {
+        let client = self.client.clone();
+        let value = self.value.clone();
+        let next = self.next.clone();
+        Arc::new(move |_| {
+            let client = client.clone();
+            let value = value.clone();
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            async move {
+                let (ok, _) = raw_put_if(&client, raw_key("create", i), 0, value.to_vec()).await;
+                assert!(ok, "raw create");
+            }
+            .boxed()
+        })
+    }
+
+    fn get(&self) -> Arc<OpFn> {
+        let client = self.client.clone();
+        Arc::new(move |i| {
+            let mut kv = client.kv_client();
+            async move {
+                let resp = kv
+                    .get(raw_key("list", i * 7919 % LIST_KEYS), None)
+                    .await
+                    .expect("raw get");
+                assert_eq!(resp.kvs().len(), 1);
+            }
+            .boxed()
+        })
+    }
+
+    fn update(&self) -> Arc<OpFn> {
+        let client = self.client.clone();
+        let value = self.value.clone();
+        Arc::new(move |i| {
+            let client = client.clone();
+            let value = value.clone();
+            async move {
+                let key = raw_key("list", i % LIST_KEYS);
+                let resp = client
+                    .kv_client()
+                    .get(key.clone(), None)
+                    .await
+                    .expect("raw get");
+                let mut rev = resp.kvs()[0].mod_revision();
+                loop {
+                    let (ok, cur) = raw_put_if(&client, key.clone(), rev, value.to_vec()).await;
+                    if ok {
+                        break;
+                    }
+                    rev = cur;
+                }
+            }
+            .boxed()
+        })
+    }
+
+    fn list(&self) -> Arc<OpFn> {
+        let client = self.client.clone();
+        Arc::new(move |_| {
+            let mut kv = client.kv_client().max_decoding_message_size(MAX_MESSAGE);
+            async move {
+                let prefix = format!("{RAW_PREFIX}/list/");
+                let resp = kv
+                    .get(prefix, Some(EtcdGet::new().with_prefix()))
+                    .await
+                    .expect("raw list");
+                assert_eq!(resp.kvs().len(), LIST_KEYS);
+            }
+            .boxed()
+        })
+    }
+
+    /// A watcher on `ns` reporting to a new tracker, and the matching create op.
+    async fn watch(&self, ns: &str) -> (Arc<Tracker>, tokio::task::JoinHandle<()>, Arc<OpFn>) {
+        let tracker = Tracker::new();
+        let mut wc = self.client.watch_client();
+        let prefix = format!("{RAW_PREFIX}/{ns}/");
+        let mut stream = wc
+            .watch(
+                prefix,
+                Some(WatchOptions::new().with_prefix().with_prev_key()),
+            )
+            .await
+            .expect("raw watch");
+        // The `created` response.
+        stream.message().await.expect("watch created");
+        let t = tracker.clone();
+        let watcher = tokio::spawn(async move {
+            let _wc = wc;
+            while let Ok(Some(resp)) = stream.message().await {
+                for ev in resp.events() {
+                    if let Some(kv) = ev.kv() {
+                        t.saw(index_of(kv.key()));
+                    }
+                }
+            }
+        });
+        let client = self.client.clone();
+        let value = self.value.clone();
+        let t = tracker.clone();
+        let ns = ns.to_string();
+        let create: Arc<OpFn> = Arc::new(move |i| {
+            let client = client.clone();
+            let value = value.clone();
+            let t = t.clone();
+            let key = raw_key(&ns, i);
+            async move {
+                t.started(i);
+                let (ok, _) = raw_put_if(&client, key, 0, value.to_vec()).await;
+                assert!(ok, "raw create");
+            }
+            .boxed()
+        });
+        (tracker, watcher, create)
+    }
+}
+
+struct Kv {
+    storage: Arc<dyn Storage>,
+    template: Arc<Value>,
+    next: Arc<AtomicUsize>,
+}
+
+fn list_opts() -> ListOptions {
+    ListOptions {
+        recursive: true,
+        ..ListOptions::default()
+    }
+}
+
+impl Kv {
+    fn new(storage: Arc<dyn Storage>) -> Kv {
+        Kv {
+            storage,
+            template: Arc::new(pod("bench", "pod-template")),
+            next: Arc::new(AtomicUsize::new(0)),
+        }
+    }
+
+    fn create_in(
+        storage: Arc<dyn Storage>,
+        template: Arc<Value>,
+        ns: &str,
+        i: usize,
+    ) -> BoxFuture<'static, ()> {
+        let key = format!("/pods/{ns}/{}", name(i));
+        async move {
+            let mut obj = (*template).clone();
+            obj["metadata"]["name"] = Value::String(name(i));
+            storage.create(&key, obj, 0).await.expect("create");
+        }
+        .boxed()
+    }
+
+    fn create(&self) -> Arc<OpFn> {
+        let storage = self.storage.clone();
+        let template = self.template.clone();
+        let next = self.next.clone();
+        Arc::new(move |_| {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            Kv::create_in(storage.clone(), template.clone(), "create", i)
+        })
+    }
+
+    fn get(&self) -> Arc<OpFn> {
+        let storage = self.storage.clone();
+        Arc::new(move |i| {
+            let storage = storage.clone();
+            async move {
+                let key = format!("/pods/list/{}", name(i * 7919 % LIST_KEYS));
+                let got = storage
+                    .get(&key, &GetOptions::default())
+                    .await
+                    .expect("get");
+                assert!(got.is_some());
+            }
+            .boxed()
+        })
+    }
+
+    fn update(&self) -> Arc<OpFn> {
+        let storage = self.storage.clone();
+        Arc::new(move |i| {
+            let storage = storage.clone();
+            async move {
+                let key = format!("/pods/list/{}", name(i % LIST_KEYS));
+                let generation = i.to_string();
+                let mut try_update = move |mut obj: Value, _meta| {
+                    obj["metadata"]["annotations"]["bench/gen"] = Value::String(generation.clone());
+                    async move {
+                        Ok(UpdateOutcome {
+                            object: obj,
+                            ttl: None,
+                        })
+                    }
+                    .boxed()
+                };
+                storage
+                    .guaranteed_update(
+                        &key,
+                        false,
+                        &Preconditions::default(),
+                        &mut try_update,
+                        None,
+                    )
+                    .await
+                    .expect("guaranteed_update");
+            }
+            .boxed()
+        })
+    }
+
+    fn list(&self) -> Arc<OpFn> {
+        let storage = self.storage.clone();
+        Arc::new(move |_| {
+            let storage = storage.clone();
+            async move {
+                let list = storage
+                    .get_list("/pods/list", &list_opts())
+                    .await
+                    .expect("get_list");
+                assert_eq!(list.items.len(), LIST_KEYS);
+            }
+            .boxed()
+        })
+    }
+
+    async fn watch(&self, ns: &str) -> (Arc<Tracker>, tokio::task::JoinHandle<()>, Arc<OpFn>) {
+        let tracker = Tracker::new();
+        let rv = self.storage.current_resource_version().await.expect("rv");
+        let opts = ListOptions {
+            resource_version: rv.to_string(),
+            recursive: true,
+            ..ListOptions::default()
+        };
+        let mut rx = self
+            .storage
+            .watch(&format!("/pods/{ns}"), opts)
+            .await
+            .expect("watch");
+        let t = tracker.clone();
+        let watcher = tokio::spawn(async move {
+            while let Some(ev) = rx.recv().await {
+                match ev {
+                    WatchEvent::Added(obj)
+                    | WatchEvent::Modified(obj)
+                    | WatchEvent::Deleted(obj) => {
+                        let n = obj["metadata"]["name"].as_str().expect("name");
+                        t.saw(index_of(n.as_bytes()));
+                    }
+                    WatchEvent::Bookmark(_) => {}
+                    WatchEvent::Error(e) => panic!("watch error: {e}"),
+                }
+            }
+        });
+        let storage = self.storage.clone();
+        let template = self.template.clone();
+        let t = tracker.clone();
+        let ns = ns.to_string();
+        let create: Arc<OpFn> = Arc::new(move |i| {
+            t.started(i);
+            Kv::create_in(storage.clone(), template.clone(), &ns, i)
+        });
+        (tracker, watcher, create)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Report
+
+const OPS: [&str; 5] = [
+    "create",
+    "get",
+    "guaranteed_update",
+    "get_list (10k)",
+    "watch (events/s)",
+];
+
+#[derive(Default)]
+struct Results {
+    /// (system, op index, concurrency) → row.
+    rows: Vec<(&'static str, usize, usize, Row)>,
+}
+
+impl Results {
+    fn add(&mut self, system: &'static str, op: usize, conc: usize, row: Row) {
+        eprintln!(
+            "  {system:<12} {:<18} {conc:>3} in flight: {:>9.0} ops/s  p50 {:>8.2} ms  p99 {:>8.2} ms  ({} ops)",
+            OPS[op],
+            row.ops_per_sec,
+            ms(row.p50),
+            ms(row.p99),
+            row.ops
+        );
+        self.rows.push((system, op, conc, row));
+    }
+
+    fn get(&self, system: &str, op: usize, conc: usize) -> Option<Row> {
+        self.rows
+            .iter()
+            .find(|(s, o, c, _)| *s == system && *o == op && *c == conc)
+            .map(|r| r.3)
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+// ---------------------------------------------------------------------------------------------
+// Phases
+
+async fn seed_raw(raw: &Raw) {
+    let client = raw.client.clone();
+    let op: Arc<OpFn> = Arc::new(move |i| {
+        let client = client.clone();
+        async move {
+            let value = serde_json::to_vec(&pod("list", &name(i))).unwrap();
+            let (ok, _) = raw_put_if(&client, raw_key("list", i), 0, value).await;
+            assert!(ok);
+        }
+        .boxed()
+    });
+    drive(64, Duration::ZERO, LIST_KEYS, LIST_KEYS, op).await;
+}
+
+async fn seed_kv(kv: &Kv) {
+    let storage = kv.storage.clone();
+    let op: Arc<OpFn> = Arc::new(move |i| {
+        let storage = storage.clone();
+        async move {
+            storage
+                .create(&format!("/pods/list/{}", name(i)), pod("list", &name(i)), 0)
+                .await
+                .expect("seed");
+        }
+        .boxed()
+    });
+    drive(64, Duration::ZERO, LIST_KEYS, LIST_KEYS, op).await;
+}
+
+/// Lists: median of 3 rounds at 1 in flight (cheap); one round of at least `conc` lists above.
+fn list_plan(conc: usize) -> (usize, Duration, usize) {
+    if conc == 1 {
+        (ROUNDS, Duration::from_millis(600), 5)
+    } else {
+        (1, Duration::from_millis(500), conc)
+    }
+}
+
+async fn bench_etcd(res: &mut Results, endpoint: &str) {
+    let client = Client::connect([endpoint], None).await.expect("raw client");
+    let raw = Raw {
+        client,
+        value: Arc::new(serde_json::to_vec(&pod("bench", "pod-template")).unwrap()),
+        next: Arc::new(AtomicUsize::new(0)),
+    };
+    let mut cfg = Etcd3Config::new([endpoint]);
+    cfg.compaction_interval = None;
+    let etcd3 = Arc::new(Etcd3::connect(cfg).await.expect("etcd3 backend"));
+    let storage: Arc<dyn Storage> = Arc::new(KvStore::new(
+        etcd3,
+        StoreConfig::new("/registry", "/pods", "v1", "Pod"),
+    ));
+    let kv = Kv::new(storage);
+
+    let t = Instant::now();
+    seed_raw(&raw).await;
+    seed_kv(&kv).await;
+    eprintln!(
+        "etcd: seeded 2 × {LIST_KEYS} objects in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+    // Warm-up (connections, etcd's caches).
+    measure(
+        16,
+        1,
+        Duration::from_millis(300),
+        0,
+        &[raw.create(), kv.create(), raw.get(), kv.get()],
+    )
+    .await;
+
+    for (op, make) in [
+        (0, [raw.create(), kv.create()]),
+        (1, [raw.get(), kv.get()]),
+        (2, [raw.update(), kv.update()]),
+    ] {
+        for conc in CONCURRENCY {
+            let rows = measure(conc, ROUNDS, ROUND, 0, &make).await;
+            res.add("raw-etcd", op, conc, rows[0]);
+            res.add("kv-etcd3", op, conc, rows[1]);
+        }
+    }
+    for conc in CONCURRENCY {
+        let (rounds, dur, min_ops) = list_plan(conc);
+        let rows = measure(conc, rounds, dur, min_ops, &[raw.list(), kv.list()]).await;
+        res.add("raw-etcd", 3, conc, rows[0]);
+        res.add("kv-etcd3", 3, conc, rows[1]);
+    }
+    for conc in CONCURRENCY {
+        let (tr, w, c) = raw.watch(&format!("watch-raw-{conc}")).await;
+        res.add("raw-etcd", 4, conc, measure_watch(conc, tr, w, c).await);
+        let (tr, w, c) = kv.watch(&format!("watch-kv-{conc}")).await;
+        res.add("kv-etcd3", 4, conc, measure_watch(conc, tr, w, c).await);
+    }
+}
+
+async fn bench_embedded(res: &mut Results, dir: &std::path::Path) {
+    let backend = Arc::new(
+        Embedded::open(dir, EmbeddedOptions::default())
+            .await
+            .expect("open embedded"),
+    );
+    let storage: Arc<dyn Storage> = Arc::new(KvStore::new(
+        backend,
+        StoreConfig::new("/registry", "/pods", "v1", "Pod"),
+    ));
+    let kv = Kv::new(storage);
+    let t = Instant::now();
+    seed_kv(&kv).await;
+    eprintln!(
+        "embedded: seeded {LIST_KEYS} objects in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+    measure(
+        16,
+        1,
+        Duration::from_millis(300),
+        0,
+        &[kv.create(), kv.get()],
+    )
+    .await;
+
+    for (op, make) in [(0, kv.create()), (1, kv.get()), (2, kv.update())] {
+        for conc in CONCURRENCY {
+            let rows = measure(conc, ROUNDS, ROUND, 0, std::slice::from_ref(&make)).await;
+            res.add("kv-embedded", op, conc, rows[0]);
+        }
+    }
+    for conc in CONCURRENCY {
+        let (rounds, dur, min_ops) = list_plan(conc);
+        let rows = measure(conc, rounds, dur, min_ops, &[kv.list()]).await;
+        res.add("kv-embedded", 3, conc, rows[0]);
+    }
+    for conc in CONCURRENCY {
+        let (tr, w, c) = kv.watch(&format!("watch-{conc}")).await;
+        res.add("kv-embedded", 4, conc, measure_watch(conc, tr, w, c).await);
+    }
+}
+
+/// `-- list-profile`: where the time of an embedded 10,000-key list goes.
+async fn list_profile() {
+    use wasm_apiserver_storage::backend::{prefix_end, Backend};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let backend = Arc::new(
+        Embedded::open(dir.path(), EmbeddedOptions::default())
+            .await
+            .expect("open embedded"),
+    );
+    let storage: Arc<dyn Storage> = Arc::new(KvStore::new(
+        backend.clone(),
+        StoreConfig::new("/registry", "/pods", "v1", "Pod"),
+    ));
+    let kv = Kv::new(storage.clone());
+    seed_kv(&kv).await;
+    let n: usize = std::env::var("LIST_PROFILE_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(30);
+    let (mut range_t, mut list_t) = (Vec::new(), Vec::new());
+    let prefix = "/registry/pods/list/";
+    for _ in 0..n {
+        let t = Instant::now();
+        let r = backend
+            .range(prefix, &prefix_end(prefix), 0, 0)
+            .await
+            .unwrap();
+        assert_eq!(r.kvs.len(), LIST_KEYS);
+        range_t.push(t.elapsed());
+        if std::env::var("LIST_PROFILE_SPLIT").is_ok() {
+            let t = Instant::now();
+            let vals: Vec<Value> = r
+                .kvs
+                .iter()
+                .map(|kv| serde_json::from_slice(&kv.value).unwrap())
+                .collect();
+            let t_dec = t.elapsed();
+            let t = Instant::now();
+            drop(r);
+            let t_drop_kvs = t.elapsed();
+            let t = Instant::now();
+            drop(vals);
+            eprintln!(
+                "decode {:.1} ms, drop kvs {:.1} ms, drop values {:.1} ms",
+                ms(t_dec),
+                ms(t_drop_kvs),
+                ms(t.elapsed())
+            );
+            continue;
+        }
+        drop(r);
+        let t = Instant::now();
+        let l = storage.get_list("/pods/list", &list_opts()).await.unwrap();
+        assert_eq!(l.items.len(), LIST_KEYS);
+        list_t.push(t.elapsed());
+        if std::env::var("LIST_PROFILE_EACH").is_ok() {
+            let t = Instant::now();
+            drop(l);
+            eprintln!(
+                "get_list {:.1} ms, drop items {:.1} ms",
+                ms(*list_t.last().unwrap()),
+                ms(t.elapsed())
+            );
+        }
+    }
+    range_t.sort();
+    list_t.sort();
+    if list_t.is_empty() {
+        return;
+    }
+    println!(
+        "backend range: p50 {:.1} ms (min {:.1}); get_list: p50 {:.1} ms (min {:.1})",
+        ms(range_t[n / 2]),
+        ms(range_t[0]),
+        ms(list_t[n / 2]),
+        ms(list_t[0])
+    );
+}
+
+fn report(res: &Results, total: Duration) {
+    println!();
+    println!("### Figures");
+    println!();
+    println!("| system | operation | in flight | ops/s | p50 ms | p99 ms |");
+    println!("|---|---|---:|---:|---:|---:|");
+    for system in ["raw-etcd", "kv-etcd3", "kv-embedded"] {
+        for op in 0..OPS.len() {
+            for conc in CONCURRENCY {
+                if let Some(r) = res.get(system, op, conc) {
+                    println!(
+                        "| {system} | {} | {conc} | {:.0} | {:.2} | {:.2} |",
+                        OPS[op],
+                        r.ops_per_sec,
+                        ms(r.p50),
+                        ms(r.p99)
+                    );
+                }
+            }
+        }
+    }
+    println!();
+    println!("### kv-etcd3 / raw-etcd (target ≥ 0.90)");
+    println!();
+    println!("| operation | 1 | 16 | 64 |");
+    println!("|---|---:|---:|---:|");
+    let mut worst = f64::INFINITY;
+    for op in 0..OPS.len() {
+        let cells: Vec<String> = CONCURRENCY
+            .iter()
+            .map(
+                |&c| match (res.get("raw-etcd", op, c), res.get("kv-etcd3", op, c)) {
+                    (Some(raw), Some(kv)) => {
+                        let ratio = kv.ops_per_sec / raw.ops_per_sec;
+                        worst = worst.min(ratio);
+                        format!("{ratio:.2}{}", if ratio >= 0.90 { "" } else { " ✗" })
+                    }
+                    _ => "–".into(),
+                },
+            )
+            .collect();
+        println!("| {} | {} |", OPS[op], cells.join(" | "));
+    }
+    println!();
+    println!("### Targets");
+    println!();
+    println!(
+        "- etcd3 backend / raw etcd ≥ 0.90 for every operation and concurrency: worst {worst:.2} — {}",
+        met(worst >= 0.90)
+    );
+    if let Some(r) = res.get("kv-embedded", 0, 64) {
+        println!(
+            "- embedded creates/s at 64 in flight ≥ 14,000: {:.0} — {}",
+            r.ops_per_sec,
+            met(r.ops_per_sec >= 14_000.0)
+        );
+    }
+    if let Some(r) = res.get("kv-embedded", 3, 1) {
+        println!(
+            "- embedded 10,000-key get_list < 30 ms (p50 at 1 in flight): {:.1} ms (median of 3 rounds: {:.1} ms/list) — {}",
+            ms(r.p50),
+            1e3 / r.ops_per_sec,
+            met(ms(r.p50) < 30.0)
+        );
+    }
+    println!();
+    println!("Total benchmark time: {:.0} s", total.as_secs_f64());
+}
+
+fn met(ok: bool) -> &'static str {
+    if ok {
+        "met"
+    } else {
+        "NOT met"
+    }
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; a filter argument selects systems ("etcd", "embedded").
+    let filter: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let want = |s: &str| filter.is_empty() || filter.iter().any(|f| s.contains(f.as_str()));
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let started = Instant::now();
+    let obj_len = serde_json::to_vec(&pod("list", &name(0))).unwrap().len();
+    eprintln!(
+        "storage bench: {obj_len}-byte objects, {LIST_KEYS}-key lists, in flight {CONCURRENCY:?}, {} worker threads",
+        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+    );
+    if filter.iter().any(|f| f == "list-profile") {
+        rt.block_on(list_profile());
+        return;
+    }
+    let mut res = Results::default();
+    if want("etcd") {
+        let etcd = EtcdServer::start();
+        eprintln!("etcd at {} ({})", etcd.endpoint, etcd.dir.display());
+        rt.block_on(bench_etcd(&mut res, &etcd.endpoint));
+        drop(etcd);
+    }
+    if want("embedded") {
+        let dir = tempfile::tempdir().expect("tempdir");
+        rt.block_on(bench_embedded(&mut res, dir.path()));
+    }
+    report(&res, started.elapsed());
+}

@@ -1,0 +1,393 @@
+//! The watch cache proper (`k8s.io/apiserver/pkg/storage/cacher/watch_cache.go`): the current
+//! objects of one resource by key, optional field indexes, the cache's resourceVersion, and a
+//! bounded ring buffer of recent events (`watch_cache_history.go`) from which watches resume.
+//!
+//! Everything here is synchronous and runs under the cacher's lock; nothing awaits.
+
+use super::CacherConfig;
+use crate::continue_token;
+use crate::errors::{Result, StorageError};
+use crate::interfaces::{ListResult, WatchEvent};
+use crate::selection::{Attrs, SelectionPredicate};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::sync::Arc;
+
+/// One cached object: the decoded object (with its `metadata.resourceVersion`), that
+/// resourceVersion as a number, and its attributes as the resource's `GetAttrs` computes them
+/// (`None` when `GetAttrs` failed; matching then falls back to the predicate's own function).
+#[derive(Clone, Debug)]
+pub(crate) struct Entry {
+    pub obj: Arc<Value>,
+    pub attrs: Option<Arc<Attrs>>,
+}
+
+/// Whether a [`CacheEvent`] wrote or removed its key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum EventKind {
+    /// A create or update: `obj` is the new state.
+    Put,
+    /// A delete: `obj` is the last state with the delete revision as its resourceVersion.
+    Delete,
+}
+
+/// `watchCacheEvent`: one change with the previous state, so each watcher can map it through
+/// its own predicate (`cache_watcher.go` `convertToWatchEvent`).
+#[derive(Debug)]
+pub(crate) struct CacheEvent {
+    pub kind: EventKind,
+    pub key: String,
+    pub obj: Arc<Value>,
+    pub attrs: Option<Arc<Attrs>>,
+    pub prev: Option<Entry>,
+    pub rv: u64,
+}
+
+/// A key range a read or watch covers: one key, or every key below `key` (which then ends with
+/// `/`, as etcd3's `prepareKey` makes it, so `foo` never matches `foobar`).
+#[derive(Clone, Debug)]
+pub(crate) struct Scope {
+    pub key: String,
+    pub recursive: bool,
+}
+
+impl Scope {
+    pub fn contains(&self, key: &str) -> bool {
+        if self.recursive {
+            key.starts_with(&self.key)
+        } else {
+            key == self.key
+        }
+    }
+}
+
+/// The state behind the cacher's lock.
+pub(crate) struct CacheState {
+    /// Whether the cache holds a complete list plus every event since (false while listing
+    /// or after the backend watch failed).
+    pub ready: bool,
+    /// Bumped whenever the cache is invalidated (re-list, shutdown): cache watchers of an older
+    /// generation end their stream.
+    pub generation: u64,
+    /// The resourceVersion the cache has caught up to.
+    pub rv: u64,
+    /// The current objects by storage key (without the path prefix).
+    pub objects: BTreeMap<String, Entry>,
+    /// Field path → value → keys, for the configured indexes.
+    pub index: HashMap<String, HashMap<String, BTreeSet<String>>>,
+    /// Recent events in resourceVersion order.
+    pub history: VecDeque<Arc<CacheEvent>>,
+    /// Every event with a resourceVersion above this one is in `history` (the list's
+    /// resourceVersion after a (re)list, then the resourceVersion of the last evicted event).
+    pub floor: u64,
+}
+
+/// The resourceVersion of an object (`0` when missing or not a number).
+pub(crate) fn rv_of(obj: &Value) -> u64 {
+    obj.pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}
+
+/// `SelectionPredicate.Matches` on cached attributes when they cover every field the selector
+/// uses (what kube's cacher does with `ObjLabels`/`ObjFields`), else with the predicate's own
+/// `GetAttrs`. Errors: `GetAttrs` failed (500).
+pub(crate) fn matches(pred: &SelectionPredicate, obj: &Value, attrs: Option<&Attrs>) -> Result<bool> {
+    if pred.is_empty() {
+        return Ok(true);
+    }
+    if let Some(a) = attrs {
+        if pred
+            .field
+            .requirements
+            .iter()
+            .all(|r| a.fields.contains_key(&r.field))
+        {
+            return Ok(pred.label.matches(&a.labels) && pred.field.matches(&a.fields));
+        }
+    }
+    pred.matches(obj)
+        .map_err(|e| StorageError::Internal(format!("unable to compute object attributes: {e}")))
+}
+
+/// The value an index keeps for `field` of an object: its attribute when `GetAttrs` reports it,
+/// else the value at that dotted JSON path (`""` when absent, as field selectors read it).
+fn index_value(field: &str, obj: &Value, attrs: Option<&Attrs>) -> String {
+    if let Some(v) = attrs.and_then(|a| a.fields.get(field)) {
+        return v.clone();
+    }
+    match obj.pointer(&format!("/{}", field.replace('.', "/"))) {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Null) | None => String::new(),
+        Some(other) => other.to_string(),
+    }
+}
+
+impl CacheState {
+    pub fn new() -> CacheState {
+        CacheState {
+            ready: false,
+            generation: 0,
+            rv: 0,
+            objects: BTreeMap::new(),
+            index: HashMap::new(),
+            history: VecDeque::new(),
+            floor: 0,
+        }
+    }
+
+    /// Compute an entry for `obj` (attributes through the resource's `GetAttrs`).
+    pub fn entry(config: &CacherConfig, obj: Value) -> Entry {
+        let attrs = match (config.get_attrs)(&obj) {
+            Ok(a) => Some(Arc::new(a)),
+            Err(e) => {
+                tracing::warn!(error = %e, "watch cache: GetAttrs failed; selectors will recompute");
+                None
+            }
+        };
+        Entry {
+            obj: Arc::new(obj),
+            attrs,
+        }
+    }
+
+    fn index_add(&mut self, config: &CacherConfig, key: &str, e: &Entry) {
+        for field in &config.indexes {
+            let v = index_value(field, &e.obj, e.attrs.as_deref());
+            self.index
+                .entry(field.clone())
+                .or_default()
+                .entry(v)
+                .or_default()
+                .insert(key.to_string());
+        }
+    }
+
+    fn index_remove(&mut self, config: &CacherConfig, key: &str, e: &Entry) {
+        for field in &config.indexes {
+            let v = index_value(field, &e.obj, e.attrs.as_deref());
+            if let Some(values) = self.index.get_mut(field) {
+                if let Some(keys) = values.get_mut(&v) {
+                    keys.remove(key);
+                    if keys.is_empty() {
+                        values.remove(&v);
+                    }
+                }
+            }
+        }
+    }
+
+    /// `watchCache.Replace`: install a fresh list at `rv`; the history restarts empty, so
+    /// watches can resume from `rv` on.
+    pub fn replace(&mut self, config: &CacherConfig, items: Vec<Value>, rv: u64) {
+        self.objects.clear();
+        self.index.clear();
+        self.history.clear();
+        for obj in items {
+            let key = match (config.key_func)(&obj) {
+                Ok(k) => k,
+                Err(e) => {
+                    tracing::warn!(error = %e, "watch cache: listed object has no key; skipped");
+                    continue;
+                }
+            };
+            let e = Self::entry(config, obj);
+            self.index_add(config, &key, &e);
+            self.objects.insert(key, e);
+        }
+        self.rv = rv;
+        self.floor = rv;
+        self.ready = true;
+    }
+
+    /// Apply one event of the backend watch (`watchCache.processEvent`). Returns whether the
+    /// cache changed (an event was recorded or the resourceVersion advanced). Events at or
+    /// below the cache's resourceVersion are ignored (never applied twice). Errors: the
+    /// watch reported an error (the caller restarts the watch).
+    pub fn apply(&mut self, config: &CacherConfig, ev: WatchEvent) -> Result<bool> {
+        let (kind, obj) = match ev {
+            WatchEvent::Added(o) | WatchEvent::Modified(o) => (EventKind::Put, o),
+            WatchEvent::Deleted(o) => (EventKind::Delete, o),
+            WatchEvent::Bookmark(o) => {
+                let rv = rv_of(&o);
+                if rv > self.rv {
+                    self.rv = rv;
+                    return Ok(true);
+                }
+                return Ok(false);
+            }
+            WatchEvent::Error(e) => return Err(e),
+        };
+        let rv = rv_of(&obj);
+        if rv <= self.rv {
+            return Ok(false);
+        }
+        self.rv = rv;
+        let key = match (config.key_func)(&obj) {
+            Ok(k) => k,
+            Err(e) => {
+                tracing::warn!(error = %e, rv, "watch cache: event object has no key; skipped");
+                return Ok(true);
+            }
+        };
+        let event = match kind {
+            EventKind::Put => {
+                let e = Self::entry(config, obj);
+                let prev = self.objects.insert(key.clone(), e.clone());
+                if let Some(p) = &prev {
+                    self.index_remove(config, &key, p);
+                }
+                self.index_add(config, &key, &e);
+                CacheEvent {
+                    kind,
+                    key,
+                    obj: e.obj,
+                    attrs: e.attrs,
+                    prev,
+                    rv,
+                }
+            }
+            EventKind::Delete => {
+                let prev = self.objects.remove(&key);
+                if let Some(p) = &prev {
+                    self.index_remove(config, &key, p);
+                }
+                // The deleted object is the last state: its attributes are the previous ones.
+                let attrs = match prev.as_ref().and_then(|p| p.attrs.clone()) {
+                    Some(a) => Some(a),
+                    None => (config.get_attrs)(&obj).ok().map(Arc::new),
+                };
+                CacheEvent {
+                    kind,
+                    key,
+                    obj: Arc::new(obj),
+                    attrs,
+                    prev,
+                    rv,
+                }
+            }
+        };
+        self.history.push_back(Arc::new(event));
+        while self.history.len() > config.capacity.max(1) {
+            if let Some(old) = self.history.pop_front() {
+                self.floor = old.rv;
+            }
+        }
+        Ok(true)
+    }
+
+    /// Drop history up to `rv` (a compaction of the watch cache): watches from an older
+    /// resourceVersion get 410 Expired.
+    pub fn compact(&mut self, rv: u64) {
+        while self.history.front().is_some_and(|e| e.rv <= rv) {
+            self.history.pop_front();
+        }
+        self.floor = self.floor.max(rv.min(self.rv));
+    }
+
+    /// The index of the first history event with a resourceVersion above `rv`.
+    pub fn history_after(&self, rv: u64) -> usize {
+        self.history.partition_point(|e| e.rv <= rv)
+    }
+
+    /// Candidate keys of a read in key order: through an index when the field selector pins an
+    /// indexed field with `=` (`requires_exact_match`), else every key of the scope.
+    fn candidates<'a>(
+        &'a self,
+        config: &CacherConfig,
+        scope: &'a Scope,
+        pred: &SelectionPredicate,
+    ) -> Box<dyn Iterator<Item = (&'a String, &'a Entry)> + 'a> {
+        for field in &config.indexes {
+            if let Some(v) = pred.field.requires_exact_match(field) {
+                let keys = self.index.get(field).and_then(|m| m.get(v));
+                return match keys {
+                    None => Box::new(std::iter::empty()),
+                    Some(keys) => Box::new(
+                        keys.iter()
+                            .filter(|k| scope.contains(k))
+                            .filter_map(|k| self.objects.get_key_value(k)),
+                    ),
+                };
+            }
+        }
+        if scope.recursive {
+            Box::new(
+                self.objects
+                    .range::<String, _>(scope.key.clone()..)
+                    .take_while(|(k, _)| k.starts_with(&scope.key)),
+            )
+        } else {
+            Box::new(self.objects.get_key_value(&scope.key).into_iter())
+        }
+    }
+
+    /// Whether a read used an index.
+    pub fn uses_index(config: &CacherConfig, pred: &SelectionPredicate) -> bool {
+        config
+            .indexes
+            .iter()
+            .any(|f| pred.field.requires_exact_match(f).is_some())
+    }
+
+    /// `cacher.GetList` from memory: the matching objects of `scope` in key order, at most
+    /// `limit` of them (0 = all) with a continue token (`PrepareContinueToken`, the etcd3
+    /// format pinned at the cache's resourceVersion) and, for unfiltered lists, the number of
+    /// remaining items. Errors: `GetAttrs` failed.
+    pub fn list(
+        &self,
+        config: &CacherConfig,
+        scope: &Scope,
+        pred: &SelectionPredicate,
+        limit: i64,
+    ) -> Result<ListResult> {
+        let mut items = Vec::new();
+        let mut last_key: Option<&String> = None;
+        let mut has_more = false;
+        let mut remaining: i64 = 0;
+        let mut iter = self.candidates(config, scope, pred);
+        for (k, e) in iter.by_ref() {
+            if matches(pred, &e.obj, e.attrs.as_deref())? {
+                items.push((*e.obj).clone());
+                last_key = Some(k);
+            }
+            if limit > 0 && items.len() as i64 >= limit {
+                break;
+            }
+        }
+        if limit > 0 && items.len() as i64 >= limit {
+            remaining = iter.count() as i64;
+            has_more = remaining > 0;
+        }
+        let (continue_token, remaining_item_count) = match (has_more, last_key) {
+            (true, Some(k)) => {
+                let token = continue_token::encode(&format!("{k}\0"), &scope.key, self.rv as i64)?;
+                (Some(token), pred.is_empty().then_some(remaining))
+            }
+            _ => (None, None),
+        };
+        Ok(ListResult {
+            items,
+            resource_version: self.rv,
+            continue_token,
+            remaining_item_count,
+        })
+    }
+
+    /// The objects of `scope` matching `pred` in key order (the initial events of a watch).
+    pub fn snapshot(
+        &self,
+        config: &CacherConfig,
+        scope: &Scope,
+        pred: &SelectionPredicate,
+    ) -> Result<Vec<Arc<Value>>> {
+        let mut out = Vec::new();
+        for (_, e) in self.candidates(config, scope, pred) {
+            if matches(pred, &e.obj, e.attrs.as_deref())? {
+                out.push(e.obj.clone());
+            }
+        }
+        Ok(out)
+    }
+}

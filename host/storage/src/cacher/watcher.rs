@@ -1,0 +1,233 @@
+//! `cacheWatcher` (`k8s.io/apiserver/pkg/storage/cacher/cache_watcher.go`): one client watch
+//! served from the watch cache.
+//!
+//! Each watcher is a task that pulls from the cache's event ring buffer with its own cursor
+//! (the resourceVersion of the last event it considered), so the single backend watch fans
+//! out to any number of watchers and a slow one never delays the others. It sends:
+//! 1. the initial events, if any (synthetic ADDED for a snapshot of the cache, each object with
+//!    its own resourceVersion), then the `k8s.io/initial-events-end` BOOKMARK when asked;
+//! 2. every later event with a resourceVersion above the cursor, mapped through its predicate
+//!    like `convertToWatchEvent`;
+//! 3. periodic BOOKMARKs with the cache's resourceVersion when bookmarks were asked for and it
+//!    is caught up (so a bookmark never jumps over an event it has not sent yet).
+//!
+//! The stream ends (without an ERROR event, as kube closes them) when the client's channel
+//! stays full longer than `slow_watcher_timeout`, when the watcher fell behind the ring buffer,
+//! or when the cache is re-listed; the client then re-watches or re-lists.
+
+use super::state::{matches, CacheEvent, EventKind, Scope};
+use super::Shared;
+use crate::errors::Result;
+use crate::interfaces::WatchEvent;
+use crate::selection::SelectionPredicate;
+use serde_json::Value;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use tokio::sync::mpsc::{self, error::SendTimeoutError};
+use tokio::time::Instant;
+
+/// Events copied out of the ring buffer per lock acquisition (`watch_cache_interval.go`
+/// copies chunks of 100).
+const BATCH: usize = 100;
+
+/// What one watcher serves.
+pub(crate) struct WatcherSpec {
+    pub scope: Scope,
+    pub pred: SelectionPredicate,
+    /// Send periodic bookmarks (`allowWatchBookmarks`, or `progress_notify`).
+    pub bookmarks: bool,
+    /// The cache generation the watcher belongs to.
+    pub generation: u64,
+}
+
+/// Where a watcher starts.
+pub(crate) enum Start {
+    /// Send `objects` as ADDED (a snapshot at `rv`), then the end bookmark if asked, then
+    /// events after `rv`.
+    Initial {
+        objects: Vec<Arc<Value>>,
+        rv: u64,
+        end_bookmark: bool,
+    },
+    /// Events after `rv` (exclusive).
+    After(u64),
+}
+
+/// Decrements the open-watcher gauge when the watcher task ends, however it ends.
+struct Gauge(Arc<Shared>);
+
+impl Drop for Gauge {
+    fn drop(&mut self) {
+        self.0.counters.watchers.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+fn with_rv(obj: &Value, rv: u64) -> Value {
+    let mut o = obj.clone();
+    if let Some(meta) = o.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.insert("resourceVersion".into(), Value::String(rv.to_string()));
+    }
+    o
+}
+
+/// `convertToWatchEvent`: a cache event as seen through one watcher's scope and predicate.
+/// A DELETED caused by an update that stops matching carries the previous object with the
+/// event's resourceVersion. Errors: `GetAttrs` failed.
+pub(crate) fn transform(ev: &CacheEvent, spec: &WatcherSpec) -> Result<Option<WatchEvent>> {
+    if !spec.scope.contains(&ev.key) {
+        return Ok(None);
+    }
+    let pred = &spec.pred;
+    match ev.kind {
+        EventKind::Delete => Ok(matches(pred, &ev.obj, ev.attrs.as_deref())?
+            .then(|| WatchEvent::Deleted((*ev.obj).clone()))),
+        EventKind::Put => {
+            let cur_ok = matches(pred, &ev.obj, ev.attrs.as_deref())?;
+            let old_ok = match &ev.prev {
+                Some(p) => Some(matches(pred, &p.obj, p.attrs.as_deref())?),
+                None => None,
+            };
+            Ok(match (cur_ok, old_ok) {
+                (true, Some(true)) => Some(WatchEvent::Modified((*ev.obj).clone())),
+                (true, _) => Some(WatchEvent::Added((*ev.obj).clone())),
+                (false, Some(true)) => {
+                    let prev = ev.prev.as_ref().expect("old_ok implies prev");
+                    Some(WatchEvent::Deleted(with_rv(&prev.obj, ev.rv)))
+                }
+                (false, _) => None,
+            })
+        }
+    }
+}
+
+/// The watcher task. Returns when the stream is over (the sender is dropped on return).
+pub(crate) async fn run(
+    shared: Arc<Shared>,
+    spec: WatcherSpec,
+    start: Start,
+    tx: mpsc::Sender<WatchEvent>,
+) {
+    shared.counters.watchers.fetch_add(1, Ordering::Relaxed);
+    let _gauge = Gauge(shared.clone());
+    let mut changed = shared.changed.subscribe();
+    let config = &shared.config;
+
+    // Everything up to `cursor` has been considered; `last_sent` is the resourceVersion of the
+    // last thing sent (an event or a bookmark).
+    let (mut cursor, mut last_was_bookmark) = match start {
+        Start::After(rv) => (rv, false),
+        Start::Initial {
+            objects,
+            rv,
+            end_bookmark,
+        } => {
+            for obj in objects {
+                if tx.send(WatchEvent::Added((*obj).clone())).await.is_err() {
+                    return;
+                }
+                shared
+                    .counters
+                    .events_dispatched
+                    .fetch_add(1, Ordering::Relaxed);
+            }
+            if end_bookmark {
+                if tx
+                    .send(WatchEvent::Bookmark(shared.bookmark(rv, true)))
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+                shared.counters.bookmarks_sent.fetch_add(1, Ordering::Relaxed);
+            }
+            (rv, end_bookmark)
+        }
+    };
+    let mut last_sent = cursor;
+    let mut next_bookmark = Instant::now() + config.bookmark_interval;
+
+    loop {
+        changed.borrow_and_update();
+        // Copy the next events out of the ring buffer under the lock.
+        let (batch, cache_rv) = {
+            let st = shared.read();
+            if st.generation != spec.generation {
+                return;
+            }
+            if cursor < st.floor {
+                // The ring buffer overwrote events this watcher has not sent yet.
+                drop(st);
+                shared
+                    .counters
+                    .terminated_watchers
+                    .fetch_add(1, Ordering::Relaxed);
+                return;
+            }
+            let from = st.history_after(cursor);
+            let batch: Vec<Arc<CacheEvent>> =
+                st.history.range(from..).take(BATCH).cloned().collect();
+            (batch, st.rv)
+        };
+        if !batch.is_empty() {
+            for ev in batch {
+                cursor = ev.rv;
+                let out = match transform(&ev, &spec) {
+                    Ok(Some(out)) => out,
+                    Ok(None) => continue,
+                    Err(e) => {
+                        let _ = tx.send(WatchEvent::Error(e)).await;
+                        return;
+                    }
+                };
+                match tx.send_timeout(out, config.slow_watcher_timeout).await {
+                    Ok(()) => {
+                        last_sent = ev.rv;
+                        last_was_bookmark = false;
+                        shared
+                            .counters
+                            .events_dispatched
+                            .fetch_add(1, Ordering::Relaxed);
+                    }
+                    Err(SendTimeoutError::Timeout(_)) => {
+                        // A slow watcher is closed, never skipped past (kube's
+                        // `terminated_watchers_total`).
+                        shared
+                            .counters
+                            .terminated_watchers
+                            .fetch_add(1, Ordering::Relaxed);
+                        return;
+                    }
+                    Err(SendTimeoutError::Closed(_)) => return,
+                }
+            }
+            continue;
+        }
+        // Caught up with the ring buffer: every event up to `cache_rv` has been considered.
+        if spec.bookmarks && Instant::now() >= next_bookmark {
+            if cache_rv > last_sent || (cache_rv == last_sent && !last_was_bookmark) {
+                // Bookmarks are best effort: a full channel skips one, it does not block.
+                if tx
+                    .try_send(WatchEvent::Bookmark(shared.bookmark(cache_rv, false)))
+                    .is_ok()
+                {
+                    cursor = cursor.max(cache_rv);
+                    last_sent = cache_rv;
+                    last_was_bookmark = true;
+                    shared.counters.bookmarks_sent.fetch_add(1, Ordering::Relaxed);
+                } else if tx.is_closed() {
+                    return;
+                }
+            }
+            next_bookmark = Instant::now() + config.bookmark_interval;
+        }
+        tokio::select! {
+            r = changed.changed() => {
+                if r.is_err() {
+                    return;
+                }
+            }
+            _ = tx.closed() => return,
+            _ = tokio::time::sleep_until(next_bookmark), if spec.bookmarks => {}
+        }
+    }
+}
