@@ -276,6 +276,9 @@ impl ApiError {
             StorageError::Invalid { field, value, detail } => {
                 if field == "resourceVersionMatch" {
                     ApiError::new(422, "Invalid", format!("{field}: Invalid value: {value:?}: {detail}"))
+                } else if field == "continue" {
+                    // etcd3 store.go GetList wraps storage.DecodeContinue's error.
+                    ApiError::bad_request(format!("invalid continue token: {detail}"))
                 } else if field == "resourceVersion" && detail == "invalid resource version" {
                     ApiError::bad_request(format!("invalid resource version: {value}"))
                 } else {

@@ -449,7 +449,6 @@ async fn list_paging_with_limit_and_continue() {
 // 5b. A continue token that does not decode is 400 BadRequest "invalid continue token: continue
 //     key is not valid: …" (etcd3 store.go GetList wrapping storage.DecodeContinue).
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "bug: the message lacks kube's \"invalid continue token: \" prefix (it is \"continue key is not valid: …\")"]
 async fn garbage_continue_token_is_a_bad_request() {
     let s = TestServer::start(Backend::Embedded);
     create_widget(&s, "default", "w", "small").await;
@@ -549,7 +548,6 @@ async fn malformed_and_foreign_bodies() {
 //     pkg/registry/customresource/validator.go `ValidateTypeMeta`): 422 Invalid
 //     `kind: Invalid value: "Gadget": must be Widget`.
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "bug: a wrong kind with the right apiVersion on widgets is 400 BadRequest; kube-apiserver answers 422 Invalid (field kind) for custom resources"]
 async fn wrong_kind_on_custom_group_is_invalid() {
     let s = TestServer::start(Backend::Embedded);
     let mut wrong_kind = widget("w", "small");
@@ -567,7 +565,6 @@ async fn wrong_kind_on_custom_group_is_invalid() {
 // 7c. A body over `--max-request-bytes` (3 MiB, `limitedReadBody` in handlers/rest.go) is 413
 //     RequestEntityTooLarge "Request entity too large: limit is 3145728", as a Status.
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "bug: bodies over 2 MiB hit axum's default body limit: 413 text/plain \"Failed to buffer the request body: length limit exceeded\", not a Status"]
 async fn oversized_body_is_request_entity_too_large() {
     let s = TestServer::start(Backend::Embedded);
     let mut big = widget("big", "small");
@@ -588,7 +585,6 @@ async fn oversized_body_is_request_entity_too_large() {
 // 7d. The 3 MiB limit is the only size limit on the way in: a 2.5 MiB widget body whose bulk is
 //     an unknown (pruned) field is accepted, as kube-apiserver accepts it for a custom resource.
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "bug: axum's default 2 MiB body limit rejects bodies between 2 and 3 MiB with 413"]
 async fn body_under_three_mib_is_accepted() {
     let s = TestServer::start(Backend::Embedded);
     let mut w = widget("roomy", "small");

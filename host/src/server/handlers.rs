@@ -120,6 +120,22 @@ fn check_kind(r: &Resource, obj: &Value) -> ApiResult<()> {
             truncate(&obj.to_string())
         )));
     }
+    if api_version == d.api_version() && kind != d.kind && !d.group.is_empty() {
+        // A custom group decodes any kind of its group/version; the custom resource
+        // validator then refuses it (apiextensions-apiserver customresource/validator.go
+        // `ValidateTypeMeta`): 422 `kind: Invalid value: "X": must be <Kind>`.
+        let name = obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("");
+        return Err(ApiError::invalid(
+            &r.gr,
+            name,
+            &[crate::strategy::FieldError {
+                error_type: crate::strategy::ErrorType::Invalid,
+                field: "kind".into(),
+                bad_value: Some(json!(kind)),
+                detail: format!("must be {}", d.kind),
+            }],
+        ));
+    }
     if api_version != d.api_version() || kind != d.kind {
         return Err(ApiError::bad_request(format!(
             "the API version in the data ({api_version}) does not match the expected API version ({}) or the kind in the data ({kind}) does not match the expected kind ({})",
@@ -292,9 +308,17 @@ pub async fn resource(
     OriginalUri(uri): OriginalUri,
     headers: HeaderMap,
     axum::extract::Query(q): axum::extract::Query<Query>,
-    body: Bytes,
+    body: Body,
 ) -> Response {
     let path = uri.path().to_string();
+    // `limitedReadBody` (handlers/rest.go): read at most the limit, answer 413 as a Status.
+    let body = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
+        Ok(b) => b,
+        Err(_) => {
+            return ApiError::request_entity_too_large(&format!("limit is {MAX_BODY_BYTES}"))
+                .into_response()
+        }
+    };
     match dispatch(&state, &method, &path, &headers, &q, body).await {
         Ok(r) => r,
         Err(e) => e.into_response(),

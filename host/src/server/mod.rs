@@ -112,6 +112,8 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/apis/{*rest}", any(handlers::resource))
         .fallback(|OriginalUri(uri): OriginalUri| async move { ApiError::no_route(uri.path()).into_response() })
         .layer(axum::middleware::from_fn(observe))
+        // The resource handler enforces its own limit and answers 413 as a Status.
+        .layer(axum::extract::DefaultBodyLimit::disable())
         .with_state(state)
 }
 

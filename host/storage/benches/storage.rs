@@ -782,6 +782,7 @@ async fn list_profile() {
         .unwrap_or(30);
     let (mut range_t, mut list_t) = (Vec::new(), Vec::new());
     let prefix = "/registry/pods/list/";
+    let mut kept = Vec::new();
     for _ in 0..n {
         let t = Instant::now();
         let r = backend
@@ -816,6 +817,10 @@ async fn list_profile() {
         let l = storage.get_list("/pods/list", &list_opts()).await.unwrap();
         assert_eq!(l.items.len(), LIST_KEYS);
         list_t.push(t.elapsed());
+        if std::env::var("LIST_PROFILE_KEEP").is_ok() {
+            kept.push(l);
+            continue;
+        }
         if std::env::var("LIST_PROFILE_EACH").is_ok() {
             let t = Instant::now();
             drop(l);

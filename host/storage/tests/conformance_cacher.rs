@@ -1,0 +1,276 @@
+//! Runs the storage conformance suite (`wasm_apiserver_storage::testing::conformance`) against
+//! the watch cache: a [`Cacher`] in front of `KvStore` over each backend, as kube-apiserver's
+//! `pkg/storage/cacher/cacher_test.go` runs `storagetesting.Run*` against its cacher. Test
+//! names are `cacher_embedded::<case>` and `cacher_etcd3::<case>`.
+//!
+//! The cacher is configured like kube's test cacher (`newTestCacher`): pods under `/pods`,
+//! `NamespaceKeyFunc` keys (`/pods/<namespace>/<name>`, `/pods//<name>` without a namespace;
+//! the cluster-scoped watch case uses `NoNamespaceKeyFunc`, as kube's
+//! `withClusterScopedKeyFunc`), `GetAttrs` with `spec.nodeName` and an index on it, and a
+//! 1 s bookmark interval (kube's tests rely on the 2 s-before-deadline bookmark instead). The
+//! context's compaction hook also compacts the cache's event history (kube's
+//! `compactStorage` for the cacher). Each case starts once the cache is ready.
+//!
+//! Backends are prepared as `tests/conformance.rs` prepares them (a fresh embedded store per
+//! case; one etcd per isolated case, a shared etcd under a unique path prefix otherwise).
+
+use std::any::Any;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use wasm_apiserver_storage::cacher::{
+    cluster_key_func, namespace_key_func, Cacher, CacherConfig,
+};
+use wasm_apiserver_storage::embedded::{Embedded, EmbeddedOptions};
+use wasm_apiserver_storage::etcd3::{Etcd3, Etcd3Config};
+use wasm_apiserver_storage::selection::default_attrs;
+use wasm_apiserver_storage::testing::conformance::{self, CompactFn, TestContext};
+use wasm_apiserver_storage::testing::etcd::EtcdServer;
+
+/// etcd flags for every test etcd: progress notifications every 200 ms (they advance the
+/// cache's resourceVersion for consistent reads; etcd's default is 10 minutes).
+const ETCD_ARGS: &[&str] = &["--experimental-watch-progress-notify-interval=200ms"];
+
+/// A context and whatever must outlive it (temporary directory, etcd process or lease). Fields
+/// drop in order: the cacher (inside `ctx`) before the backend.
+struct Harness {
+    ctx: TestContext,
+    _keep: Box<dyn Any + Send>,
+}
+
+/// Put a cacher in front of the context's storage.
+async fn with_cacher(h: Harness, name: &'static str, case: &str) -> Harness {
+    let mut ctx = h.ctx;
+    let mut config = CacherConfig::new("/pods", "v1", "Pod");
+    config.key_func = if case == "run_test_cluster_scoped_watch" {
+        cluster_key_func("/pods")
+    } else {
+        namespace_key_func("/pods")
+    };
+    config.get_attrs = default_attrs(vec!["spec.nodeName".into()]);
+    config.indexes = vec!["spec.nodeName".into()];
+    config.bookmark_interval = Duration::from_secs(1);
+    let cacher = Arc::new(Cacher::new(ctx.storage.clone(), config));
+    assert!(
+        cacher.wait_ready(Duration::from_secs(10)).await,
+        "[{name}] the cache did not become ready"
+    );
+    let compact_backend = ctx.compact.clone();
+    let c = cacher.clone();
+    let compact: CompactFn = Arc::new(move |rev: u64| {
+        let compact_backend = compact_backend.clone();
+        let c = c.clone();
+        Box::pin(async move {
+            compact_backend(rev).await?;
+            c.compact_history(rev).await;
+            Ok(())
+        })
+    });
+    ctx.compact = compact;
+    ctx.storage = cacher;
+    ctx.name = name;
+    Harness {
+        ctx,
+        _keep: h._keep,
+    }
+}
+
+async fn embedded() -> Harness {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let opts = EmbeddedOptions {
+        synchronous_full: false,
+        progress_interval: Duration::from_millis(200),
+        lease_check_interval: Duration::from_millis(100),
+        ..EmbeddedOptions::default()
+    };
+    let backend = Embedded::open(dir.path(), opts)
+        .await
+        .expect("open the embedded store");
+    let ctx = TestContext::for_backend("embedded", Arc::new(backend), "/registry");
+    Harness {
+        ctx,
+        _keep: Box::new(dir),
+    }
+}
+
+async fn connect(server: &EtcdServer) -> Etcd3 {
+    let mut cfg = Etcd3Config::new([server.endpoint.clone()]);
+    cfg.dial_timeout = Duration::from_secs(10);
+    cfg.request_timeout = Duration::from_secs(10);
+    cfg.compaction_interval = None;
+    Etcd3::connect(cfg).await.expect("connect to etcd")
+}
+
+async fn start_etcd() -> EtcdServer {
+    tokio::task::spawn_blocking(|| EtcdServer::start_with_args(ETCD_ARGS))
+        .await
+        .expect("start etcd")
+}
+
+/// An etcd of its own.
+async fn etcd3_isolated() -> Harness {
+    let server = start_etcd().await;
+    let backend = connect(&server).await;
+    let ctx = TestContext::for_backend("etcd3", Arc::new(backend), "/registry");
+    Harness {
+        ctx,
+        _keep: Box::new(server),
+    }
+}
+
+/// The shared etcd and the number of running cases using it.
+static SHARED: Mutex<(Option<Arc<EtcdServer>>, usize)> = Mutex::new((None, 0));
+static NEXT_PREFIX: AtomicU64 = AtomicU64::new(0);
+
+/// A running case's hold on the shared etcd; the last one to go kills it.
+struct SharedLease(Option<Arc<EtcdServer>>);
+
+impl Drop for SharedLease {
+    fn drop(&mut self) {
+        drop(self.0.take());
+        let mut shared = SHARED.lock().unwrap_or_else(|e| e.into_inner());
+        shared.1 -= 1;
+        if shared.1 == 0 {
+            shared.0 = None;
+        }
+    }
+}
+
+async fn shared_server() -> SharedLease {
+    tokio::task::spawn_blocking(|| {
+        let mut shared = SHARED.lock().unwrap_or_else(|e| e.into_inner());
+        if shared.0.is_none() {
+            shared.0 = Some(Arc::new(EtcdServer::start_with_args(ETCD_ARGS)));
+        }
+        shared.1 += 1;
+        SharedLease(shared.0.clone())
+    })
+    .await
+    .expect("start the shared etcd")
+}
+
+/// The shared etcd, under a path prefix of this case's own.
+async fn etcd3_shared() -> Harness {
+    let lease = shared_server().await;
+    let server = lease.0.clone().expect("shared etcd");
+    let backend = connect(&server).await;
+    let prefix = format!("/registry-{}", NEXT_PREFIX.fetch_add(1, Ordering::SeqCst));
+    let ctx = TestContext::for_backend("etcd3", Arc::new(backend), &prefix);
+    Harness {
+        ctx,
+        _keep: Box::new(lease),
+    }
+}
+
+/// One `#[tokio::test]` per case and backend, as in `tests/conformance.rs`: `isolated` cases
+/// compact or assert the global revision (or watch from revision 1) and need a backend of
+/// their own; `shared` cases may share one etcd. A case may take extra arguments
+/// (`case(args)`) and per-backend attributes (`case { embedded: #[..] etcd3: #[..] }`).
+macro_rules! cacher_suite {
+    (
+        isolated: [$(
+            $icase:ident $(($($iarg:expr),*))?
+            $({ $(embedded: #[$iem:meta])? $(etcd3: #[$ixm:meta])? })?
+        ),* $(,)?],
+        shared: [$(
+            $scase:ident $(($($sarg:expr),*))?
+            $({ $(embedded: #[$sem:meta])? $(etcd3: #[$sxm:meta])? })?
+        ),* $(,)?] $(,)?
+    ) => {
+        mod cacher_embedded {
+            $(
+                #[tokio::test(flavor = "multi_thread")]
+                $($(#[$iem])?)?
+                async fn $icase() {
+                    let h = super::with_cacher(super::embedded().await, "cacher-embedded", stringify!($icase)).await;
+                    super::conformance::$icase(&h.ctx $($(, $iarg)*)?).await;
+                }
+            )*
+            $(
+                #[tokio::test(flavor = "multi_thread")]
+                $($(#[$sem])?)?
+                async fn $scase() {
+                    let h = super::with_cacher(super::embedded().await, "cacher-embedded", stringify!($scase)).await;
+                    super::conformance::$scase(&h.ctx $($(, $sarg)*)?).await;
+                }
+            )*
+        }
+        mod cacher_etcd3 {
+            $(
+                #[tokio::test(flavor = "multi_thread")]
+                $($(#[$ixm])?)?
+                async fn $icase() {
+                    let h = super::with_cacher(super::etcd3_isolated().await, "cacher-etcd3", stringify!($icase)).await;
+                    super::conformance::$icase(&h.ctx $($(, $iarg)*)?).await;
+                }
+            )*
+            $(
+                #[tokio::test(flavor = "multi_thread")]
+                $($(#[$sxm])?)?
+                async fn $scase() {
+                    let h = super::with_cacher(super::etcd3_shared().await, "cacher-etcd3", stringify!($scase)).await;
+                    super::conformance::$scase(&h.ctx $($(, $sarg)*)?).await;
+                }
+            )*
+        }
+    };
+}
+
+cacher_suite! {
+    isolated: [
+        run_test_list,
+        run_test_consistent_list,
+        run_test_list_continuation,
+        run_test_list_continuation_with_filter,
+        run_test_list_inconsistent_continuation,
+        run_test_compact_revision,
+        run_test_watch_from_zero,
+        run_watch_semantic_initial_events_extended,
+        run_watch_list_match_single,
+        run_watch_semantics,
+    ],
+    shared: [
+        run_test_create,
+        run_test_create_with_ttl,
+        run_test_create_with_key_exist,
+        run_test_get,
+        run_test_unconditional_delete,
+        run_test_conditional_delete,
+        run_test_delete_with_suggestion,
+        run_test_delete_with_suggestion_and_conflict,
+        run_test_delete_with_conflict,
+        run_test_delete_with_suggestion_of_deleted_object,
+        run_test_validate_deletion_with_suggestion,
+        run_test_validate_deletion_with_only_suggestion_valid,
+        run_test_preconditional_delete_with_suggestion,
+        run_test_preconditional_delete_with_only_suggestion_pass,
+        run_test_get_list_non_recursive,
+        run_test_get_list_recursive_prefix,
+        run_test_get_list_without_error_aggregation,
+        run_test_list_pagination_rare_object,
+        run_test_list_resource_version_match,
+        run_test_list_paging,
+        run_test_namespace_scoped_list,
+        run_test_stats,
+        run_test_key_schema,
+        run_test_guaranteed_update,
+        run_test_guaranteed_update_with_ttl,
+        run_test_guaranteed_update_checks_stored_data,
+        run_test_guaranteed_update_with_conflict,
+        run_test_guaranteed_update_with_suggestion_and_conflict,
+        run_test_transformation_failure,
+        run_test_watch,
+        run_test_delete_trigger_watch,
+        run_test_watch_from_non_zero,
+        run_test_delayed_watch_delivery,
+        run_test_watch_error,
+        run_test_watcher_timeout,
+        run_test_watch_delete_event_object_have_latest_rv,
+        run_optional_test_progress_notify,
+        run_test_cluster_scoped_watch,
+        run_test_namespace_scoped_watch,
+        run_test_watch_dispatch_bookmark_events(true),
+        run_send_initial_events_backward_compatibility,
+        run_watch_error_is_blocking_further_events,
+    ],
+}
