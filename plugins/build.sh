@@ -10,7 +10,7 @@ cargo build --release --target wasm32-wasip2 -p pods -p configmaps -p namespaces
 mkdir -p target/plugins target/test-plugins
 for p in pods configmaps namespaces widgets; do cp "$out/$p.wasm" "target/plugins/$p.wasm.tmp" && mv "target/plugins/$p.wasm.tmp" "target/plugins/$p.wasm"; done
 cp "$out/misbehaving.wasm" target/test-plugins/misbehaving.wasm
-for f in bad-describe wit-next; do
+for f in bad-describe wit-next strict trap-describe other-plural; do
   cargo build --release --target wasm32-wasip2 -p misbehaving --features "$f"
   cp "$out/misbehaving.wasm" "target/test-plugins/misbehaving-$f.wasm"
 done

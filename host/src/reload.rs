@@ -205,6 +205,19 @@ impl PluginManager {
             if unchanged {
                 continue;
             }
+            {
+                // The file is back to the version that is serving (a broken file was fixed by
+                // restoring it): nothing to load, the status is Active again.
+                let mut entries = self.entries.lock().unwrap();
+                if let Some(e) = entries.get_mut(stem) {
+                    if e.active.is_some() && e.status.active_sha256.as_deref() == Some(sha.as_str()) {
+                        e.status.sha256 = sha;
+                        e.status.state = PluginState::Active;
+                        e.status.last_error = None;
+                        continue;
+                    }
+                }
+            }
             let runtime = self.runtime.clone();
             let name = stem.clone();
             let loaded = tokio::task::spawn_blocking(move || runtime.load_bytes(&name, &bytes))
@@ -366,63 +379,65 @@ async fn stable_read(path: &Path) -> Option<Vec<u8>> {
     (first == second && !first.is_empty()).then_some(first)
 }
 
-/// Watch the plugin folder with `notify` and rescan after [`DEBOUNCE`] of quiet; also rescan on
-/// `SIGHUP`. With `watch = false` only `SIGHUP` rescans. Runs until the process ends.
-pub async fn watch_folder(manager: Arc<PluginManager>, state: Arc<AppState>, watch: bool) {
+/// Watch the plugin folder with `notify` (when `watch`) and rescan after [`DEBOUNCE`] of
+/// quiet; `SIGHUP` rescans in any case. The watcher is registered before this returns, so no
+/// change made after start-up is missed; the loop runs on a spawned task until the process ends.
+pub fn watch_folder(manager: Arc<PluginManager>, state: Arc<AppState>, watch: bool) {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<()>();
-    let _watcher = if watch {
+    let watcher = if watch {
         use notify::Watcher;
-        let tx = tx.clone();
-        let mut w = match notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+        let events = tx.clone();
+        let created = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
             if let Ok(ev) = res {
                 let relevant = ev.paths.iter().any(|p| p.extension().is_some_and(|x| x == "wasm"));
                 if relevant && !ev.kind.is_access() {
-                    let _ = tx.send(());
+                    let _ = events.send(());
                 }
             }
-        }) {
-            Ok(w) => w,
+        });
+        match created {
+            Ok(mut w) => match w.watch(&manager.dir, notify::RecursiveMode::NonRecursive) {
+                Ok(()) => Some(w),
+                Err(e) => {
+                    tracing::error!(error = %e, "cannot watch the plugin folder; only SIGHUP reloads");
+                    None
+                }
+            },
             Err(e) => {
                 tracing::error!(error = %e, "cannot watch the plugin folder; only SIGHUP reloads");
-                return;
+                None
             }
-        };
-        if let Err(e) = w.watch(&manager.dir, notify::RecursiveMode::NonRecursive) {
-            tracing::error!(error = %e, "cannot watch the plugin folder; only SIGHUP reloads");
         }
-        Some(w)
     } else {
         None
     };
     let mut hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
-    loop {
-        let hup_fired = async {
-            match hup.as_mut() {
-                Some(h) => {
-                    h.recv().await;
-                }
-                None => std::future::pending::<()>().await,
-            }
-        };
-        tokio::select! {
-            ev = rx.recv() => {
-                if ev.is_none() {
-                    return;
-                }
-                // Debounce: wait until the folder has been quiet for DEBOUNCE.
-                loop {
-                    match tokio::time::timeout(DEBOUNCE, rx.recv()).await {
-                        Ok(Some(())) => continue,
-                        _ => break,
+    tokio::spawn(async move {
+        let _watcher = watcher; // dropping it would stop the events
+        loop {
+            let hup_fired = async {
+                match hup.as_mut() {
+                    Some(h) => {
+                        h.recv().await;
                     }
+                    None => std::future::pending::<()>().await,
                 }
+            };
+            tokio::select! {
+                ev = rx.recv() => {
+                    if ev.is_none() {
+                        return;
+                    }
+                    // Debounce: wait until the folder has been quiet for DEBOUNCE.
+                    while let Ok(Some(())) = tokio::time::timeout(DEBOUNCE, rx.recv()).await {}
+                }
+                _ = hup_fired => tracing::info!("SIGHUP: rescanning the plugin folder"),
             }
-            _ = hup_fired => tracing::info!("SIGHUP: rescanning the plugin folder"),
+            for c in manager.rescan(&state).await {
+                tracing::debug!(change = ?c, "plugin folder rescanned");
+            }
         }
-        for c in manager.rescan(&state).await {
-            tracing::debug!(change = ?c, "plugin folder rescanned");
-        }
-    }
+    });
 }
 
 /// The host-side strategy of `strategyplugins`: a read-only resource written only by the

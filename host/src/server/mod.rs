@@ -244,9 +244,9 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         watch_timeout: Duration::from_secs(args.min_request_timeout_seconds.max(1)),
         address: address.clone(),
     });
+    crate::reload::watch_folder(manager.clone(), state.clone(), args.plugin_reload);
     manager.rescan(&state).await;
     tracing::info!(dir = %args.plugin_dir.display(), plugins = manager.statuses().len(), "plugins loaded");
-    tokio::spawn(crate::reload::watch_folder(manager.clone(), state.clone(), args.plugin_reload));
     tracing::info!(%address, "serving");
     println!("wasm-apiserver listening on http://{address}");
     axum::serve(listener, router(state))

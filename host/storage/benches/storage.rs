@@ -761,7 +761,8 @@ async fn bench_embedded(res: &mut Results, dir: &std::path::Path) {
     }
 }
 
-/// `-- list-profile`: where the time of an embedded 10,000-key list goes.
+/// `-- list-profile`: where the time of an embedded 10,000-key list goes (development aid:
+/// backend range alone, then `get_list`, alternating; `LIST_PROFILE_N` iterations).
 async fn list_profile() {
     use wasm_apiserver_storage::backend::{prefix_end, Backend};
     let dir = tempfile::tempdir().expect("tempdir");
@@ -780,9 +781,12 @@ async fn list_profile() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(30);
-    let (mut range_t, mut list_t) = (Vec::new(), Vec::new());
+    let ab = std::env::var_os("LIST_PROFILE_AB").is_some();
+    let mut t_range = Vec::new();
+    let mut t_list = Vec::new();
+    let mut t_alt = Vec::new();
+    let (mut t_list_cpu, mut t_alt_cpu) = (Vec::new(), Vec::new());
     let prefix = "/registry/pods/list/";
-    let mut kept = Vec::new();
     for _ in 0..n {
         let t = Instant::now();
         let r = backend
@@ -790,59 +794,58 @@ async fn list_profile() {
             .await
             .unwrap();
         assert_eq!(r.kvs.len(), LIST_KEYS);
-        range_t.push(t.elapsed());
-        if std::env::var("LIST_PROFILE_SPLIT").is_ok() {
-            let t = Instant::now();
-            let vals: Vec<Value> = r
-                .kvs
-                .iter()
-                .map(|kv| serde_json::from_slice(&kv.value).unwrap())
-                .collect();
-            let t_dec = t.elapsed();
-            let t = Instant::now();
-            drop(r);
-            let t_drop_kvs = t.elapsed();
-            let t = Instant::now();
-            drop(vals);
-            eprintln!(
-                "decode {:.1} ms, drop kvs {:.1} ms, drop values {:.1} ms",
-                ms(t_dec),
-                ms(t_drop_kvs),
-                ms(t.elapsed())
-            );
-            continue;
-        }
+        t_range.push(t.elapsed());
         drop(r);
-        let t = Instant::now();
-        let l = storage.get_list("/pods/list", &list_opts()).await.unwrap();
-        assert_eq!(l.items.len(), LIST_KEYS);
-        list_t.push(t.elapsed());
-        if std::env::var("LIST_PROFILE_KEEP").is_ok() {
-            kept.push(l);
-            continue;
-        }
-        if std::env::var("LIST_PROFILE_EACH").is_ok() {
+        for alt in [false, true] {
+            if alt && !ab {
+                continue;
+            }
+            if alt {
+                std::env::set_var("XXX_KV_SEQ", "1");
+            }
             let t = Instant::now();
+            let c0 = thread_cpu();
+            let l = storage.get_list("/pods/list", &list_opts()).await.unwrap();
+            let el = t.elapsed();
+            let c1 = thread_cpu();
+            if alt {
+                t_alt_cpu.push(Duration::from_nanos(c1.0 - c0.0));
+            } else {
+                t_list_cpu.push(Duration::from_nanos(c1.0 - c0.0));
+            }
+            std::env::remove_var("XXX_KV_SEQ");
+            assert_eq!(l.items.len(), LIST_KEYS);
+            if alt {
+                t_alt.push(el);
+            } else {
+                t_list.push(el);
+            }
             drop(l);
-            eprintln!(
-                "get_list {:.1} ms, drop items {:.1} ms",
-                ms(*list_t.last().unwrap()),
-                ms(t.elapsed())
-            );
         }
     }
-    range_t.sort();
-    list_t.sort();
-    if list_t.is_empty() {
-        return;
-    }
+    let stat = |v: &mut Vec<Duration>| {
+        v.sort();
+        if v.is_empty() {
+            String::from("-")
+        } else {
+            format!("p50 {:.1} ms (min {:.1})", ms(v[v.len() / 2]), ms(v[0]))
+        }
+    };
     println!(
-        "backend range: p50 {:.1} ms (min {:.1}); get_list: p50 {:.1} ms (min {:.1})",
-        ms(range_t[n / 2]),
-        ms(range_t[0]),
-        ms(list_t[n / 2]),
-        ms(list_t[0])
+        "backend range: {}; get_list: {}, on-CPU (this thread) {}; alternative: {}, on-CPU {}",
+        stat(&mut t_range),
+        stat(&mut t_list),
+        stat(&mut t_list_cpu),
+        stat(&mut t_alt),
+        stat(&mut t_alt_cpu)
     );
+}
+
+/// This thread's (time on CPU, time waiting for a CPU) in ns, from `/proc/thread-self/schedstat`.
+fn thread_cpu() -> (u64, u64) {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
+    let mut it = s.split_whitespace().map(|v| v.parse::<u64>().unwrap_or(0));
+    (it.next().unwrap_or(0), it.next().unwrap_or(0))
 }
 
 fn report(res: &Results, total: Duration) {

@@ -251,6 +251,19 @@ impl<B: Backend> KvStore<B> {
         })
     }
 
+    /// The objects of `kvs` (in order) that match `pred`; the error is the first one in key
+    /// order.
+    fn decode_filter(&self, kvs: &[KeyValue], pred: &SelectionPredicate) -> Result<Vec<Value>> {
+        let mut out = Vec::with_capacity(kvs.len());
+        for kv in kvs {
+            let obj = self.decode(kv, kv.mod_revision)?;
+            if matches(pred, &obj)? {
+                out.push(obj);
+            }
+        }
+        Ok(out)
+    }
+
     fn bookmark(&self, rev: i64, initial_events_end: bool) -> Value {
         let mut meta = json!({"resourceVersion": rev.to_string()});
         if initial_events_end {
@@ -261,11 +274,12 @@ impl<B: Backend> KvStore<B> {
 }
 
 fn set_resource_version(obj: &mut Value, rev: i64) {
-    if let Some(meta) = obj.as_object_mut().map(|m| {
-        m.entry("metadata")
-            .or_insert_with(|| Value::Object(Default::default()))
-    }) {
-        if let Some(meta) = meta.as_object_mut() {
+    if let Some(m) = obj.as_object_mut() {
+        // `entry` allocates its key: look `metadata` up first (it is almost always there).
+        if !m.contains_key("metadata") {
+            m.insert("metadata".into(), Value::Object(Default::default()));
+        }
+        if let Some(meta) = m.get_mut("metadata").and_then(Value::as_object_mut) {
             if rev > 0 {
                 meta.insert("resourceVersion".into(), Value::String(rev.to_string()));
             } else {
@@ -525,11 +539,20 @@ impl<B: Backend> Storage for KvStore<B> {
                 first = false;
             }
             has_more = resp.more;
+            if !paging {
+                // One unpaged range: decode it whole.
+                if let Some(kv) = resp.kvs.last() {
+                    last_key = Some(kv.key.clone());
+                }
+                let header_revision = resp.header_revision;
+                items = self.decode_filter(&resp.kvs, pred)?;
+                if with_rev == 0 {
+                    with_rev = header_revision;
+                }
+                break;
+            }
             // The key of the last item examined (cloned once per page, not per item).
             let mut last: Option<&KeyValue> = None;
-            if !paging {
-                items.reserve(resp.kvs.len());
-            }
             for kv in &resp.kvs {
                 if paging && items.len() as i64 >= pred.limit {
                     has_more = true;

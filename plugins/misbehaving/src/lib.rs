@@ -6,7 +6,10 @@
 //! `rename` (changes `metadata.name`), `rekind` (changes `kind`). Anything else behaves.
 //!
 //! Built with `--features bad-describe` it describes an invalid resource; with
-//! `--features wit-next` it is built against a different WIT version (`@0.2.0`).
+//! `--features wit-next` it is built against a different WIT version (`@0.2.0`); with
+//! `--features strict` its validation requires the label `tier` (a second version of the same
+//! plugin, for hot-reload tests); with `--features trap-describe` its `describe` traps; with
+//! `--features other-plural` it serves `misbehavers2` (a resource change under the same name).
 
 #[cfg(all(target_arch = "wasm32", not(feature = "wit-next")))]
 mod component {
@@ -17,6 +20,10 @@ mod component {
 
     impl Guest for Misbehaving {
         fn describe() -> ResourceDescription {
+            wasm_apiserver_sdk::log::install_panic_hook();
+            if cfg!(feature = "trap-describe") {
+                panic!("describe traps in this build");
+            }
             let d = super::description();
             ResourceDescription {
                 group: d.group,
@@ -39,8 +46,17 @@ mod component {
             Ok(super::misbehave(obj))
         }
         fn validate(obj: String) -> Vec<FieldError> {
+            let strict = super::strict_errors(&obj);
             super::misbehave(obj);
-            Vec::new()
+            strict
+                .into_iter()
+                .map(|field| FieldError {
+                    type_: ErrorType::Required,
+                    field,
+                    bad_value: None,
+                    detail: "the strict version requires it".into(),
+                })
+                .collect()
         }
         fn warnings_on_create(obj: String) -> Vec<String> {
             super::misbehave(obj);
@@ -127,12 +143,28 @@ pub fn description() -> wasm_apiserver_sdk::ResourceDescription {
         "Misbehaver",
         "misbehavers",
     );
+    if cfg!(feature = "other-plural") {
+        d.plural = "misbehavers2".into();
+    }
     if cfg!(feature = "bad-describe") {
         d.plural = "Bad_Plural!".into();
         d.kind = "lower kind".into();
         d.group = "not a group".into();
     }
     d
+}
+
+/// With the `strict` feature: the field paths this version requires and the object lacks.
+pub fn strict_errors(obj: &str) -> Vec<String> {
+    if !cfg!(feature = "strict") {
+        return Vec::new();
+    }
+    let v: serde_json::Value = serde_json::from_str(obj).unwrap_or_default();
+    if v.pointer("/metadata/labels/tier").is_none() {
+        vec!["metadata.labels[tier]".into()]
+    } else {
+        Vec::new()
+    }
 }
 
 /// Do what the object's `misbehave` annotation asks; otherwise return the object unchanged.

@@ -88,6 +88,7 @@ fn read<S: Strategy + 'static>(obj: &str) -> Result<S::Object, ErrorList> {
 
 /// The plugin's description.
 pub fn describe<S: Strategy + 'static>() -> ResourceDescription {
+    crate::log::install_panic_hook();
     S::describe()
 }
 

@@ -624,6 +624,7 @@ impl Cacher {
             generation,
         };
         let (tx, rx) = mpsc::channel(shared.config.watcher_buffer.max(1));
+        shared.counters.watchers.fetch_add(1, Ordering::Relaxed);
         tokio::spawn(watcher::run(shared.clone(), spec, start, tx));
         Ok(rx)
     }

@@ -23,7 +23,7 @@ use tokio::sync::watch;
 /// First retry delay after a failed list or watch.
 const BACKOFF_MIN: Duration = Duration::from_millis(100);
 /// Largest retry delay.
-const BACKOFF_MAX: Duration = Duration::from_secs(5);
+const BACKOFF_MAX: Duration = Duration::from_secs(2);
 /// Messages of the backend watch applied under one lock acquisition.
 const APPLY_BATCH: usize = 256;
 
@@ -69,8 +69,14 @@ async fn open_watch(
     }
 }
 
-/// Apply the backend watch to the cache until it ends.
-async fn consume(shared: &Shared, w: &mut WatchStream, stop: &mut watch::Receiver<bool>) -> End {
+/// Apply the backend watch to the cache until it ends. `resumed`: the watch was re-opened
+/// without a re-list; it counts as a resume once it delivers something.
+async fn consume(
+    shared: &Shared,
+    w: &mut WatchStream,
+    stop: &mut watch::Receiver<bool>,
+    mut resumed: bool,
+) -> End {
     let mut progressed = false;
     loop {
         let first = tokio::select! {
@@ -117,6 +123,10 @@ async fn consume(shared: &Shared, w: &mut WatchStream, stop: &mut watch::Receive
             .counters
             .events_received
             .fetch_add(applied, Ordering::Relaxed);
+        if resumed && progressed {
+            resumed = false;
+            shared.counters.resumes.fetch_add(1, Ordering::Relaxed);
+        }
         shared.touch_activity();
         if changed {
             shared.notify();
@@ -178,8 +188,9 @@ pub(crate) async fn run(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
         tracing::debug!(resource = %prefix, rv = list.resource_version, "watch cache: listed");
 
         // Watch, re-opening the watch once after a break that was not an expiry.
+        let mut resumed = false;
         loop {
-            match consume(&shared, &mut w, &mut stop).await {
+            match consume(&shared, &mut w, &mut stop, resumed).await {
                 End::Stop => break 'relist,
                 End::Ended { error, progressed } => {
                     let expired = matches!(error, Some(StorageError::Expired { .. }));
@@ -192,8 +203,8 @@ pub(crate) async fn run(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
                         match open_watch(&shared, rv, &mut stop).await {
                             None => break 'relist,
                             Some(Ok(nw)) => {
-                                shared.counters.resumes.fetch_add(1, Ordering::Relaxed);
                                 shared.touch_activity();
+                                resumed = true;
                                 w = nw;
                                 continue;
                             }

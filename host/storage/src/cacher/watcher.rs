@@ -100,14 +100,14 @@ pub(crate) fn transform(ev: &CacheEvent, spec: &WatcherSpec) -> Result<Option<Wa
     }
 }
 
-/// The watcher task. Returns when the stream is over (the sender is dropped on return).
+/// The watcher task. Returns when the stream is over (the sender is dropped on return). The
+/// caller has counted the watcher in the open-watcher gauge; the task uncounts it.
 pub(crate) async fn run(
     shared: Arc<Shared>,
     spec: WatcherSpec,
     start: Start,
     tx: mpsc::Sender<WatchEvent>,
 ) {
-    shared.counters.watchers.fetch_add(1, Ordering::Relaxed);
     let _gauge = Gauge(shared.clone());
     let mut changed = shared.changed.subscribe();
     let config = &shared.config;
@@ -122,15 +122,16 @@ pub(crate) async fn run(
             end_bookmark,
         } => {
             for obj in objects {
-                if tx.send(WatchEvent::Added((*obj).clone())).await.is_err() {
-                    return;
-                }
                 shared
                     .counters
                     .events_dispatched
                     .fetch_add(1, Ordering::Relaxed);
+                if tx.send(WatchEvent::Added((*obj).clone())).await.is_err() {
+                    return;
+                }
             }
             if end_bookmark {
+                shared.counters.bookmarks_sent.fetch_add(1, Ordering::Relaxed);
                 if tx
                     .send(WatchEvent::Bookmark(shared.bookmark(rv, true)))
                     .await
@@ -138,7 +139,6 @@ pub(crate) async fn run(
                 {
                     return;
                 }
-                shared.counters.bookmarks_sent.fetch_add(1, Ordering::Relaxed);
             }
             (rv, end_bookmark)
         }
@@ -179,16 +179,20 @@ pub(crate) async fn run(
                         return;
                     }
                 };
+                shared
+                    .counters
+                    .events_dispatched
+                    .fetch_add(1, Ordering::Relaxed);
                 match tx.send_timeout(out, config.slow_watcher_timeout).await {
                     Ok(()) => {
                         last_sent = ev.rv;
                         last_was_bookmark = false;
+                    }
+                    Err(SendTimeoutError::Timeout(_)) => {
                         shared
                             .counters
                             .events_dispatched
-                            .fetch_add(1, Ordering::Relaxed);
-                    }
-                    Err(SendTimeoutError::Timeout(_)) => {
+                            .fetch_sub(1, Ordering::Relaxed);
                         // A slow watcher is closed, never skipped past (kube's
                         // `terminated_watchers_total`).
                         shared
@@ -197,7 +201,13 @@ pub(crate) async fn run(
                             .fetch_add(1, Ordering::Relaxed);
                         return;
                     }
-                    Err(SendTimeoutError::Closed(_)) => return,
+                    Err(SendTimeoutError::Closed(_)) => {
+                        shared
+                            .counters
+                            .events_dispatched
+                            .fetch_sub(1, Ordering::Relaxed);
+                        return;
+                    }
                 }
             }
             continue;
@@ -206,6 +216,8 @@ pub(crate) async fn run(
         if spec.bookmarks && Instant::now() >= next_bookmark {
             if cache_rv > last_sent || (cache_rv == last_sent && !last_was_bookmark) {
                 // Bookmarks are best effort: a full channel skips one, it does not block.
+                // (Counted before sending so that a reader never sees more than the count.)
+                shared.counters.bookmarks_sent.fetch_add(1, Ordering::Relaxed);
                 if tx
                     .try_send(WatchEvent::Bookmark(shared.bookmark(cache_rv, false)))
                     .is_ok()
@@ -213,9 +225,11 @@ pub(crate) async fn run(
                     cursor = cursor.max(cache_rv);
                     last_sent = cache_rv;
                     last_was_bookmark = true;
-                    shared.counters.bookmarks_sent.fetch_add(1, Ordering::Relaxed);
-                } else if tx.is_closed() {
-                    return;
+                } else {
+                    shared.counters.bookmarks_sent.fetch_sub(1, Ordering::Relaxed);
+                    if tx.is_closed() {
+                        return;
+                    }
                 }
             }
             next_bookmark = Instant::now() + config.bookmark_interval;
