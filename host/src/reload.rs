@@ -37,7 +37,7 @@ pub const STATUS_GROUP: &str = "wasm-apiserver.dev";
 /// Plural of the plugin status resource.
 pub const STATUS_PLURAL: &str = "strategyplugins";
 /// How long the folder must be quiet before a rescan (editors and `cp` write in steps).
-pub const DEBOUNCE: Duration = Duration::from_millis(250);
+pub const DEBOUNCE: Duration = Duration::from_millis(25);
 
 /// The state of one plugin file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -370,11 +370,11 @@ impl PluginManager {
     }
 }
 
-/// Read a file twice, 30 ms apart; `None` unless both reads give the same bytes (a file still
+/// Read a file twice, 10 ms apart; `None` unless both reads give the same bytes (a file still
 /// being written is left for a later rescan).
 async fn stable_read(path: &Path) -> Option<Vec<u8>> {
     let first = tokio::fs::read(path).await.ok()?;
-    tokio::time::sleep(Duration::from_millis(30)).await;
+    tokio::time::sleep(Duration::from_millis(10)).await;
     let second = tokio::fs::read(path).await.ok()?;
     (first == second && !first.is_empty()).then_some(first)
 }

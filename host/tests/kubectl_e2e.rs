@@ -230,6 +230,14 @@ fn explain_and_imperative(backend: Backend) {
     assert!(out.contains("Active"), "{out}");
     let fin = s.ok(&["get", "ns", "team-a", "-o", "jsonpath={.spec.finalizers}"]);
     assert!(fin.contains("kubernetes"), "{fin}");
+
+    // Imperative forms: kubectl sends these built-in kinds as protobuf.
+    assert!(s.ok(&["create", "namespace", "team-b"]).contains("namespace/team-b created"));
+    let out = s.ok(&["create", "configmap", "settings", "-n", "team-b", "--from-literal=mode=fast", "--from-literal=level=3"]);
+    assert!(out.contains("configmap/settings created"), "{out}");
+    assert_eq!(s.ok(&["get", "cm", "settings", "-n", "team-b", "-o", "jsonpath={.data.mode}"]), "fast");
+    let out = s.ok(&["get", "cm", "-n", "team-b"]);
+    assert!(out.lines().next().unwrap().contains("DATA") && out.contains("settings"), "{out}");
 }
 
 macro_rules! on_both_backends {
