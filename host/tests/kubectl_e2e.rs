@@ -252,3 +252,33 @@ macro_rules! on_both_backends {
 }
 
 on_both_backends!(create_get_delete, apply_edit_patch, watch_events, explain_and_imperative);
+
+/// The README's five-minute tour, literally (examples/manifests).
+#[test]
+fn readme_tour() {
+    let s = TestServer::start(Backend::Embedded);
+    let m = |f: &str| common::server::repo_path(&format!("examples/manifests/{f}")).display().to_string();
+    assert!(s.ok(&["api-resources"]).contains("strategyplugins"));
+    s.ok(&["create", "namespace", "default"]);
+    s.ok(&["apply", "-f", &m("widget.yaml")]);
+    let out = s.ok(&["get", "widgets"]);
+    assert!(out.contains("demo") && out.contains("medium") && out.contains(" 3 "), "{out}");
+    let out = s.ok(&["get", "wd", "demo", "-o", "yaml"]);
+    assert!(out.contains("replicas: 3") && out.contains("phase: Pending"), "{out}");
+    let err = s.fails(&["apply", "-f", &m("widget-invalid.yaml")]);
+    assert!(err.contains("spec.size: Unsupported value: \"huge\""), "{err}");
+    let (ok, _, stderr) = s.kubectl(&["patch", "wd", "demo", "--type", "merge", "-p", r#"{"spec":{"replicas":12}}"#]);
+    assert!(ok && stderr.contains("Warning: spec.replicas: 12 replicas is more than 10"), "{stderr}");
+    s.ok(&["label", "wd", "demo", "team=platform"]);
+    s.ok(&["delete", "wd", "demo"]);
+    s.ok(&["apply", "-f", &m("pod.yaml")]);
+    let out = s.ok(&["get", "pods", "-o", "wide"]);
+    assert!(out.contains("0/1") && out.contains("Pending") && out.contains("<none>"), "{out}");
+    s.ok(&["create", "configmap", "settings", "--from-literal=mode=fast"]);
+    assert!(s.ok(&["explain", "widgets.spec"]).contains("replicas"));
+    let out = s.ok(&["get", "strategyplugins"]);
+    for p in ["pods", "configmaps", "namespaces", "widgets"] {
+        assert!(out.contains(p), "{out}");
+    }
+    assert!(out.contains("Active") && out.lines().next().unwrap().contains("GENERATION"), "{out}");
+}

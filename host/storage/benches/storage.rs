@@ -50,7 +50,9 @@ const WATCH_MAX_OPS: usize = 200_000;
 /// Largest gRPC message the raw client accepts (a 10,000-key list is ~10 MiB).
 const MAX_MESSAGE: usize = 256 << 20;
 
-type OpFn = dyn Fn(usize) -> BoxFuture<'static, ()> + Send + Sync;
+/// One operation, given its index; returns its latency when it measures that itself (a list
+/// measures the `get_list` call and then drops the result, which the caller pays for).
+type OpFn = dyn Fn(usize) -> BoxFuture<'static, Option<Duration>> + Send + Sync;
 
 // ---------------------------------------------------------------------------------------------
 // Objects
@@ -167,8 +169,8 @@ async fn drive(
                         break;
                     }
                     let t0 = Instant::now();
-                    op(i).await;
-                    lat.push(t0.elapsed().as_nanos() as u64);
+                    let own = op(i).await;
+                    lat.push(own.unwrap_or_else(|| t0.elapsed()).as_nanos() as u64);
                 }
                 lat
             })
@@ -275,6 +277,9 @@ async fn measure_watch(
 
 const RAW_PREFIX: &str = "/rawbench/pods";
 
+/// Source of the values `guaranteed_update` writes.
+static GENERATION: AtomicUsize = AtomicUsize::new(0);
+
 fn raw_key(ns: &str, i: usize) -> String {
     format!("{RAW_PREFIX}/{ns}/{}", name(i))
 }
@@ -320,6 +325,7 @@ impl Raw {
             async move {
                 let (ok, _) = raw_put_if(&client, raw_key("create", i), 0, value.to_vec()).await;
                 assert!(ok, "raw create");
+                None
             }
             .boxed()
         })
@@ -335,6 +341,7 @@ impl Raw {
                     .await
                     .expect("raw get");
                 assert_eq!(resp.kvs().len(), 1);
+                None
             }
             .boxed()
         })
@@ -361,6 +368,7 @@ impl Raw {
                     }
                     rev = cur;
                 }
+                None
             }
             .boxed()
         })
@@ -372,11 +380,14 @@ impl Raw {
             let mut kv = client.kv_client().max_decoding_message_size(MAX_MESSAGE);
             async move {
                 let prefix = format!("{RAW_PREFIX}/list/");
+                let t0 = Instant::now();
                 let resp = kv
                     .get(prefix, Some(EtcdGet::new().with_prefix()))
                     .await
                     .expect("raw list");
+                let took = t0.elapsed();
                 assert_eq!(resp.kvs().len(), LIST_KEYS);
+                Some(took)
             }
             .boxed()
         })
@@ -420,6 +431,7 @@ impl Raw {
                 t.started(i);
                 let (ok, _) = raw_put_if(&client, key, 0, value.to_vec()).await;
                 assert!(ok, "raw create");
+                None
             }
             .boxed()
         });
@@ -454,12 +466,13 @@ impl Kv {
         template: Arc<Value>,
         ns: &str,
         i: usize,
-    ) -> BoxFuture<'static, ()> {
+    ) -> BoxFuture<'static, Option<Duration>> {
         let key = format!("/pods/{ns}/{}", name(i));
         async move {
             let mut obj = (*template).clone();
             obj["metadata"]["name"] = Value::String(name(i));
             storage.create(&key, obj, 0).await.expect("create");
+            None
         }
         .boxed()
     }
@@ -485,6 +498,7 @@ impl Kv {
                     .await
                     .expect("get");
                 assert!(got.is_some());
+                None
             }
             .boxed()
         })
@@ -496,7 +510,9 @@ impl Kv {
             let storage = storage.clone();
             async move {
                 let key = format!("/pods/list/{}", name(i % LIST_KEYS));
-                let generation = i.to_string();
+                // Unique across rounds, so that every update changes the object (an unchanged
+                // object is not written at all).
+                let generation = GENERATION.fetch_add(1, Ordering::Relaxed).to_string();
                 let mut try_update = move |mut obj: Value, _meta| {
                     obj["metadata"]["annotations"]["bench/gen"] = Value::String(generation.clone());
                     async move {
@@ -517,6 +533,7 @@ impl Kv {
                     )
                     .await
                     .expect("guaranteed_update");
+                None
             }
             .boxed()
         })
@@ -527,11 +544,14 @@ impl Kv {
         Arc::new(move |_| {
             let storage = storage.clone();
             async move {
+                let t0 = Instant::now();
                 let list = storage
                     .get_list("/pods/list", &list_opts())
                     .await
                     .expect("get_list");
+                let took = t0.elapsed();
                 assert_eq!(list.items.len(), LIST_KEYS);
+                Some(took)
             }
             .boxed()
         })
@@ -630,6 +650,7 @@ async fn seed_raw(raw: &Raw) {
             let value = serde_json::to_vec(&pod("list", &name(i))).unwrap();
             let (ok, _) = raw_put_if(&client, raw_key("list", i), 0, value).await;
             assert!(ok);
+            None
         }
         .boxed()
     });
@@ -645,6 +666,7 @@ async fn seed_kv(kv: &Kv) {
                 .create(&format!("/pods/list/{}", name(i)), pod("list", &name(i)), 0)
                 .await
                 .expect("seed");
+            None
         }
         .boxed()
     });

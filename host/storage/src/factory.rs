@@ -5,6 +5,7 @@
 //! `--etcd-servers-overrides`), returned as a ready [`Storage`].
 
 use crate::backend::Backend;
+use crate::cacher::{Cacher, CacherConfig, CacherStats};
 use crate::embedded::{Embedded, EmbeddedOptions};
 use crate::errors::BackendError;
 use crate::etcd3::{Etcd3, Etcd3Config};
@@ -12,7 +13,7 @@ use crate::store::{IdentityTransformer, KvStore, StoreConfig, ValueTransformer};
 use crate::Storage;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, Weak};
 
 /// Where objects are stored.
 #[derive(Clone, Debug)]
@@ -79,6 +80,9 @@ pub struct StorageFactory {
     default_backend: AnyBackend,
     overrides: BTreeMap<GroupResource, AnyBackend>,
     transformer: Arc<dyn ValueTransformer>,
+    watch_cache: bool,
+    watch_cache_overrides: BTreeMap<GroupResource, bool>,
+    cachers: Mutex<Vec<(GroupResource, Weak<Cacher>)>>,
 }
 
 impl StorageFactory {
@@ -89,7 +93,47 @@ impl StorageFactory {
             default_backend,
             overrides: BTreeMap::new(),
             transformer: Arc::new(IdentityTransformer),
+            watch_cache: false,
+            // kube-apiserver does not cache events by default (`--watch-cache-sizes`).
+            watch_cache_overrides: [((String::new(), "events".to_string()), false)]
+                .into_iter()
+                .collect(),
+            cachers: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Put a watch cache ([`Cacher`]) in front of the storage of every resource built from now
+    /// on (`--watch-cache`; off by default here, on by default in kube-apiserver). Resources
+    /// switched with [`StorageFactory::set_watch_cache_for`] keep their setting; `events` is
+    /// off unless switched on.
+    pub fn set_watch_cache(&mut self, enabled: bool) {
+        self.watch_cache = enabled;
+    }
+
+    /// Switch the watch cache of one GroupResource on or off regardless of
+    /// [`StorageFactory::set_watch_cache`] (`--watch-cache-sizes <resource>[.<group>]#0`
+    /// turns one off).
+    pub fn set_watch_cache_for(&mut self, gr: GroupResource, enabled: bool) {
+        self.watch_cache_overrides.insert(gr, enabled);
+    }
+
+    /// Whether [`StorageFactory::storage_for`] caches this resource.
+    pub fn watch_cache_enabled(&self, group: &str, plural: &str) -> bool {
+        self.watch_cache_overrides
+            .get(&(group.to_string(), plural.to_string()))
+            .copied()
+            .unwrap_or(self.watch_cache)
+    }
+
+    /// The counters of every live watch cache this factory built, by GroupResource (for the
+    /// host's metrics).
+    pub fn watch_cache_stats(&self) -> Vec<(GroupResource, CacherStats)> {
+        let mut cachers = self.cachers.lock().unwrap_or_else(|e| e.into_inner());
+        cachers.retain(|(_, c)| c.strong_count() > 0);
+        cachers
+            .iter()
+            .filter_map(|(gr, c)| c.upgrade().map(|c| (gr.clone(), c.stats())))
+            .collect()
     }
 
     /// Store one GroupResource in another backend (`--etcd-servers-overrides`).
@@ -112,7 +156,10 @@ impl StorageFactory {
         }
     }
 
-    /// The storage of one resource whose objects have `api_version` and `kind`.
+    /// The storage of one resource whose objects have `api_version` and `kind`: a
+    /// [`KvStore`], behind a [`Cacher`] (default [`CacherConfig`], keys
+    /// `<prefix>/<namespace>/<name>` or `<prefix>/<name>`) when the watch cache is on for it.
+    /// A cacher starts listing at once inside a Tokio runtime, else on first use.
     pub fn storage_for(&self, group: &str, plural: &str, api_version: &str, kind: &str) -> Arc<dyn Storage> {
         let backend = self
             .overrides
@@ -125,6 +172,18 @@ impl StorageFactory {
             kind,
         );
         config.transformer = self.transformer.clone();
-        backend.store(config)
+        let store = backend.store(config);
+        if !self.watch_cache_enabled(group, plural) {
+            return store;
+        }
+        let cacher = Arc::new(Cacher::new(
+            store,
+            CacherConfig::new(&Self::resource_prefix(group, plural), api_version, kind),
+        ));
+        self.cachers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(((group.to_string(), plural.to_string()), Arc::downgrade(&cacher)));
+        cacher
     }
 }

@@ -48,7 +48,10 @@ async fn finish_env(
     tune: impl FnOnce(&mut CacherConfig),
 ) -> Env {
     let cacher = Arc::new(Cacher::new(inner.clone(), test_config(tune)));
-    assert!(cacher.wait_ready(Duration::from_secs(10)).await, "cache not ready");
+    assert!(
+        cacher.wait_ready(Duration::from_secs(10)).await,
+        "cache not ready"
+    );
     Env {
         cacher,
         inner,
@@ -149,7 +152,10 @@ async fn bump(env: &Env, i: usize) -> u64 {
 
 fn replace(
     obj: Value,
-) -> impl FnMut(Value, wasm_apiserver_storage::ResponseMeta) -> BoxFuture<'static, Result<UpdateOutcome, StorageError>>
+) -> impl FnMut(
+    Value,
+    wasm_apiserver_storage::ResponseMeta,
+) -> BoxFuture<'static, Result<UpdateOutcome, StorageError>>
        + Send
        + 'static {
     move |_, _| {
@@ -174,7 +180,8 @@ async fn update(s: &dyn Storage, obj: &Value) -> Value {
 }
 
 async fn delete(s: &dyn Storage, key: &str) -> Result<Value, StorageError> {
-    let mut validate = |_: Value| -> BoxFuture<'static, Result<(), StorageError>> { Box::pin(async { Ok(()) }) };
+    let mut validate =
+        |_: Value| -> BoxFuture<'static, Result<(), StorageError>> { Box::pin(async { Ok(()) }) };
     s.delete(key, &Preconditions::default(), &mut validate, None)
         .await
 }
@@ -245,7 +252,10 @@ async fn consistent_list_waits_for_latest_write(env: Env) {
     assert_eq!(bumped, rv(&created) + 1);
 
     let stale = c.get_list("/pods/", &list_opts("0", 0)).await.unwrap();
-    assert!(stale.resource_version <= bumped, "RV=0 list from the future");
+    assert!(
+        stale.resource_version <= bumped,
+        "RV=0 list from the future"
+    );
 
     let before = c.stats();
     let consistent = c.get_list("/pods/", &list_opts("", 0)).await.unwrap();
@@ -259,7 +269,10 @@ async fn consistent_list_waits_for_latest_write(env: Env) {
     );
 
     let synced = c.get_list("/pods/", &list_opts("0", 0)).await.unwrap();
-    assert_eq!(synced.resource_version, bumped, "RV=0 after a consistent read");
+    assert_eq!(
+        synced.resource_version, bumped,
+        "RV=0 after a consistent read"
+    );
 
     // Read your writes, many times in a row, with unrelated writes in between.
     for i in 0..10 {
@@ -295,7 +308,10 @@ async fn consistent_list_waits_for_latest_write(env: Env) {
         )
         .await
         .unwrap_err();
-    assert!(matches!(e, StorageError::TooLargeResourceVersion { .. }), "{e:?}");
+    assert!(
+        matches!(e, StorageError::TooLargeResourceVersion { .. }),
+        "{e:?}"
+    );
     assert!(started.elapsed() < Duration::from_secs(2));
 }
 
@@ -323,7 +339,10 @@ async fn rv0_list_ignores_limit() {
     let last = rv(all.last().unwrap());
     assert!(c.wait_until_fresh(last, Duration::from_secs(5)).await);
 
-    for rvm in [ResourceVersionMatch::Unset, ResourceVersionMatch::NotOlderThan] {
+    for rvm in [
+        ResourceVersionMatch::Unset,
+        ResourceVersionMatch::NotOlderThan,
+    ] {
         let mut o = list_opts("0", 2);
         o.resource_version_match = rvm;
         let l = c.get_list("/pods/", &o).await.unwrap();
@@ -373,12 +392,14 @@ async fn watch_from_rv_in_ring_buffer() {
     for i in 0..10 {
         written.push(create(c, &pod("ns", &format!("p{i}"))).await);
     }
-    written.push(update(c, &{
-        let mut p = written[3].clone();
-        p["metadata"]["labels"] = json!({"x": "y"});
-        p
-    })
-    .await);
+    written.push(
+        update(c, &{
+            let mut p = written[3].clone();
+            p["metadata"]["labels"] = json!({"x": "y"});
+            p
+        })
+        .await,
+    );
     written.push(delete(c, "/pods/ns/p5").await.unwrap());
     let last = rv(written.last().unwrap());
     assert!(c.wait_until_fresh(last, Duration::from_secs(5)).await);
@@ -434,7 +455,10 @@ async fn too_old_rv_gives_expired() {
         .unwrap();
     match next(&mut w).await {
         WatchEvent::Error(StorageError::Expired { message, .. }) => {
-            assert_eq!(message, "The resourceVersion for the provided watch is too old.")
+            assert_eq!(
+                message,
+                "The resourceVersion for the provided watch is too old."
+            )
         }
         other => panic!("expected 410 Expired, got {other:?}"),
     }
@@ -595,7 +619,11 @@ async fn slow_watcher_is_closed() {
     for i in 0..20 {
         written.push(create(c, &pod("ns", &format!("p{i:02}"))).await);
     }
-    assert_eq!(reader.await.unwrap(), written, "the reading watcher got everything");
+    assert_eq!(
+        reader.await.unwrap(),
+        written,
+        "the reading watcher got everything"
+    );
     // The slow one: a prefix, then the end of the stream.
     let deadline = Instant::now() + Duration::from_secs(5);
     while c.stats().terminated_watchers == 0 {
@@ -603,10 +631,17 @@ async fn slow_watcher_is_closed() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let mut got = Vec::new();
-    while let Some(e) = tokio::time::timeout(EVENT_TIMEOUT, slow.recv()).await.unwrap() {
+    while let Some(e) = tokio::time::timeout(EVENT_TIMEOUT, slow.recv())
+        .await
+        .unwrap()
+    {
         got.push(obj_of(&e).clone());
     }
-    assert!(!got.is_empty() && got.len() < 20, "got {} events", got.len());
+    assert!(
+        !got.is_empty() && got.len() < 20,
+        "got {} events",
+        got.len()
+    );
     assert_eq!(got, written[..got.len()].to_vec(), "a gap-free prefix");
     assert_eq!(c.stats().terminated_watchers, 1);
 }
@@ -642,7 +677,10 @@ async fn index_backed_field_selector() {
     let b1 = create(c, &pod_on("ns1", "b1", "node-b")).await;
     let a2 = create(c, &pod_on("ns2", "a2", "node-a")).await;
     create(c, &pod("ns2", "unassigned")).await;
-    assert!(c.wait_until_fresh(rv(&a2) + 1, Duration::from_secs(5)).await);
+    assert!(
+        c.wait_until_fresh(rv(&a2) + 1, Duration::from_secs(5))
+            .await
+    );
 
     let start = c.resource_version();
     let mut w = c
@@ -707,7 +745,9 @@ async fn writes_delegate_with_cached_hint() {
     assert!(c.wait_until_fresh(rv(&p), Duration::from_secs(5)).await);
     let seen = Arc::new(Mutex::new(Vec::new()));
     let s2 = seen.clone();
-    let mut f = move |cur: Value, _: wasm_apiserver_storage::ResponseMeta| -> BoxFuture<'static, Result<UpdateOutcome, StorageError>> {
+    let mut f = move |cur: Value,
+                      _: wasm_apiserver_storage::ResponseMeta|
+          -> BoxFuture<'static, Result<UpdateOutcome, StorageError>> {
         s2.lock().unwrap().push(cur.clone());
         let mut next = cur;
         next["metadata"]["labels"] = json!({"v": "2"});
@@ -735,7 +775,13 @@ async fn writes_delegate_with_cached_hint() {
     // A stale cache hint costs a retry, never a lost update.
     let fresh = update(&*env.inner, &pod("ns", "a")).await;
     let out = c
-        .guaranteed_update("/pods/ns/a", false, &Preconditions::default(), &mut f, Some(p))
+        .guaranteed_update(
+            "/pods/ns/a",
+            false,
+            &Preconditions::default(),
+            &mut f,
+            Some(p),
+        )
         .await
         .unwrap();
     assert!(rv(&out) > rv(&fresh));
@@ -850,7 +896,14 @@ async fn reflector(c: Arc<Cacher>, state: Arc<Mutex<ReflectorState>>, stop: Arc<
                 break; // closed: re-watch from the last RV
             };
             let mut st = state.lock().unwrap();
-            let prev = st.streams.last().unwrap().rvs.last().copied().unwrap_or(from);
+            let prev = st
+                .streams
+                .last()
+                .unwrap()
+                .rvs
+                .last()
+                .copied()
+                .unwrap_or(from);
             let (obj, kind) = match &e {
                 WatchEvent::Error(_) => {
                     need_list = true;
@@ -867,7 +920,10 @@ async fn reflector(c: Arc<Cacher>, state: Arc<Mutex<ReflectorState>>, stop: Arc<
                 st.last_rv = st.last_rv.max(r);
                 continue;
             }
-            assert!(r > prev, "{kind} at {r} after {prev}: duplicated or out of order");
+            assert!(
+                r > prev,
+                "{kind} at {r} after {prev}: duplicated or out of order"
+            );
             st.streams.last_mut().unwrap().rvs.push(r);
             let key = key_of(obj);
             match kind {
@@ -882,7 +938,10 @@ async fn reflector(c: Arc<Cacher>, state: Arc<Mutex<ReflectorState>>, stop: Arc<
                         "MODIFIED {key} at {r} over {old:?}"
                     );
                 }
-                _ => assert!(st.objects.remove(&key).is_some(), "DELETED missing {key} at {r}"),
+                _ => assert!(
+                    st.objects.remove(&key).is_some(),
+                    "DELETED missing {key} at {r}"
+                ),
             }
             st.last_rv = r;
         }
@@ -906,10 +965,13 @@ async fn reflector_survives_backend_restart() {
     ));
     // Watches wait for the re-initialised cache rather than going to etcd meanwhile, so every
     // stream below is a cache watcher.
-    let cacher = Arc::new(Cacher::new(inner.clone(), test_config(|c| {
-        c.bookmark_interval = Duration::from_millis(500);
-        c.ready_timeout = Duration::from_secs(30);
-    })));
+    let cacher = Arc::new(Cacher::new(
+        inner.clone(),
+        test_config(|c| {
+            c.bookmark_interval = Duration::from_millis(500);
+            c.ready_timeout = Duration::from_secs(30);
+        }),
+    ));
     assert!(cacher.wait_ready(Duration::from_secs(10)).await);
 
     let state = Arc::new(Mutex::new(ReflectorState::default()));
@@ -939,8 +1001,14 @@ async fn reflector_survives_backend_restart() {
                     _ => {
                         let mut p = pod("ns", &n);
                         p["metadata"]["labels"] = json!({"i": i.to_string()});
-                        c.guaranteed_update(&key, true, &Preconditions::default(), &mut replace(p), None)
-                            .await
+                        c.guaranteed_update(
+                            &key,
+                            true,
+                            &Preconditions::default(),
+                            &mut replace(p),
+                            None,
+                        )
+                        .await
                     }
                 };
                 match r {
@@ -995,7 +1063,11 @@ async fn reflector_survives_backend_restart() {
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert_eq!(cacher.stats().watchers, 1, "the reflector watches the cache");
+    assert_eq!(
+        cacher.stats().watchers,
+        1,
+        "the reflector watches the cache"
+    );
     stop_reflector.store(true, Ordering::SeqCst);
     refl.await.unwrap();
 

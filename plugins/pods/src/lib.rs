@@ -54,10 +54,10 @@ impl Strategy for Pods {
                 PrinterColumn::computed("Restarts", "integer")
                     .describe("The number of times the containers in this pod have been restarted."),
                 PrinterColumn::age(),
-                PrinterColumn::new("IP", "string", ".status.podIP")
+                PrinterColumn::computed("IP", "string")
                     .wide()
                     .describe("IP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated."),
-                PrinterColumn::new("Node", "string", ".spec.nodeName")
+                PrinterColumn::computed("Node", "string")
                     .wide()
                     .describe("NodeName indicates in which node this pod is scheduled."),
             ],
@@ -183,7 +183,14 @@ impl Strategy for Pods {
     /// READY, STATUS and RESTARTS, as `printPod` computes them.
     fn printer_cells(pod: &Pod) -> Vec<Value> {
         let row = printer::print_pod(pod);
-        vec![json!(row.ready), json!(row.status), json!(row.restarts)]
+        // printPod: an unassigned IP or node prints as `<none>`.
+        let or_none = |v: Option<&String>| match v {
+            Some(s) if !s.is_empty() => s.clone(),
+            _ => "<none>".to_string(),
+        };
+        let ip = or_none(pod.status.as_ref().and_then(|s| s.pod_ip.as_ref()));
+        let node = or_none(pod.spec.as_ref().and_then(|s| s.node_name.as_ref()));
+        vec![json!(row.ready), json!(row.status), json!(row.restarts), json!(ip), json!(node)]
     }
 }
 

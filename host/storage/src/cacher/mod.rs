@@ -445,10 +445,7 @@ impl Cacher {
     }
 
     fn ensure_started(&self) {
-        let mut pending = self
-            .pending_start
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+        let mut pending = self.pending_start.lock().unwrap_or_else(|e| e.into_inner());
         if pending.is_none() {
             return;
         }

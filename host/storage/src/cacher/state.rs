@@ -93,7 +93,11 @@ pub(crate) fn rv_of(obj: &Value) -> u64 {
 /// `SelectionPredicate.Matches` on cached attributes when they cover every field the selector
 /// uses (what kube's cacher does with `ObjLabels`/`ObjFields`), else with the predicate's own
 /// `GetAttrs`. Errors: `GetAttrs` failed (500).
-pub(crate) fn matches(pred: &SelectionPredicate, obj: &Value, attrs: Option<&Attrs>) -> Result<bool> {
+pub(crate) fn matches(
+    pred: &SelectionPredicate,
+    obj: &Value,
+    attrs: Option<&Attrs>,
+) -> Result<bool> {
     if pred.is_empty() {
         return Ok(true);
     }

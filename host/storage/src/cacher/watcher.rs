@@ -131,7 +131,10 @@ pub(crate) async fn run(
                 }
             }
             if end_bookmark {
-                shared.counters.bookmarks_sent.fetch_add(1, Ordering::Relaxed);
+                shared
+                    .counters
+                    .bookmarks_sent
+                    .fetch_add(1, Ordering::Relaxed);
                 if tx
                     .send(WatchEvent::Bookmark(shared.bookmark(rv, true)))
                     .await
@@ -217,7 +220,10 @@ pub(crate) async fn run(
             if cache_rv > last_sent || (cache_rv == last_sent && !last_was_bookmark) {
                 // Bookmarks are best effort: a full channel skips one, it does not block.
                 // (Counted before sending so that a reader never sees more than the count.)
-                shared.counters.bookmarks_sent.fetch_add(1, Ordering::Relaxed);
+                shared
+                    .counters
+                    .bookmarks_sent
+                    .fetch_add(1, Ordering::Relaxed);
                 if tx
                     .try_send(WatchEvent::Bookmark(shared.bookmark(cache_rv, false)))
                     .is_ok()
@@ -226,7 +232,10 @@ pub(crate) async fn run(
                     last_sent = cache_rv;
                     last_was_bookmark = true;
                 } else {
-                    shared.counters.bookmarks_sent.fetch_sub(1, Ordering::Relaxed);
+                    shared
+                        .counters
+                        .bookmarks_sent
+                        .fetch_sub(1, Ordering::Relaxed);
                     if tx.is_closed() {
                         return;
                     }

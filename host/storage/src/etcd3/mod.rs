@@ -47,6 +47,10 @@ pub const DEFAULT_HEALTH_TIMEOUT: Duration = Duration::from_secs(2);
 pub const DEFAULT_KEEPALIVE_TIME: Duration = Duration::from_secs(30);
 /// kube-apiserver's `keepaliveTimeout` (`factory/etcd3.go`): 10 s.
 pub const DEFAULT_KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Largest response accepted from etcd: clientv3's default `MaxCallRecvMsgSize`
+/// (`math.MaxInt32`), which kube-apiserver keeps. tonic's default (4 MiB) would fail every
+/// range over about 4,000 objects of 1 KiB.
+pub(crate) const MAX_RESPONSE_BYTES: usize = i32::MAX as usize;
 
 /// How to reach etcd: kube-apiserver's `--etcd-servers`, `--etcd-cafile`, `--etcd-certfile`,
 /// `--etcd-keyfile` and `--etcd-compaction-interval` (`storagebackend.TransportConfig` and
@@ -415,7 +419,10 @@ impl Backend for Etcd3 {
         if revision > 0 {
             opts = opts.with_revision(revision);
         }
-        let mut kv = self.client.kv_client();
+        let mut kv = self
+            .client
+            .kv_client()
+            .max_decoding_message_size(MAX_RESPONSE_BYTES);
         let resp = self
             .kv_call("range", revision, kv.get(start, Some(opts)))
             .await?;

@@ -36,7 +36,10 @@ pub(crate) async fn start(
     if progress_notify {
         opts = opts.with_progress_notify();
     }
-    let mut watch_client = client.watch_client();
+    // A watch response carries up to 1,000 revisions of events (etcd's `watchBatchMaxRevs`).
+    let mut watch_client = client
+        .watch_client()
+        .max_decoding_message_size(super::MAX_RESPONSE_BYTES);
     let timeout = shared.request_timeout;
     let opened = tokio::time::timeout(timeout, async {
         let mut stream = watch_client.watch(key, Some(opts)).await?;
