@@ -86,6 +86,11 @@ pub struct ServeArgs {
     /// Comma-separated etcd endpoints; empty means the embedded store.
     #[arg(long, value_delimiter = ',')]
     pub etcd_servers: Vec<String>,
+    /// Per-resource etcd servers, kube-apiserver's format: `group/resource#servers`, servers
+    /// separated by `;`, entries by `,` (e.g. `/events#http://127.0.0.1:4002`,
+    /// `example.dev/widgets#http://a:2379;http://b:2379`).
+    #[arg(long, value_delimiter = ',')]
+    pub etcd_servers_overrides: Vec<String>,
     /// Key prefix of every resource in storage.
     #[arg(long, default_value = "/registry")]
     pub etcd_prefix: String,

@@ -243,7 +243,7 @@ impl ApiError {
         ApiError::new(
             415,
             "UnsupportedMediaType",
-            format!("the body of the request was in an unknown format - accepted media types include: application/json, application/yaml"),
+            "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml",
         )
         .with_details(json!({"causes": [{"reason": "UnexpectedServerResponse", "message": content_type}]}))
     }

@@ -115,7 +115,8 @@ async fn broken_replacements_never_replace_the_last_good_version() {
     let s = start();
     until_status(&s, "first activation", |st| generation(st) == 1).await;
     let good_sha = status(&s).await["status"]["activeSha256"].clone();
-    let cases: [(&str, Box<dyn Fn(&TestServer)>, &str); 5] = [
+    type Breaker = Box<dyn Fn(&TestServer)>;
+    let cases: [(&str, Breaker, &str); 5] = [
         ("not wasm", Box::new(|s| std::fs::write(plugin_file(s), b"#!/bin/sh\necho hi\n").unwrap()), "not a WebAssembly file"),
         ("wrong WIT version", Box::new(|s| install(s, "misbehaving-wit-next")), "wasm-apiserver:strategy@0.2.0"),
         ("trapping describe", Box::new(|s| install(s, "misbehaving-trap-describe")), "describe traps in this build"),

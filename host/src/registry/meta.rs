@@ -78,10 +78,10 @@ pub fn generate_name(base: &str) -> String {
     format!("{base}{suffix}")
 }
 
-/// The namespace check of `BeforeCreate`/`BeforeUpdate` (`EnsureObjectNamespaceMatchesRequestNamespace`
-/// + `ExpectedNamespaceForScope`): cluster-scoped objects lose any namespace; namespaced ones
-/// take the request's when empty. Errors: a mismatch (400 at the edge), with kube-apiserver's
-/// message.
+/// The namespace check of `BeforeCreate`/`BeforeUpdate`
+/// (`EnsureObjectNamespaceMatchesRequestNamespace` and `ExpectedNamespaceForScope`):
+/// cluster-scoped objects lose any namespace; namespaced ones take the request's when empty.
+/// Errors: a mismatch (400 at the edge), with kube-apiserver's message.
 pub fn ensure_namespace(obj: &mut Value, namespaced: bool, request_ns: &str) -> Result<(), String> {
     let m = meta_mut(obj);
     if !namespaced {

@@ -27,13 +27,16 @@ pub enum Subresource {
     Status,
 }
 
+/// A patch as a function of the current object (`Value::Null` when it does not exist).
+pub type PatchFn = Arc<dyn Fn(&Value) -> ApiResult<Value> + Send + Sync>;
+
 /// How the new object of an update is obtained from the current one (`rest.UpdatedObjectInfo`).
 #[derive(Clone)]
 pub enum UpdatedObject {
     /// PUT: the request body.
     Replace(Value),
     /// PATCH: a function of the current object (`Value::Null` when it does not exist).
-    Patch(Arc<dyn Fn(&Value) -> ApiResult<Value> + Send + Sync>),
+    Patch(PatchFn),
 }
 
 /// The result of a write.

@@ -212,6 +212,23 @@ async fn openapi_doc(State(state): State<Arc<AppState>>, Path(gv): Path<String>)
     }
 }
 
+/// Parse one `--etcd-servers-overrides` entry: `group/resource#server;server`
+/// (kube-apiserver's `pkg/kubeapiserver/options` format; the core group is empty).
+/// Errors: no `#`, no `/`, or no server.
+pub fn parse_override(s: &str) -> anyhow::Result<((String, String), Vec<String>)> {
+    let (gr, servers) = s
+        .split_once('#')
+        .ok_or_else(|| anyhow::anyhow!("--etcd-servers-overrides {s:?}: expected group/resource#servers"))?;
+    let (group, resource) = gr
+        .split_once('/')
+        .ok_or_else(|| anyhow::anyhow!("--etcd-servers-overrides {s:?}: expected group/resource before '#'"))?;
+    let servers: Vec<String> = servers.split(';').filter(|x| !x.is_empty()).map(String::from).collect();
+    if servers.is_empty() || resource.is_empty() {
+        anyhow::bail!("--etcd-servers-overrides {s:?}: needs a resource and at least one server");
+    }
+    Ok(((group.to_string(), resource.to_string()), servers))
+}
+
 /// Open storage, load the plugins and serve until SIGTERM / Ctrl-C, finishing requests in
 /// flight. Errors: storage cannot be opened, the listener cannot bind, or the runtime cannot
 /// start. A plugin that fails to load is logged and skipped.
@@ -232,7 +249,21 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let backend = AnyBackend::open(&backend_config)
         .await
         .map_err(|e| anyhow::anyhow!("storage: {e}"))?;
-    let factory = StorageFactory::new(&args.etcd_prefix, backend.clone());
+    let mut factory = StorageFactory::new(&args.etcd_prefix, backend.clone());
+    for o in &args.etcd_servers_overrides {
+        let (gr, servers) = parse_override(o)?;
+        let config = BackendConfig::Etcd(Etcd3Config {
+            ca_file: args.etcd_cafile.clone(),
+            cert_file: args.etcd_certfile.clone(),
+            key_file: args.etcd_keyfile.clone(),
+            compaction_interval: compaction,
+            ..Etcd3Config::new(servers)
+        });
+        let b = AnyBackend::open(&config)
+            .await
+            .map_err(|e| anyhow::anyhow!("storage override {o}: {e}"))?;
+        factory.set_override(gr, b);
+    }
     let runtime = PluginRuntime::new(args.limits.runtime_config())?;
     let manager = Arc::new(PluginManager::new(runtime, args.plugin_dir.clone(), factory));
 
@@ -261,4 +292,21 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         })
         .await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_override;
+
+    #[test]
+    fn etcd_servers_overrides_parse_like_kube_apiserver() {
+        let ((g, r), s) = parse_override("/events#http://127.0.0.1:4002").unwrap();
+        assert_eq!((g.as_str(), r.as_str()), ("", "events"));
+        assert_eq!(s, ["http://127.0.0.1:4002"]);
+        let (_, s) = parse_override("example.dev/widgets#http://a:2379;http://b:2379").unwrap();
+        assert_eq!(s.len(), 2);
+        assert!(parse_override("widgets").is_err());
+        assert!(parse_override("widgets#http://a").is_err());
+        assert!(parse_override("/events#").is_err());
+    }
 }

@@ -12,8 +12,7 @@ use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// A patch as a function of the current object.
-pub type PatchFn = Arc<dyn Fn(&Value) -> ApiResult<Value> + Send + Sync>;
+pub use crate::registry::store::PatchFn;
 
 fn invalid_patch(msg: impl std::fmt::Display) -> ApiError {
     ApiError {

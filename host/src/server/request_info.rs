@@ -45,12 +45,10 @@ pub fn parse(path: &str) -> Option<RequestInfo> {
     if rest.is_empty() || rest.iter().any(|p| p.is_empty()) {
         return None;
     }
-    if rest[0] == "namespaces" {
-        if rest.len() > 1 {
-            info.namespace = rest[1].into();
-            if rest.len() > 2 && !NAMESPACE_SUBRESOURCES.contains(&rest[2]) {
-                rest.drain(..2);
-            }
+    if rest[0] == "namespaces" && rest.len() > 1 {
+        info.namespace = rest[1].into();
+        if rest.len() > 2 && !NAMESPACE_SUBRESOURCES.contains(&rest[2]) {
+            rest.drain(..2);
         }
     }
     // `/namespaces`, `/namespaces/{name}`, `/namespaces/{name}/status` address the

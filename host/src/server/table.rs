@@ -118,7 +118,7 @@ async fn rows(r: &Resource, objs: &[Value], include: &str) -> ApiResult<Vec<Valu
                 .map_err(|e| ApiError::from_strategy(e, &gr, ""))
         })
         .await
-        .map_err(|e| ApiError::internal(e))??
+        .map_err(ApiError::internal)??
     } else {
         vec![Vec::new(); objs.len()]
     };

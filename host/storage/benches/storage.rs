@@ -111,6 +111,8 @@ struct Sample {
     ops: usize,
     secs: f64,
     lat_ns: Vec<u64>,
+    /// CPU time this process (client, and the embedded store) used meanwhile.
+    cpu_ns: u64,
 }
 
 /// One measured figure.
@@ -120,6 +122,8 @@ struct Row {
     p50: Duration,
     p99: Duration,
     ops: usize,
+    /// CPU time of this process per operation, µs.
+    cpu_us: f64,
 }
 
 fn percentile(sorted: &[u64], p: usize) -> Duration {
@@ -142,6 +146,9 @@ fn row_of(samples: Vec<Sample>) -> Row {
         p50: percentile(&lat, 50),
         p99: percentile(&lat, 99),
         ops: samples.iter().map(|s| s.ops).sum(),
+        cpu_us: samples.iter().map(|s| s.cpu_ns).sum::<u64>() as f64
+            / 1e3
+            / samples.iter().map(|s| s.ops).sum::<usize>().max(1) as f64,
     }
 }
 
@@ -155,6 +162,7 @@ async fn drive(
     op: Arc<OpFn>,
 ) -> Sample {
     let counter = Arc::new(AtomicUsize::new(0));
+    let cpu0 = process_cpu_ns();
     let start = Instant::now();
     let deadline = start + dur;
     let workers: Vec<_> = (0..conc)
@@ -184,6 +192,7 @@ async fn drive(
         ops: lat_ns.len(),
         secs: start.elapsed().as_secs_f64(),
         lat_ns,
+        cpu_ns: process_cpu_ns().saturating_sub(cpu0),
     }
 }
 
@@ -269,6 +278,7 @@ async fn measure_watch(
         ops: total,
         secs,
         lat_ns: lat,
+        cpu_ns: writes.cpu_ns,
     }])
 }
 
@@ -617,11 +627,12 @@ struct Results {
 impl Results {
     fn add(&mut self, system: &'static str, op: usize, conc: usize, row: Row) {
         eprintln!(
-            "  {system:<12} {:<18} {conc:>3} in flight: {:>9.0} ops/s  p50 {:>8.2} ms  p99 {:>8.2} ms  ({} ops)",
+            "  {system:<12} {:<18} {conc:>3} in flight: {:>9.0} ops/s  p50 {:>8.2} ms  p99 {:>8.2} ms  cpu {:>7.1} µs/op  ({} ops)",
             OPS[op],
             row.ops_per_sec,
             ms(row.p50),
             ms(row.p99),
+            row.cpu_us,
             row.ops
         );
         self.rows.push((system, op, conc, row));
@@ -882,6 +893,18 @@ async fn list_profile() {
     );
 }
 
+/// CPU time used by this process so far (every thread's `schedstat`), ns.
+fn process_cpu_ns() -> u64 {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return 0;
+    };
+    tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+        .sum()
+}
+
 /// This thread's (time on CPU, time waiting for a CPU) in ns, from `/proc/thread-self/schedstat`.
 fn thread_cpu() -> (u64, u64) {
     let s = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
@@ -893,18 +916,21 @@ fn report(res: &Results, total: Duration) {
     println!();
     println!("### Figures");
     println!();
-    println!("| system | operation | in flight | ops/s | p50 ms | p99 ms |");
-    println!("|---|---|---:|---:|---:|---:|");
+    println!(
+        "| system | operation | in flight | ops/s | p50 ms | p99 ms | bench-process CPU µs/op |"
+    );
+    println!("|---|---|---:|---:|---:|---:|---:|");
     for system in ["raw-etcd", "kv-etcd3", "kv-embedded"] {
         for op in 0..OPS.len() {
             for conc in CONCURRENCY {
                 if let Some(r) = res.get(system, op, conc) {
                     println!(
-                        "| {system} | {} | {conc} | {:.0} | {:.2} | {:.2} |",
+                        "| {system} | {} | {conc} | {:.0} | {:.2} | {:.2} | {:.0} |",
                         OPS[op],
                         r.ops_per_sec,
                         ms(r.p50),
-                        ms(r.p99)
+                        ms(r.p99),
+                        r.cpu_us
                     );
                 }
             }

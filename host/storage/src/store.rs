@@ -16,6 +16,7 @@ use crate::interfaces::{
 };
 use crate::selection::SelectionPredicate;
 use async_trait::async_trait;
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{json, Value};
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -166,13 +167,10 @@ impl<B: Backend> KvStore<B> {
     }
 
     fn encode(&self, obj: &Value, key: &str) -> Result<Vec<u8>> {
-        // PrepareObjectForStorage: resourceVersion and selfLink are never stored.
-        let mut o = obj.clone();
-        if let Some(meta) = o.get_mut("metadata").and_then(Value::as_object_mut) {
-            meta.remove("resourceVersion");
-            meta.remove("selfLink");
-        }
-        let bytes = serde_json::to_vec(&o).map_err(|e| StorageError::Internal(e.to_string()))?;
+        // PrepareObjectForStorage: resourceVersion and selfLink are never stored. `ForStorage`
+        // leaves them out while serializing (the same bytes as removing them from a copy).
+        let bytes = serde_json::to_vec(&ForStorage(obj))
+            .map_err(|e| StorageError::Internal(e.to_string()))?;
         self.config.transformer.to_storage(bytes, key)
     }
 
@@ -270,6 +268,47 @@ impl<B: Backend> KvStore<B> {
             meta["annotations"] = json!({INITIAL_EVENTS_END_ANNOTATION: "true"});
         }
         json!({"apiVersion": self.config.api_version, "kind": self.config.kind, "metadata": meta})
+    }
+}
+
+/// Serializes an object as `serde_json` does, without `metadata.resourceVersion` and
+/// `metadata.selfLink`.
+struct ForStorage<'a>(&'a Value);
+
+/// Serializes a `metadata` map without `resourceVersion` and `selfLink`.
+struct MetadataForStorage<'a>(&'a serde_json::Map<String, Value>);
+
+/// Fields of `metadata` that are never stored.
+fn unstored(field: &str) -> bool {
+    field == "resourceVersion" || field == "selfLink"
+}
+
+impl Serialize for ForStorage<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        let Value::Object(obj) = self.0 else {
+            return self.0.serialize(serializer);
+        };
+        let mut map = serializer.serialize_map(Some(obj.len()))?;
+        for (k, v) in obj {
+            match v {
+                Value::Object(meta) if k == "metadata" => {
+                    map.serialize_entry(k, &MetadataForStorage(meta))?
+                }
+                _ => map.serialize_entry(k, v)?,
+            }
+        }
+        map.end()
+    }
+}
+
+impl Serialize for MetadataForStorage<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        let len = self.0.keys().filter(|k| !unstored(k)).count();
+        let mut map = serializer.serialize_map(Some(len))?;
+        for (k, v) in self.0.iter().filter(|(k, _)| !unstored(k)) {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
     }
 }
 
@@ -636,7 +675,7 @@ impl<B: Backend> Storage for KvStore<B> {
                 }
                 return Err(StorageError::KeyNotFound { key });
             }
-            let current = state.obj.clone().unwrap_or(Value::Null);
+            let existed = state.obj.is_some();
             // Errors computed on possibly stale state are re-checked on live state
             // (`GuaranteedUpdate` in etcd3/store.go).
             let attempt = match state.obj.as_ref() {
@@ -645,6 +684,9 @@ impl<B: Backend> Storage for KvStore<B> {
             };
             let outcome = match attempt {
                 Ok(()) => {
+                    // `try_update` gets the object itself, not a copy: every path below either
+                    // reads the state again or, for a no-op, decodes `state.data` again.
+                    let current = state.obj.take().unwrap_or(Value::Null);
                     try_update(
                         current,
                         ResponseMeta {
@@ -674,14 +716,15 @@ impl<B: Backend> Storage for KvStore<B> {
             let data = self.encode(&outcome.object, &key)?;
             let unchanged =
                 *self.config.transformer.from_storage_cow(&data, &key)?.0 == *state.data;
-            if state.obj.is_some() && !state.stale && unchanged {
+            if existed && !state.stale && unchanged {
                 // No-op: nothing is written, the resourceVersion stays, no watch event.
                 if !is_current {
                     state = self.current_state(&key).await?;
                     is_current = true;
                     continue;
                 }
-                return Ok(state.obj.expect("checked above"));
+                // The current object, as `state_from` decoded it.
+                return Self::parse(&state.data, &key, state.rev);
             }
             let ttl = outcome.ttl.unwrap_or(0) as i64;
             let resp = self.backend.put_if(&key, state.rev, data, ttl).await?;
@@ -880,6 +923,34 @@ mod tests {
         assert!(parse_resource_version("abc").is_err());
         assert!(parse_resource_version("-1").is_err());
         assert!(parse_resource_version("99999999999999999999999").is_err());
+    }
+
+    #[test]
+    fn objects_are_encoded_for_storage_as_a_stripped_copy_would_be() {
+        let cases = [
+            json!({"kind": "Pod", "metadata": {"name": "a", "resourceVersion": "5", "selfLink": "/x", "uid": "u"}, "spec": {"b": [1, 2.5, null, true]}}),
+            json!({"metadata": {"resourceVersion": "5"}}),
+            json!({"metadata": {"selfLink": "/x", "resourceVersion": "5"}, "a": {"resourceVersion": "7"}}),
+            json!({"metadata": {}}),
+            json!({"metadata": "not an object", "resourceVersion": "1"}),
+            json!({"a": "\u{1}\"é"}),
+            json!({}),
+            json!([1, {"metadata": {"resourceVersion": "1"}}]),
+            json!("text"),
+            Value::Null,
+        ];
+        for obj in cases {
+            let mut copy = obj.clone();
+            if let Some(meta) = copy.get_mut("metadata").and_then(Value::as_object_mut) {
+                meta.remove("resourceVersion");
+                meta.remove("selfLink");
+            }
+            assert_eq!(
+                serde_json::to_vec(&ForStorage(&obj)).unwrap(),
+                serde_json::to_vec(&copy).unwrap(),
+                "{obj}"
+            );
+        }
     }
 
     #[test]

@@ -762,7 +762,7 @@ async fn writes_delegate_with_cached_hint() {
         .guaranteed_update("/pods/ns/a", false, &Preconditions::default(), &mut f, None)
         .await
         .unwrap();
-    assert_eq!(seen.lock().unwrap().as_slice(), &[p.clone()]);
+    assert_eq!(seen.lock().unwrap().as_slice(), std::slice::from_ref(&p));
     assert!(rv(&out) > rv(&p));
     let stored = env
         .inner

@@ -105,6 +105,11 @@ impl TestServer {
         server
     }
 
+    /// The endpoint of the etcd under an etcd-backed server.
+    pub fn etcd_endpoint(&self) -> Option<String> {
+        self._etcd.as_ref().map(|e| e.endpoint.clone())
+    }
+
     /// Stop the etcd under an etcd-backed server (fault tests).
     pub fn stop_etcd(&mut self) {
         self._etcd.as_mut().expect("an etcd-backed server").stop();

@@ -192,9 +192,9 @@ impl CacherConfig {
 pub struct CacherStats {
     /// Whether the cache is initialised and its backend watch running.
     pub ready: bool,
-    /// The resourceVersion the cache has caught up to.
+    /// The resourceVersion the cache has caught up to (`apiserver_watch_cache_resource_version`).
     pub resource_version: u64,
-    /// Objects in the cache (`apiserver_watch_cache_resource_version`'s sibling, cache size).
+    /// Objects in the cache (the cache size).
     pub objects: u64,
     /// Events in the ring buffer.
     pub history: u64,
@@ -396,7 +396,7 @@ impl Shared {
             .fetch_add(1, Ordering::Relaxed);
     }
 
-    fn from_cache(&self) {
+    fn served_from_cache(&self) {
         self.counters
             .reads_from_cache
             .fetch_add(1, Ordering::Relaxed);
@@ -697,7 +697,7 @@ impl Storage for Cacher {
                 shared.inner.get(key, opts).await
             }
             Some(obj) => {
-                shared.from_cache();
+                shared.served_from_cache();
                 match obj {
                     Some(o) => Ok(Some(o)),
                     None if opts.ignore_not_found => Ok(None),
@@ -760,7 +760,7 @@ impl Storage for Cacher {
         match out {
             None => delegate().await,
             Some(r) => {
-                shared.from_cache();
+                shared.served_from_cache();
                 if CacheState::uses_index(&shared.config, pred) {
                     shared
                         .counters

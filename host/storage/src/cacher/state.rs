@@ -13,9 +13,9 @@ use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 
-/// One cached object: the decoded object (with its `metadata.resourceVersion`), that
-/// resourceVersion as a number, and its attributes as the resource's `GetAttrs` computes them
-/// (`None` when `GetAttrs` failed; matching then falls back to the predicate's own function).
+/// One cached object: the decoded object (with its `metadata.resourceVersion`) and its
+/// attributes as the resource's `GetAttrs` computes them (`None` when `GetAttrs` failed;
+/// matching then falls back to the predicate's own function).
 #[derive(Clone, Debug)]
 pub(crate) struct Entry {
     pub obj: Arc<Value>,

@@ -9,6 +9,10 @@ use std::time::Duration;
 /// Version of the on-disk layout, stored in `meta` as `schema_version`.
 pub(crate) const SCHEMA_VERSION: i64 = 1;
 
+/// `PRAGMA mmap_size` of reader connections (address space, not memory: pages stay in the OS
+/// page cache, shared by every connection). Beyond it SQLite reads the file as usual.
+const READER_MMAP_BYTES: i64 = 1 << 30;
+
 /// `log.type` of a put.
 pub(crate) const PUT: i64 = 0;
 /// `log.type` of a delete (tombstone; `value` is NULL).
@@ -175,8 +179,13 @@ pub(crate) fn open_reader(path: &Path) -> Result<Connection, BackendError> {
         .map_err(sql_err)?;
     conn.pragma_update(None, "cache_size", -8192)
         .map_err(sql_err)?;
-    conn.pragma_update(None, "mmap_size", 1i64 << 30)
-        .map_err(sql_err)?;
+    // Reads map the database instead of copying each page out of the OS cache with `pread`:
+    // a 10,000-object list touches every page of `current` (more than `cache_size`), and this
+    // was about 40% of its SQLite time. The writer keeps ordinary I/O.
+    if cfg!(target_pointer_width = "64") {
+        conn.pragma_update(None, "mmap_size", READER_MMAP_BYTES)
+            .map_err(sql_err)?;
+    }
     Ok(conn)
 }
 
