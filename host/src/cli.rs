@@ -107,6 +107,12 @@ pub struct ServeArgs {
     /// --etcd-compaction-interval, 5 minutes); 0 disables compaction.
     #[arg(long = "etcd-compaction-interval-seconds", default_value_t = 300)]
     pub etcd_compaction_interval_seconds: u64,
+    /// Serve lists and watches from the watch cache (kube-apiserver's --watch-cache).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub watch_cache: bool,
+    /// Log format: `text` or `json` (one JSON object per line).
+    #[arg(long, default_value = "text", value_parser = ["text", "json"])]
+    pub log_format: String,
     /// Watch --plugin-dir and hot-reload changed plugins (SIGHUP rescans in any case).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     pub plugin_reload: bool,

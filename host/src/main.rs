@@ -1,14 +1,18 @@
 use clap::Parser;
 
 fn main() -> std::process::ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
-    match wasm_apiserver::cli::run(wasm_apiserver::cli::Cli::parse()) {
+    let cli = wasm_apiserver::cli::Cli::parse();
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let logs = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    if cli.serve.log_format == "json" {
+        logs.json().init();
+    } else {
+        logs.init();
+    }
+    match wasm_apiserver::cli::run(cli) {
         Ok(code) => std::process::ExitCode::from(code as u8),
         Err(e) => {
             eprintln!("error: {e:#}");

@@ -67,11 +67,39 @@ pub fn metrics() -> &'static Metrics {
     })
 }
 
-/// The Prometheus text exposition of every metric.
+/// Where the watch cache's per-resource figures come from (set once by the server).
+pub type CacheStatsSource = Box<dyn Fn() -> Vec<((String, String), wasm_apiserver_storage::cacher::CacherStats)> + Send + Sync>;
+
+static CACHE_STATS: OnceLock<CacheStatsSource> = OnceLock::new();
+
+/// Register the source of the watch cache figures.
+pub fn set_cache_stats_source(f: CacheStatsSource) {
+    let _ = CACHE_STATS.set(f);
+}
+
+/// The Prometheus text exposition of every metric, plus the watch cache's figures per
+/// resource (`apiserver_watch_cache_*`, as kube-apiserver names them; `group/resource` labels).
 pub fn render() -> String {
     let mut buf = Vec::new();
     let _ = TextEncoder::new().encode(&metrics().registry.gather(), &mut buf);
-    String::from_utf8(buf).unwrap_or_default()
+    let mut text = String::from_utf8(buf).unwrap_or_default();
+    if let Some(source) = CACHE_STATS.get() {
+        let stats = source();
+        let series: [(&str, &str, &str, fn(&wasm_apiserver_storage::cacher::CacherStats) -> u64); 5] = [
+            ("apiserver_watch_cache_capacity_objects", "gauge", "Objects held by the watch cache.", |s| s.objects),
+            ("apiserver_watch_cache_events_dispatched_total", "counter", "Events dispatched to watchers by the watch cache.", |s| s.events_dispatched),
+            ("apiserver_watch_cache_watchers", "gauge", "Watchers served by the watch cache.", |s| s.watchers),
+            ("apiserver_terminated_watchers_total", "counter", "Watchers closed because they could not keep up.", |s| s.terminated_watchers),
+            ("apiserver_watch_cache_resource_version", "gauge", "The resourceVersion the watch cache has caught up to.", |s| s.resource_version),
+        ];
+        for (name, kind, help, f) in series {
+            text.push_str(&format!("# HELP {name} {help}\n# TYPE {name} {kind}\n"));
+            for ((group, resource), st) in &stats {
+                text.push_str(&format!("{name}{{group=\"{group}\",resource=\"{resource}\"}} {}\n", f(st)));
+            }
+        }
+    }
+    text
 }
 
 /// kube-apiserver's verb for a request: `get`, `list`, `watch`, `create`, `update`, `patch`,

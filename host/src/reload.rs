@@ -129,6 +129,11 @@ impl PluginManager {
         }
     }
 
+    /// The watch cache's figures per resource (empty with `--watch-cache=false`).
+    pub fn watch_cache_stats(&self) -> Vec<((String, String), wasm_apiserver_storage::cacher::CacherStats)> {
+        self.factory.watch_cache_stats()
+    }
+
     /// The status of every plugin file seen, by file stem.
     pub fn statuses(&self) -> BTreeMap<String, PluginStatus> {
         self.entries

@@ -27,6 +27,15 @@ async fn metrics_count_requests_and_plugin_calls() {
         text.contains(r#"wasm_apiserver_plugin_call_duration_seconds_count{hook="prepare-for-create",plugin="widgets"}"#),
         "{text}"
     );
+    // The watch cache (on by default) reports per resource.
+    for series in [
+        r#"apiserver_watch_cache_capacity_objects{group="example.dev",resource="widgets"}"#,
+        r#"apiserver_watch_cache_watchers{group="example.dev",resource="widgets"}"#,
+        r#"apiserver_terminated_watchers_total{group="example.dev",resource="widgets"}"#,
+        r#"apiserver_watch_cache_events_dispatched_total{group="example.dev",resource="widgets"}"#,
+    ] {
+        assert!(text.contains(series), "{series} missing:\n{text}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

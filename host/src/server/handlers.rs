@@ -542,10 +542,12 @@ async fn watch_handler(
     let events = r.watch(ns, opts).await?;
     let r = r.clone();
     let state = state.clone();
+    let shutdown = state.shutdown.clone();
     let deadline = tokio::time::Instant::now() + timeout;
     let stream = futures::stream::unfold(
         (events, true, false),
         move |(mut events, first, done)| {
+            let mut shutdown = shutdown.clone();
             // Table cells come from the plugin version serving now: a reload switches the
             // columns of an open watch (the storage, and so the watch, are unchanged).
             let d = &r.description;
@@ -558,9 +560,13 @@ async fn watch_handler(
                 if done {
                     return None;
                 }
+                if *shutdown.borrow() {
+                    return None;
+                }
                 let ev = tokio::select! {
                     ev = events.recv() => ev?,
                     _ = tokio::time::sleep_until(deadline) => return None,
+                    _ = shutdown.changed() => return None,
                 };
                 let (kind, object, is_error) = match ev {
                     WatchEvent::Added(o) => ("ADDED", o, false),

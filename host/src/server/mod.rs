@@ -80,6 +80,9 @@ pub struct AppState {
     pub watch_timeout: Duration,
     /// `host:port` for legacy discovery's `serverAddressByClientCIDRs`.
     pub address: String,
+    /// Set to `true` when the server starts shutting down: open watches end (as
+    /// kube-apiserver closes them), so graceful shutdown only waits for short requests.
+    pub shutdown: tokio::sync::watch::Receiver<bool>,
 }
 
 impl AppState {
@@ -264,16 +267,21 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             .map_err(|e| anyhow::anyhow!("storage override {o}: {e}"))?;
         factory.set_override(gr, b);
     }
+    factory.set_watch_cache(args.watch_cache);
     let runtime = PluginRuntime::new(args.limits.runtime_config())?;
     let manager = Arc::new(PluginManager::new(runtime, args.plugin_dir.clone(), factory));
+    let m = manager.clone();
+    crate::metrics::set_cache_stats_source(Box::new(move || m.watch_cache_stats()));
 
     let listener = tokio::net::TcpListener::bind((args.bind_address, args.port)).await?;
     let address = listener.local_addr()?.to_string();
+    let (shutdown_tx, shutdown) = tokio::sync::watch::channel(false);
     let state = Arc::new(AppState {
         snapshot: ArcSwap::from_pointee(Snapshot { resources: ResourceMap::default(), openapi: BTreeMap::new() }),
         backend,
         watch_timeout: Duration::from_secs(args.min_request_timeout_seconds.max(1)),
         address: address.clone(),
+        shutdown,
     });
     crate::reload::watch_folder(manager.clone(), state.clone(), args.plugin_reload);
     manager.rescan(&state).await;
@@ -281,14 +289,15 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     tracing::info!(%address, "serving");
     println!("wasm-apiserver listening on http://{address}");
     axum::serve(listener, router(state))
-        .with_graceful_shutdown(async {
+        .with_graceful_shutdown(async move {
             let mut term =
                 tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
             tokio::select! {
                 _ = tokio::signal::ctrl_c() => {},
                 _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending::<()>().await } } => {},
             }
-            tracing::info!("shutting down");
+            tracing::info!("shutting down: finishing requests in flight, closing watches");
+            let _ = shutdown_tx.send(true);
         })
         .await?;
     Ok(())

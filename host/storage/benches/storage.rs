@@ -30,7 +30,7 @@ use wasm_apiserver_storage::etcd3::{Etcd3, Etcd3Config};
 use wasm_apiserver_storage::store::{KvStore, StoreConfig};
 use wasm_apiserver_storage::testing::etcd::EtcdServer;
 use wasm_apiserver_storage::{
-    GetOptions, ListOptions, ListResult, Preconditions, Storage, UpdateOutcome, WatchEvent,
+    GetOptions, ListOptions, Preconditions, Storage, UpdateOutcome, WatchEvent,
 };
 
 /// Operations in flight.
@@ -794,8 +794,9 @@ async fn bench_embedded(res: &mut Results, dir: &std::path::Path) {
     }
 }
 
-/// `-- list-profile`: where the time of an embedded 10,000-key list goes (development aid:
-/// backend range alone, then `get_list`, alternating; `LIST_PROFILE_N` iterations).
+/// `-- list-profile`: where the time of an embedded 10,000-key list goes (a development aid):
+/// the backend range alone, then `Storage::get_list` and dropping its result, both on a runtime
+/// worker as a server runs them. `LIST_PROFILE_N` iterations (default 30).
 async fn list_profile() {
     use wasm_apiserver_storage::backend::{prefix_end, Backend};
     let dir = tempfile::tempdir().expect("tempdir");
@@ -814,82 +815,42 @@ async fn list_profile() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(30);
-    let ab = std::env::var_os("LIST_PROFILE_AB").is_some();
-    let mut t_range = Vec::new();
-    let mut t_list = Vec::new();
-    let mut t_alt = Vec::new();
-    let (mut t_list_cpu, mut t_alt_cpu) = (Vec::new(), Vec::new());
-    let prefix = "/registry/pods/list/";
+    let (mut t_range, mut t_list, mut t_drop) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..n {
-        let t = Instant::now();
-        let r = backend
-            .range(prefix, &prefix_end(prefix), 0, 0)
-            .await
-            .unwrap();
-        assert_eq!(r.kvs.len(), LIST_KEYS);
-        t_range.push(t.elapsed());
-        drop(r);
-        for alt in [false, true] {
-            if alt && !ab {
-                continue;
-            }
-            if alt {
-                std::env::set_var("XXX_KV_SEQ", "1");
-            }
-            let (el, c0, c1, l) = if std::env::var_os("LIST_PROFILE_SPAWN").is_some() {
-                // On a runtime worker, as a server runs it (its own malloc arena); the list is
-                // dropped there too.
-                let st = storage.clone();
-                tokio::spawn(async move {
-                    let t = Instant::now();
-                    let c0 = thread_cpu();
-                    let l = st.get_list("/pods/list", &list_opts()).await.unwrap();
-                    let el = t.elapsed();
-                    let c1 = thread_cpu();
-                    assert_eq!(l.items.len(), LIST_KEYS);
-                    drop(l);
-                    (el, c0, c1, ListResult::default())
-                })
+        let (backend, storage) = (backend.clone(), storage.clone());
+        let (range, list, dropped) = tokio::spawn(async move {
+            let prefix = "/registry/pods/list/";
+            let t = Instant::now();
+            let r = backend
+                .range(prefix, &prefix_end(prefix), 0, 0)
                 .await
-                .unwrap()
-            } else {
-                let t = Instant::now();
-                let c0 = thread_cpu();
-                let l = storage.get_list("/pods/list", &list_opts()).await.unwrap();
-                let el = t.elapsed();
-                let c1 = thread_cpu();
-                assert_eq!(l.items.len(), LIST_KEYS);
-                (el, c0, c1, l)
-            };
-            if alt {
-                t_alt_cpu.push(Duration::from_nanos(c1.0 - c0.0));
-            } else {
-                t_list_cpu.push(Duration::from_nanos(c1.0 - c0.0));
-            }
-            std::env::remove_var("XXX_KV_SEQ");
-            if alt {
-                t_alt.push(el);
-            } else {
-                t_list.push(el);
-            }
+                .unwrap();
+            let range = t.elapsed();
+            assert_eq!(r.kvs.len(), LIST_KEYS);
+            drop(r);
+            let t = Instant::now();
+            let l = storage.get_list("/pods/list", &list_opts()).await.unwrap();
+            let list = t.elapsed();
+            assert_eq!(l.items.len(), LIST_KEYS);
+            let t = Instant::now();
             drop(l);
-        }
+            (range, list, t.elapsed())
+        })
+        .await
+        .unwrap();
+        t_range.push(range);
+        t_list.push(list);
+        t_drop.push(dropped);
     }
     let stat = |v: &mut Vec<Duration>| {
         v.sort();
-        if v.is_empty() {
-            String::from("-")
-        } else {
-            format!("p50 {:.1} ms (min {:.1})", ms(v[v.len() / 2]), ms(v[0]))
-        }
+        format!("p50 {:.1} ms (min {:.1})", ms(v[v.len() / 2]), ms(v[0]))
     };
     println!(
-        "backend range: {}; get_list: {}, on-CPU (this thread) {}; alternative: {}, on-CPU {}",
+        "backend range: {}; get_list: {}; dropping the list: {}",
         stat(&mut t_range),
         stat(&mut t_list),
-        stat(&mut t_list_cpu),
-        stat(&mut t_alt),
-        stat(&mut t_alt_cpu)
+        stat(&mut t_drop)
     );
 }
 
@@ -903,13 +864,6 @@ fn process_cpu_ns() -> u64 {
         .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
         .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
         .sum()
-}
-
-/// This thread's (time on CPU, time waiting for a CPU) in ns, from `/proc/thread-self/schedstat`.
-fn thread_cpu() -> (u64, u64) {
-    let s = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
-    let mut it = s.split_whitespace().map(|v| v.parse::<u64>().unwrap_or(0));
-    (it.next().unwrap_or(0), it.next().unwrap_or(0))
 }
 
 fn report(res: &Results, total: Duration) {
