@@ -419,6 +419,7 @@ pub fn watch_folder(manager: Arc<PluginManager>, state: Arc<AppState>, watch: bo
     let mut hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
     tokio::spawn(async move {
         let _watcher = watcher; // dropping it would stop the events
+        let _sender = tx; // keeps `rx` open when nothing watches the folder (SIGHUP only)
         loop {
             let hup_fired = async {
                 match hup.as_mut() {

@@ -251,3 +251,20 @@ async fn twenty_reloads_under_load_fail_no_request() {
     assert!(failures.is_empty(), "{} failed requests: {:?}", failures.len(), &failures[..failures.len().min(10)]);
     assert!(served > 200, "the load ran: {served} requests in {elapsed:?}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_reload_off_only_sighup_rescans() {
+    let s = TestServer::start_with(Backend::Embedded, &["misbehaving"], &["--plugin-reload=false"]);
+    until_status(&s, "first activation", |st| generation(st) == 1).await;
+    install(&s, "misbehaving-strict");
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(generation(&status(&s).await), 1, "no watching with --plugin-reload=false");
+    assert_eq!(create(&s, "still-v1", None).await.0, 201);
+    let kill = std::process::Command::new("kill")
+        .args(["-HUP", &s.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    until_status(&s, "the SIGHUP rescan", |st| generation(st) == 2).await;
+    assert_eq!(create(&s, "now-strict", None).await.0, 422);
+}

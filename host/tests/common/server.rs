@@ -115,6 +115,11 @@ impl TestServer {
         self._etcd.as_mut().expect("an etcd-backed server").stop();
     }
 
+    /// The server's process id (to send it signals).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// What the server logged so far.
     pub fn log(&self) -> String {
         self.log.lock().unwrap().join("\n")
