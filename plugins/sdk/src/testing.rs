@@ -97,3 +97,92 @@ pub fn update_status<S: Strategy + 'static>(new: Value, old: Value) -> Outcome {
         &new,
     )
 }
+
+/// Run every fixture case (`*.json`) of `dir` natively — the same files
+/// `wasm-apiserver plugin test FILE.wasm DIR` runs against the component — and panic with the
+/// case's name and what differs on the first mismatch. The format is the host's
+/// (`host/src/plugin/fixtures.rs`): `operation` (`create`, `update`, `update-status`,
+/// `delete`), `object`, `old`, `requestedGracePeriodSeconds`, and `expect` with `object` (a
+/// subset), `errors` (`type`, `field`, optional `detail`, in order; omitted = none), `warnings`,
+/// `badRequest` and `gracePeriodSeconds`. Returns the number of cases run (panics on none).
+pub fn run_fixtures<S: Strategy + 'static>(dir: &str) -> usize {
+    let mut paths: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("fixture directory {dir}: {e}"))
+        .map(|e| e.expect("directory entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    paths.sort();
+    assert!(!paths.is_empty(), "no fixtures in {dir}");
+    for p in &paths {
+        let name = p.display().to_string();
+        let case: Value = serde_json::from_str(&std::fs::read_to_string(p).expect("readable"))
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        run_fixture::<S>(&case, &name);
+    }
+    paths.len()
+}
+
+fn run_fixture<S: Strategy + 'static>(case: &Value, name: &str) {
+    let expect = &case["expect"];
+    let obj = case["object"].clone();
+    let old = case["old"].clone();
+    if case["operation"] == "delete" {
+        let requested = case["requestedGracePeriodSeconds"].as_i64();
+        let grace = glue::check_graceful_delete::<S>(&obj.to_string(), requested);
+        if let Some(want) = expect.get("gracePeriodSeconds") {
+            assert_eq!(serde_json::json!(grace), *want, "{name}: gracePeriodSeconds");
+        }
+        return;
+    }
+    if let Some(want) = expect.get("badRequest").and_then(Value::as_str) {
+        let text = obj.to_string();
+        let got = match case["operation"].as_str() {
+            Some("create") => glue::prepare_for_create::<S>(&text).err(),
+            Some("update") => glue::prepare_for_update::<S>(&text, &old.to_string()).err(),
+            _ => glue::prepare_for_status_update::<S>(&text, &old.to_string()).err(),
+        };
+        match got {
+            Some(HookError::BadRequest(m)) if m.contains(want) => return,
+            other => panic!("{name}: expected a bad request containing {want:?}, got {other:?}"),
+        }
+    }
+    let out = match case["operation"].as_str() {
+        Some("create") => create::<S>(obj),
+        Some("update") => update::<S>(obj, old),
+        Some("update-status") => update_status::<S>(obj, old),
+        other => panic!("{name}: unknown operation {other:?}"),
+    };
+    let want: Vec<Value> = expect["errors"].as_array().cloned().unwrap_or_default();
+    let got: Vec<Value> = out
+        .errors
+        .iter()
+        .zip(want.iter().map(Some).chain(std::iter::repeat(None)))
+        .map(|(e, w)| {
+            let mut v = serde_json::json!({"type": format!("{:?}", e.error_type), "field": e.field});
+            if w.is_some_and(|w| w.get("detail").is_some()) {
+                v["detail"] = serde_json::json!(e.detail);
+            }
+            v
+        })
+        .collect();
+    assert_eq!(got, want, "{name}: field errors {:?}", out.errors);
+    if let Some(w) = expect.get("warnings") {
+        assert_eq!(serde_json::json!(out.warnings), *w, "{name}: warnings");
+    }
+    if let Some(o) = expect.get("object") {
+        assert!(is_subset(o, &out.object), "{name}: {o} is not within {}", out.object);
+    }
+}
+
+/// Whether every key of `want` is in `got` with an equal value (arrays element by element).
+fn is_subset(want: &Value, got: &Value) -> bool {
+    match (want, got) {
+        (Value::Object(w), Value::Object(g)) => w
+            .iter()
+            .all(|(k, v)| g.get(k).is_some_and(|gv| is_subset(v, gv))),
+        (Value::Array(w), Value::Array(g)) => {
+            w.len() == g.len() && w.iter().zip(g).all(|(a, b)| is_subset(a, b))
+        }
+        _ => want == got,
+    }
+}
