@@ -10,12 +10,16 @@
 //!    has caught up) against the same lists through `KvStore<Etcd3>` directly. Variants are
 //!    interleaved round by round; each figure is the median over the rounds of the `get_list`
 //!    call (the result is dropped outside the timing; the drop is reported separately, as the
-//!    caller pays it on both sides alike).
+//!    caller pays it on both sides alike). Then "floors" measured in this process: a deep clone
+//!    of the 10,000 listed objects (what a list from the cache does, since `ListResult::items`
+//!    owns its `Value`s), a JSON decode of them (the client-side part of a list from etcd), and
+//!    a clone of the same objects shared as `Vec<Arc<Value>>`.
 //! 2. **delivery**: 1,000 cache watchers (`Storage::watch` on the cacher, recursive over
 //!    `/pods`, from etcd's current revision), each drained by its own task. One object is
 //!    created through the cacher; each watcher's latency runs from just before the `create`
 //!    call to the moment its task receives the ADDED event. p50 / p99 / max per round, over a
-//!    few rounds.
+//!    few rounds; then, not part of the target, two more rounds while 10,000-object lists are
+//!    served from the cache back to back (rows marked `(L)`).
 //! 3. **backend watches**: etcd's own `/metrics` (`etcd_debugging_mvcc_watcher_total`,
 //!    `etcd_debugging_mvcc_watch_stream_total`) before the cacher exists, once it is ready,
 //!    with the 1,000 cache watchers open, and after the cacher is dropped. The deltas are the
@@ -27,6 +31,7 @@ use futures::StreamExt;
 use serde_json::{json, Value};
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
@@ -50,6 +55,8 @@ const LIST_ROUNDS: usize = 7;
 const WATCHERS: usize = 1_000;
 /// Objects written (one per round) during the delivery measurement.
 const DELIVERY_ROUNDS: usize = 5;
+/// Extra delivery rounds while lists are served from the cache (not part of the target).
+const LISTING_ROUNDS: usize = 2;
 /// Pause before each delivery round, so the previous round's fan-out has settled.
 const DELIVERY_PAUSE: Duration = Duration::from_millis(300);
 /// How long one round waits for every watcher's event.
@@ -289,12 +296,105 @@ async fn bench_list(direct: &Arc<dyn Storage>, cached: &Arc<dyn Storage>, cacher
         "ratio etcd RV \"\" / cache RV \"0\": {:.1}x (call)",
         ratio(0, 2)
     );
+    // Where the cache's time goes: its list deep-copies every cached object into the result
+    // (`ListResult::items` is a `Vec<Value>`); the direct list decodes every object's JSON.
+    let sample = cached
+        .get_list(
+            "/pods",
+            &ListOptions {
+                resource_version: "0".into(),
+                recursive: true,
+                ..ListOptions::default()
+            },
+        )
+        .await
+        .expect("get_list")
+        .items;
+    let encoded: Vec<Vec<u8>> = sample
+        .iter()
+        .map(|o| serde_json::to_vec(o).unwrap())
+        .collect();
+    let shared: Vec<Arc<Value>> = sample.iter().cloned().map(Arc::new).collect();
+    let (mut clones, mut decodes, mut shares) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..5 {
+        let t = Instant::now();
+        drop(shared.clone());
+        shares.push(t.elapsed());
+        let t = Instant::now();
+        drop(sample.clone());
+        clones.push(t.elapsed());
+        let t = Instant::now();
+        let d: Vec<Value> = encoded
+            .iter()
+            .map(|b| serde_json::from_slice(b).unwrap())
+            .collect();
+        drop(d);
+        decodes.push(t.elapsed());
+    }
+    println!(
+        "floors, each including its drop (compare with call + drop), median of 5: deep clone of \
+         the {PODS} items {:.2} ms; JSON decode of them {:.2} ms; sharing them \
+         (Vec<Arc<Value>> clone) {:.3} ms",
+        ms(median(&clones)),
+        ms(median(&decodes)),
+        ms(median(&shares))
+    );
     println!(
         "cacher: {} lists served from memory, {} delegated to etcd during the timed rounds \
          (expected {} and 0)",
         after.reads_from_cache - before.reads_from_cache,
         after.reads_delegated - before.reads_delegated,
         2 * LIST_ROUNDS
+    );
+}
+
+/// Write the probe object of `round` through the cacher and wait for every watcher's ADDED
+/// event: (duration of the `create` call, each watcher's latency from just before the call).
+async fn deliver(
+    cacher: &Arc<Cacher>,
+    round: usize,
+    rrx: &mut mpsc::UnboundedReceiver<(usize, Instant)>,
+) -> (Duration, Vec<Duration>) {
+    let name = probe_name(round);
+    let t0 = Instant::now();
+    cacher
+        .create(&format!("/pods/probe/{name}"), pod("probe", &name), 0)
+        .await
+        .expect("probe create");
+    let write = t0.elapsed();
+    let mut lat = Vec::with_capacity(WATCHERS);
+    let deadline = tokio::time::Instant::now() + DELIVERY_TIMEOUT;
+    while lat.len() < WATCHERS {
+        match tokio::time::timeout_at(deadline, rrx.recv()).await {
+            Ok(Some((r, at))) if r == round => lat.push(at.duration_since(t0)),
+            Ok(Some(_)) => {}
+            Ok(None) | Err(_) => break,
+        }
+    }
+    lat.sort();
+    (write, lat)
+}
+
+/// One row of the delivery table (`write` zero: not shown).
+fn print_round(label: &str, write: Duration, lat: &[Duration]) {
+    let write = if write.is_zero() {
+        String::new()
+    } else {
+        format!("{:.2}", ms(write))
+    };
+    if lat.is_empty() {
+        println!("{label:<8} {write:>9} no watcher received the event");
+        return;
+    }
+    println!(
+        "{:<8} {:>9} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>10}",
+        label,
+        write,
+        ms(lat[0]),
+        ms(percentile(lat, 0.5)),
+        ms(percentile(lat, 0.99)),
+        ms(*lat.last().unwrap()),
+        format!("{}/{}", lat.len(), lat.len().max(WATCHERS)),
     );
 }
 
@@ -344,63 +444,48 @@ async fn bench_delivery(cacher: &Arc<Cacher>, port: u16) -> EtcdWatches {
         stats.watchers
     );
     println!(
-        "{:<6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "{:<8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10}",
         "round", "write ms", "min ms", "p50 ms", "p99 ms", "max ms", "received"
     );
     let mut all = Vec::with_capacity(WATCHERS * DELIVERY_ROUNDS);
-    let mut p99s = Vec::new();
     for round in 0..DELIVERY_ROUNDS {
         tokio::time::sleep(DELIVERY_PAUSE).await;
-        let name = probe_name(round);
-        let t0 = Instant::now();
-        cacher
-            .create(&format!("/pods/probe/{name}"), pod("probe", &name), 0)
-            .await
-            .expect("probe create");
-        let write = t0.elapsed();
-        let mut lat = Vec::with_capacity(WATCHERS);
-        let deadline = tokio::time::Instant::now() + DELIVERY_TIMEOUT;
-        while lat.len() < WATCHERS {
-            match tokio::time::timeout_at(deadline, rrx.recv()).await {
-                Ok(Some((r, at))) if r == round => lat.push(at.duration_since(t0)),
-                Ok(Some(_)) => {}
-                Ok(None) | Err(_) => break,
-            }
-        }
-        lat.sort();
-        if lat.is_empty() {
-            println!(
-                "{round:<6} {:>9.2} no watcher received the event",
-                ms(write)
-            );
-            continue;
-        }
-        let p99 = percentile(&lat, 0.99);
-        p99s.push(p99);
-        println!(
-            "{:<6} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9}",
-            round,
-            ms(write),
-            ms(lat[0]),
-            ms(percentile(&lat, 0.5)),
-            ms(p99),
-            ms(*lat.last().unwrap()),
-            format!("{}/{WATCHERS}", lat.len()),
-        );
+        let (write, lat) = deliver(cacher, round, &mut rrx).await;
+        print_round(&round.to_string(), write, &lat);
         all.extend(lat);
     }
     all.sort();
-    if !all.is_empty() {
-        println!(
-            "all    {:>9} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9}",
-            "",
-            ms(all[0]),
-            ms(percentile(&all, 0.5)),
-            ms(percentile(&all, 0.99)),
-            ms(*all.last().unwrap()),
-            format!("{}/{}", all.len(), WATCHERS * DELIVERY_ROUNDS),
-        );
+    print_round("all", Duration::ZERO, &all);
+
+    // Not part of the target: the same write while 10,000-object lists are served from the
+    // cache back to back (a list copies the objects under the cache's read lock).
+    println!("while 10,000-object lists are served from the cache back to back:");
+    let stop = Arc::new(AtomicBool::new(false));
+    let lister = {
+        let (cacher, stop) = (cacher.clone(), stop.clone());
+        tokio::spawn(async move {
+            let opts = ListOptions {
+                resource_version: "0".into(),
+                recursive: true,
+                ..ListOptions::default()
+            };
+            let mut lists = 0usize;
+            while !stop.load(Ordering::Relaxed) {
+                let l = cacher.get_list("/pods", &opts).await.expect("get_list");
+                assert!(l.items.len() >= PODS);
+                lists += 1;
+            }
+            lists
+        })
+    };
+    for round in DELIVERY_ROUNDS..DELIVERY_ROUNDS + LISTING_ROUNDS {
+        tokio::time::sleep(DELIVERY_PAUSE).await;
+        let (write, lat) = deliver(cacher, round, &mut rrx).await;
+        print_round(&format!("{round} (L)"), write, &lat);
     }
+    stop.store(true, Ordering::Relaxed);
+    let lists = lister.await.expect("lister");
+    println!("({lists} cache lists ran meanwhile)");
     let stats: CacherStats = cacher.stats();
     println!(
         "cacher: {} open watchers, {} events dispatched, {} watchers terminated as slow, {} \

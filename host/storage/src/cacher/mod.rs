@@ -760,6 +760,18 @@ impl Storage for Cacher {
         match out {
             None => delegate().await,
             Some(r) => {
+                let r = match r {
+                    Ok((mut list, shared_items)) => {
+                        // Copy outside the lock and off the async workers.
+                        list.items = tokio::task::spawn_blocking(move || {
+                            shared_items.iter().map(|o| (**o).clone()).collect()
+                        })
+                        .await
+                        .map_err(|e| StorageError::Internal(format!("list copy failed: {e}")))?;
+                        Ok(list)
+                    }
+                    Err(e) => Err(e),
+                };
                 shared.served_from_cache();
                 if CacheState::uses_index(&shared.config, pred) {
                     shared

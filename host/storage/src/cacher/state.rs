@@ -339,21 +339,24 @@ impl CacheState {
     /// `limit` of them (0 = all) with a continue token (`PrepareContinueToken`, the etcd3
     /// format pinned at the cache's resourceVersion) and, for unfiltered lists, the number of
     /// remaining items. Errors: `GetAttrs` failed.
+    /// The matching objects are returned shared (`Arc`), with an empty `items`: the caller
+    /// copies them after releasing the cache lock, so a large list never holds the lock (or an
+    /// async worker) for the time of the copy.
     pub fn list(
         &self,
         config: &CacherConfig,
         scope: &Scope,
         pred: &SelectionPredicate,
         limit: i64,
-    ) -> Result<ListResult> {
-        let mut items = Vec::new();
+    ) -> Result<(ListResult, Vec<Arc<Value>>)> {
+        let mut items: Vec<Arc<Value>> = Vec::new();
         let mut last_key: Option<&String> = None;
         let mut has_more = false;
         let mut remaining: i64 = 0;
         let mut iter = self.candidates(config, scope, pred);
         for (k, e) in iter.by_ref() {
             if matches(pred, &e.obj, e.attrs.as_deref())? {
-                items.push((*e.obj).clone());
+                items.push(e.obj.clone());
                 last_key = Some(k);
             }
             if limit > 0 && items.len() as i64 >= limit {
@@ -371,12 +374,15 @@ impl CacheState {
             }
             _ => (None, None),
         };
-        Ok(ListResult {
+        Ok((
+            ListResult {
+                items: Vec::new(),
+                resource_version: self.rv,
+                continue_token,
+                remaining_item_count,
+            },
             items,
-            resource_version: self.rv,
-            continue_token,
-            remaining_item_count,
-        })
+        ))
     }
 
     /// The objects of `scope` matching `pred` in key order (the initial events of a watch).
