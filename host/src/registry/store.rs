@@ -11,7 +11,7 @@ use futures::FutureExt;
 use serde_json::{json, Value};
 use std::sync::Arc;
 use wasm_apiserver_storage::{
-    GetOptions, ListOptions, ListResult, Preconditions, ResponseMeta, StorageError,
+    GetOptions, ListOptions, Preconditions, ResponseMeta, SharedListResult, StorageError,
     UpdateOutcome, WatchStream,
 };
 
@@ -122,11 +122,12 @@ impl Resource {
     }
 
     /// `Store.List` under `ns` (all namespaces when empty).
-    pub async fn list(&self, ns: &str, opts: &ListOptions) -> ApiResult<ListResult> {
+    /// The objects are shared with the watch cache (no copy).
+    pub async fn list(&self, ns: &str, opts: &ListOptions) -> ApiResult<SharedListResult> {
         let mut opts = opts.clone();
         opts.recursive = true;
         self.storage
-            .get_list(&self.list_key(ns), &opts)
+            .get_list_shared(&self.list_key(ns), &opts)
             .await
             .map_err(|e| self.storage_err(e, ""))
     }

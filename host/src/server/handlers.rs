@@ -289,7 +289,7 @@ fn list_options(r: &Resource, q: &Query) -> ApiResult<ListOptions> {
     })
 }
 
-fn list_body(r: &Resource, list: &wasm_apiserver_storage::ListResult) -> Value {
+fn list_body(r: &Resource, list: &wasm_apiserver_storage::SharedListResult) -> Value {
     let mut meta = json!({"resourceVersion": list.resource_version.to_string()});
     if let Some(c) = &list.continue_token {
         meta["continue"] = json!(c);
@@ -298,7 +298,7 @@ fn list_body(r: &Resource, list: &wasm_apiserver_storage::ListResult) -> Value {
         meta["remainingItemCount"] = json!(n);
     }
     json!({"kind": r.description.list_kind, "apiVersion": r.description.api_version(),
-           "metadata": meta, "items": list.items})
+           "metadata": meta, "items": list.items.iter().map(|o| o.as_ref()).collect::<Vec<&Value>>()})
 }
 
 /// The one entry point for resource paths (`/api/v1/...`, `/apis/<g>/<v>/...`).
@@ -439,7 +439,7 @@ async fn dispatch(
             let list_opts = list_options(&r, q)?;
             let list = r.list(&ns, &list_opts).await?;
             let mut deleted = Vec::new();
-            for item in &list.items {
+            for item in list.items.iter().map(|o| o.as_ref()) {
                 let n = item.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("");
                 let item_ns = item.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or("");
                 match r.delete(item_ns, n, &opts).await {

@@ -8,7 +8,8 @@ use crate::status::{ApiError, ApiResult};
 use crate::strategy::PrinterColumn;
 use serde_json::{json, Value};
 use std::collections::HashMap;
-use wasm_apiserver_storage::ListResult;
+use std::sync::Arc;
+use wasm_apiserver_storage::SharedListResult;
 
 /// `duration.HumanDuration` (`k8s.io/apimachinery/pkg/util/duration`): `45s`, `3m20s`, `5h`, `2d3h`, `3y`.
 pub fn human_duration(seconds: i64) -> String {
@@ -103,12 +104,12 @@ fn row_object(obj: &Value, include: &str) -> Option<Value> {
     }
 }
 
-async fn rows(r: &Resource, objs: &[Value], include: &str) -> ApiResult<Vec<Value>> {
+async fn rows(r: &Resource, objs: Vec<Arc<Value>>, include: &str) -> ApiResult<Vec<Value>> {
     let columns = r.description.printer_columns.clone();
     let needs_computed = columns.iter().any(|c| c.json_path.is_empty());
     let computed: Vec<Vec<Value>> = if needs_computed {
         let strategy = r.strategy.clone();
-        let objs_owned = objs.to_vec();
+        let objs_owned = objs.clone();
         let gr = r.gr.clone();
         tokio::task::spawn_blocking(move || {
             objs_owned
@@ -142,7 +143,7 @@ fn columns(r: &Resource) -> Vec<Value> {
 }
 
 /// A Table of a list, with the list's resourceVersion, continue and remainingItemCount.
-pub async fn list_table(r: &Resource, list: &ListResult, q: &HashMap<String, String>) -> ApiResult<Value> {
+pub async fn list_table(r: &Resource, list: &SharedListResult, q: &HashMap<String, String>) -> ApiResult<Value> {
     let include = q.get("includeObject").map(String::as_str).unwrap_or("Metadata");
     let mut meta = json!({"resourceVersion": list.resource_version.to_string()});
     if let Some(c) = &list.continue_token {
@@ -152,7 +153,7 @@ pub async fn list_table(r: &Resource, list: &ListResult, q: &HashMap<String, Str
         meta["remainingItemCount"] = json!(n);
     }
     Ok(json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": meta,
-              "columnDefinitions": columns(r), "rows": rows(r, &list.items, include).await?}))
+              "columnDefinitions": columns(r), "rows": rows(r, list.items.clone(), include).await?}))
 }
 
 /// A one-row Table of one object (GET of a named object, watch events). `headers` = include
@@ -161,7 +162,7 @@ pub async fn object_table(r: &Resource, obj: &Value, headers: bool) -> ApiResult
     let rv = obj.pointer("/metadata/resourceVersion").cloned().unwrap_or(json!(""));
     Ok(json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": {"resourceVersion": rv},
               "columnDefinitions": if headers { columns(r) } else { Vec::new() },
-              "rows": rows(r, std::slice::from_ref(obj), "Metadata").await?}))
+              "rows": rows(r, vec![Arc::new(obj.clone())], "Metadata").await?}))
 }
 
 #[cfg(test)]

@@ -88,6 +88,32 @@ pub struct ListResult {
     pub remaining_item_count: Option<i64>,
 }
 
+/// A list whose objects are shared, not copied: what the watch cache hands out, as
+/// kube-apiserver's cacher hands out pointers to its cached objects. Same fields as
+/// [`ListResult`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SharedListResult {
+    /// The objects, each with its `metadata.resourceVersion`.
+    pub items: Vec<std::sync::Arc<Value>>,
+    /// The revision the list was read at.
+    pub resource_version: u64,
+    /// The continue token of the next page, if more remain.
+    pub continue_token: Option<String>,
+    /// Items left after this page; set only for unfiltered lists.
+    pub remaining_item_count: Option<i64>,
+}
+
+impl From<ListResult> for SharedListResult {
+    fn from(l: ListResult) -> Self {
+        SharedListResult {
+            items: l.items.into_iter().map(std::sync::Arc::new).collect(),
+            resource_version: l.resource_version,
+            continue_token: l.continue_token,
+            remaining_item_count: l.remaining_item_count,
+        }
+    }
+}
+
 /// One event of [`Storage::watch`] (`watch.Event`).
 #[derive(Clone, Debug)]
 pub enum WatchEvent {
@@ -169,6 +195,13 @@ pub trait Storage: Send + Sync {
     /// `GetList`: a recursive list under `key/` or the single `key`, with the resourceVersion,
     /// paging and predicate rules of etcd3's `GetList`.
     async fn get_list(&self, key: &str, opts: &ListOptions) -> Result<ListResult>;
+
+    /// [`Storage::get_list`] with the objects shared instead of owned: the watch cache answers
+    /// without copying its objects (the registry serves lists through this). The default wraps
+    /// `get_list`.
+    async fn get_list_shared(&self, key: &str, opts: &ListOptions) -> Result<SharedListResult> {
+        self.get_list(key, opts).await.map(Into::into)
+    }
 
     /// `GuaranteedUpdate`: read, `try_update`, write if the bytes changed, retrying on
     /// conflict. `KeyNotFound` unless `ignore_not_found`. Returns the stored object (the

@@ -22,7 +22,7 @@ mod selector_parse;
 
 pub use errors::{BackendError, StorageError};
 pub use interfaces::{
-    GetOptions, ListOptions, ListResult, Preconditions, ResourceVersionMatch, ResponseMeta,
+    GetOptions, ListOptions, ListResult, SharedListResult, Preconditions, ResourceVersionMatch, ResponseMeta,
     Storage, TryUpdate, UpdateOutcome, ValidateDeletion, WatchEvent, WatchStream,
 };
 pub use selection::{Attrs, FieldSelector, LabelSelector, SelectionPredicate};

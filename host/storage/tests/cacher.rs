@@ -1101,3 +1101,26 @@ async fn reflector_survives_backend_restart() {
     drop(cacher);
     drop(server);
 }
+
+/// Lists through `get_list_shared` hand out the cached objects themselves (no copy): two lists
+/// of an unchanged cache share every object, and equal what `get_list` copies.
+#[tokio::test(flavor = "multi_thread")]
+async fn shared_lists_hand_out_cached_objects_without_copying() {
+    let env = embedded_env(|_| {}).await;
+    let c = &*env.cacher;
+    let mut last = 0;
+    for i in 0..5 {
+        last = rv(&create(c, &pod("ns", &format!("p{i}"))).await);
+    }
+    assert!(c.wait_until_fresh(last, Duration::from_secs(5)).await);
+    let a = c.get_list_shared("/pods", &list_opts("0", 0)).await.unwrap();
+    let b = c.get_list_shared("/pods", &list_opts("0", 0)).await.unwrap();
+    assert_eq!(a.items.len(), 5);
+    for (x, y) in a.items.iter().zip(&b.items) {
+        assert!(std::sync::Arc::ptr_eq(x, y), "the same cached object, not a copy");
+    }
+    let owned = c.get_list("/pods", &list_opts("0", 0)).await.unwrap();
+    let shared: Vec<serde_json::Value> = a.items.iter().map(|o| (**o).clone()).collect();
+    assert_eq!(owned.items, shared);
+    assert_eq!(owned.resource_version, a.resource_version);
+}

@@ -51,7 +51,8 @@ mod watcher;
 
 use crate::errors::{Result, StorageError, WATCH_TOO_OLD};
 use crate::interfaces::{
-    GetOptions, ListOptions, ListResult, Preconditions, ResourceVersionMatch, Storage, TryUpdate,
+    GetOptions, ListOptions, ListResult, Preconditions, ResourceVersionMatch, SharedListResult,
+    Storage, TryUpdate,
     ValidateDeletion, WatchEvent, WatchStream,
 };
 use crate::selection::{default_attrs, AttrsFunc};
@@ -708,12 +709,33 @@ impl Storage for Cacher {
     }
 
     async fn get_list(&self, key: &str, opts: &ListOptions) -> Result<ListResult> {
+        let SharedListResult {
+            items,
+            resource_version,
+            continue_token,
+            remaining_item_count,
+        } = self.get_list_shared(key, opts).await?;
+        // Owned objects: copied outside the cache lock and off the async workers.
+        let items = tokio::task::spawn_blocking(move || {
+            items.iter().map(|o| (**o).clone()).collect::<Vec<_>>()
+        })
+        .await
+        .map_err(|e| StorageError::Internal(format!("list copy failed: {e}")))?;
+        Ok(ListResult {
+            items,
+            resource_version,
+            continue_token,
+            remaining_item_count,
+        })
+    }
+
+    async fn get_list_shared(&self, key: &str, opts: &ListOptions) -> Result<SharedListResult> {
         self.ensure_started();
         let shared = &self.shared;
         let pred = &opts.predicate;
         let delegate = || async {
             shared.delegated();
-            shared.inner.get_list(key, opts).await
+            shared.inner.get_list_shared(key, opts).await
         };
         // ShouldDelegateList.
         if !pred.continue_token.is_empty() {
@@ -760,18 +782,12 @@ impl Storage for Cacher {
         match out {
             None => delegate().await,
             Some(r) => {
-                let r = match r {
-                    Ok((mut list, shared_items)) => {
-                        // Copy outside the lock and off the async workers.
-                        list.items = tokio::task::spawn_blocking(move || {
-                            shared_items.iter().map(|o| (**o).clone()).collect()
-                        })
-                        .await
-                        .map_err(|e| StorageError::Internal(format!("list copy failed: {e}")))?;
-                        Ok(list)
-                    }
-                    Err(e) => Err(e),
-                };
+                let r = r.map(|(list, items)| SharedListResult {
+                    items,
+                    resource_version: list.resource_version,
+                    continue_token: list.continue_token,
+                    remaining_item_count: list.remaining_item_count,
+                });
                 shared.served_from_cache();
                 if CacheState::uses_index(&shared.config, pred) {
                     shared
