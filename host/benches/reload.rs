@@ -16,8 +16,12 @@ fn root() -> PathBuf {
 }
 
 fn plugin(name: &str) -> Vec<u8> {
-    std::fs::read(root().join("target/test-plugins").join(format!("{name}.wasm")))
-        .expect("run `bash plugins/build.sh` first")
+    std::fs::read(
+        root()
+            .join("target/test-plugins")
+            .join(format!("{name}.wasm")),
+    )
+    .expect("run `bash plugins/build.sh` first")
 }
 
 fn percentile(v: &mut [f64], p: f64) -> f64 {
@@ -32,7 +36,14 @@ async fn until_served_by(c: &reqwest::Client, url: &str, strict: bool, n: &mut u
         *n += 1;
         let body = json!({"apiVersion": "test.wasm-apiserver.dev/v1", "kind": "Misbehaver",
                           "metadata": {"name": format!("probe-{n}")}});
-        let code = c.post(url).json(&body).send().await.unwrap().status().as_u16();
+        let code = c
+            .post(url)
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .as_u16();
         if (strict && code == 422) || (!strict && code == 201) {
             return Instant::now();
         }
@@ -61,13 +72,22 @@ async fn main() {
         .spawn()
         .unwrap();
     let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let base = line.trim().trim_start_matches("wasm-apiserver listening on ").to_string();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let base = line
+        .trim()
+        .trim_start_matches("wasm-apiserver listening on ")
+        .to_string();
     let url = format!("{base}/apis/test.wasm-apiserver.dev/v1/namespaces/default/misbehavers");
     let c = reqwest::Client::new();
     let mut n = 0;
     until_served_by(&c, &url, false, &mut n).await;
-    println!("plugin size: {} KB (v1), {} KB (v2)", v1.len() / 1024, v2.len() / 1024);
+    println!(
+        "plugin size: {} KB (v1), {} KB (v2)",
+        v1.len() / 1024,
+        v2.len() / 1024
+    );
 
     // First activation of v2: compiled from scratch.
     let t0 = Instant::now();
@@ -76,7 +96,11 @@ async fn main() {
     // Back to v1 and forth: both versions' artifacts are cached now.
     let mut cached = Vec::new();
     for i in 0..10 {
-        let (bytes, strict) = if i % 2 == 0 { (&v1, false) } else { (&v2, true) };
+        let (bytes, strict) = if i % 2 == 0 {
+            (&v1, false)
+        } else {
+            (&v2, true)
+        };
         tokio::time::sleep(Duration::from_millis(100)).await;
         let t0 = Instant::now();
         std::fs::write(&file, bytes).unwrap();
@@ -99,7 +123,14 @@ async fn main() {
             let body = json!({"apiVersion": "test.wasm-apiserver.dev/v1", "kind": "Misbehaver",
                               "metadata": {"name": format!("{tag}-{i}"), "labels": {"tier": "x"}}});
             let t = Instant::now();
-            let code = c.post(url).json(&body).send().await.unwrap().status().as_u16();
+            let code = c
+                .post(url)
+                .json(&body)
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16();
             assert_eq!(code, 201);
             lat.push(t.elapsed().as_secs_f64() * 1000.0);
         }
@@ -128,4 +159,5 @@ async fn main() {
         busy.len()
     );
     let _ = child.kill();
+    let _ = child.wait();
 }

@@ -83,7 +83,9 @@ fn main() {
     let obj = pod();
     println!("pod JSON size: {} bytes", obj.to_string().len());
 
-    let prepared = sequence::create(&wasm, &obj, &sequence::no_meta_validation).unwrap().object;
+    let prepared = sequence::create(&wasm, &obj, &sequence::no_meta_validation)
+        .unwrap()
+        .object;
     let mut changed = prepared.clone();
     changed["spec"]["containers"][0]["image"] = json!("registry.example.dev/web:1.4.3");
     const N: u32 = 2000;

@@ -3,7 +3,9 @@
 //! runtime's (`wasm_apiserver_plugin_call_duration_seconds`, by plugin and hook, and
 //! `wasm_apiserver_plugin_faults_total`).
 
-use prometheus::{Encoder, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry, TextEncoder};
+use prometheus::{
+    Encoder, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry, TextEncoder,
+};
 use std::sync::OnceLock;
 
 /// The process's metrics.
@@ -68,7 +70,13 @@ pub fn metrics() -> &'static Metrics {
 }
 
 /// Where the watch cache's per-resource figures come from (set once by the server).
-pub type CacheStatsSource = Box<dyn Fn() -> Vec<((String, String), wasm_apiserver_storage::cacher::CacherStats)> + Send + Sync>;
+pub type CacheStatsSource = Box<
+    dyn Fn() -> Vec<(
+            (String, String),
+            wasm_apiserver_storage::cacher::CacherStats,
+        )> + Send
+        + Sync,
+>;
 
 static CACHE_STATS: OnceLock<CacheStatsSource> = OnceLock::new();
 
@@ -85,17 +93,51 @@ pub fn render() -> String {
     let mut text = String::from_utf8(buf).unwrap_or_default();
     if let Some(source) = CACHE_STATS.get() {
         let stats = source();
-        let series: [(&str, &str, &str, fn(&wasm_apiserver_storage::cacher::CacherStats) -> u64); 5] = [
-            ("apiserver_watch_cache_capacity_objects", "gauge", "Objects held by the watch cache.", |s| s.objects),
-            ("apiserver_watch_cache_events_dispatched_total", "counter", "Events dispatched to watchers by the watch cache.", |s| s.events_dispatched),
-            ("apiserver_watch_cache_watchers", "gauge", "Watchers served by the watch cache.", |s| s.watchers),
-            ("apiserver_terminated_watchers_total", "counter", "Watchers closed because they could not keep up.", |s| s.terminated_watchers),
-            ("apiserver_watch_cache_resource_version", "gauge", "The resourceVersion the watch cache has caught up to.", |s| s.resource_version),
+        type Series = (
+            &'static str,
+            &'static str,
+            &'static str,
+            fn(&wasm_apiserver_storage::cacher::CacherStats) -> u64,
+        );
+        let series: [Series; 5] = [
+            (
+                "apiserver_watch_cache_capacity_objects",
+                "gauge",
+                "Objects held by the watch cache.",
+                |s| s.objects,
+            ),
+            (
+                "apiserver_watch_cache_events_dispatched_total",
+                "counter",
+                "Events dispatched to watchers by the watch cache.",
+                |s| s.events_dispatched,
+            ),
+            (
+                "apiserver_watch_cache_watchers",
+                "gauge",
+                "Watchers served by the watch cache.",
+                |s| s.watchers,
+            ),
+            (
+                "apiserver_terminated_watchers_total",
+                "counter",
+                "Watchers closed because they could not keep up.",
+                |s| s.terminated_watchers,
+            ),
+            (
+                "apiserver_watch_cache_resource_version",
+                "gauge",
+                "The resourceVersion the watch cache has caught up to.",
+                |s| s.resource_version,
+            ),
         ];
         for (name, kind, help, f) in series {
             text.push_str(&format!("# HELP {name} {help}\n# TYPE {name} {kind}\n"));
             for ((group, resource), st) in &stats {
-                text.push_str(&format!("{name}{{group=\"{group}\",resource=\"{resource}\"}} {}\n", f(st)));
+                text.push_str(&format!(
+                    "{name}{{group=\"{group}\",resource=\"{resource}\"}} {}\n",
+                    f(st)
+                ));
             }
         }
     }

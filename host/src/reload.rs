@@ -112,7 +112,11 @@ pub struct PluginManager {
 
 impl PluginManager {
     /// A manager for the plugins of `dir`, storing resources through `factory`.
-    pub fn new(runtime: Arc<PluginRuntime>, dir: PathBuf, factory: StorageFactory) -> PluginManager {
+    pub fn new(
+        runtime: Arc<PluginRuntime>,
+        dir: PathBuf,
+        factory: StorageFactory,
+    ) -> PluginManager {
         let strategy = Arc::new(StatusStrategy::new());
         let d = strategy.description().clone();
         let storage = factory.storage_for(&d.group, &d.plural, &d.api_version(), &d.kind);
@@ -130,7 +134,12 @@ impl PluginManager {
     }
 
     /// The watch cache's figures per resource (empty with `--watch-cache=false`).
-    pub fn watch_cache_stats(&self) -> Vec<((String, String), wasm_apiserver_storage::cacher::CacherStats)> {
+    pub fn watch_cache_stats(
+        &self,
+    ) -> Vec<(
+        (String, String),
+        wasm_apiserver_storage::cacher::CacherStats,
+    )> {
         self.factory.watch_cache_stats()
     }
 
@@ -169,7 +178,9 @@ impl PluginManager {
                     }
                 }
             }
-            Err(e) => tracing::error!(dir = %self.dir.display(), error = %e, "cannot read the plugin folder"),
+            Err(e) => {
+                tracing::error!(dir = %self.dir.display(), error = %e, "cannot read the plugin folder")
+            }
         }
         let mut changes = Vec::new();
 
@@ -178,7 +189,9 @@ impl PluginManager {
             let entries = self.entries.lock().unwrap();
             entries
                 .iter()
-                .filter(|(stem, e)| !files.contains_key(*stem) && e.status.state != PluginState::Removed)
+                .filter(|(stem, e)| {
+                    !files.contains_key(*stem) && e.status.state != PluginState::Removed
+                })
                 .map(|(stem, _)| stem.clone())
                 .collect()
         };
@@ -191,7 +204,10 @@ impl PluginManager {
             e.status.sha256.clear();
             e.status.last_error = None;
             tracing::info!(plugin = %stem, "plugin file removed: resource unregistered, data kept");
-            crate::metrics::metrics().plugin_reloads.with_label_values(&[stem.as_str(), "removed"]).inc();
+            crate::metrics::metrics()
+                .plugin_reloads
+                .with_label_values(&[stem.as_str(), "removed"])
+                .inc();
             changes.push(Change::Removed(stem));
         }
 
@@ -201,12 +217,10 @@ impl PluginManager {
                 None => continue, // still being written; a later event retries
             };
             let sha = hex::encode(Sha256::digest(&bytes));
-            let unchanged = self
-                .entries
-                .lock()
-                .unwrap()
-                .get(stem)
-                .is_some_and(|e| e.status.sha256 == sha && e.status.state != PluginState::Removed);
+            let unchanged =
+                self.entries.lock().unwrap().get(stem).is_some_and(|e| {
+                    e.status.sha256 == sha && e.status.state != PluginState::Removed
+                });
             if unchanged {
                 continue;
             }
@@ -215,7 +229,8 @@ impl PluginManager {
                 // restoring it): nothing to load, the status is Active again.
                 let mut entries = self.entries.lock().unwrap();
                 if let Some(e) = entries.get_mut(stem) {
-                    if e.active.is_some() && e.status.active_sha256.as_deref() == Some(sha.as_str()) {
+                    if e.active.is_some() && e.status.active_sha256.as_deref() == Some(sha.as_str())
+                    {
                         e.status.sha256 = sha;
                         e.status.state = PluginState::Active;
                         e.status.last_error = None;
@@ -259,7 +274,10 @@ impl PluginManager {
                     e.status.active_sha256 = Some(sha);
                     e.active = Some(Arc::new(s));
                     tracing::info!(plugin = %stem, resource = %e.status.resource, generation = e.status.generation, "plugin activated");
-                    crate::metrics::metrics().plugin_reloads.with_label_values(&[stem.as_str(), "success"]).inc();
+                    crate::metrics::metrics()
+                        .plugin_reloads
+                        .with_label_values(&[stem.as_str(), "success"])
+                        .inc();
                     changes.push(Change::Activated(stem.clone()));
                 }
                 Err(err) => {
@@ -268,7 +286,10 @@ impl PluginManager {
                     e.status.state = PluginState::Failed;
                     e.status.last_error = Some(err.clone());
                     tracing::error!(plugin = %stem, error = %err, "plugin refused; the last good version (if any) keeps serving");
-                    crate::metrics::metrics().plugin_reloads.with_label_values(&[stem.as_str(), "failure"]).inc();
+                    crate::metrics::metrics()
+                        .plugin_reloads
+                        .with_label_values(&[stem.as_str(), "failure"])
+                        .inc();
                     changes.push(Change::Failed(stem.clone(), err));
                 }
             }
@@ -302,11 +323,16 @@ impl PluginManager {
                     ));
                 }
             } else if okey == key {
-                return Err(format!("{} is already served by plugin {other:?}", d.group_resource()));
+                return Err(format!(
+                    "{} is already served by plugin {other:?}",
+                    d.group_resource()
+                ));
             }
         }
         if d.group == STATUS_GROUP {
-            return Err(format!("the group {STATUS_GROUP} is reserved for the server"));
+            return Err(format!(
+                "the group {STATUS_GROUP} is reserved for the server"
+            ));
         }
         Ok(())
     }
@@ -361,7 +387,13 @@ impl PluginManager {
                         }
                     }
                 }
-                async move { Ok(UpdateOutcome { object: o, ttl: None }) }.boxed()
+                async move {
+                    Ok(UpdateOutcome {
+                        object: o,
+                        ttl: None,
+                    })
+                }
+                .boxed()
             };
             if let Err(e) = self
                 .status_resource
@@ -394,7 +426,10 @@ pub fn watch_folder(manager: Arc<PluginManager>, state: Arc<AppState>, watch: bo
         let events = tx.clone();
         let created = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
             if let Ok(ev) = res {
-                let relevant = ev.paths.iter().any(|p| p.extension().is_some_and(|x| x == "wasm"));
+                let relevant = ev
+                    .paths
+                    .iter()
+                    .any(|p| p.extension().is_some_and(|x| x == "wasm"));
                 if relevant && !ev.kind.is_access() {
                     let _ = events.send(());
                 }

@@ -95,8 +95,12 @@ impl ApiError {
 
     /// `NewNotFound`: 404 `<resource> "<name>" not found`.
     pub fn not_found(gr: &Gr, name: &str) -> ApiError {
-        ApiError::new(404, "NotFound", format!("{} \"{name}\" not found", gr.qualified()))
-            .with_details(json!({"name": name, "group": gr.group, "kind": gr.resource}))
+        ApiError::new(
+            404,
+            "NotFound",
+            format!("{} \"{name}\" not found", gr.qualified()),
+        )
+        .with_details(json!({"name": name, "group": gr.group, "kind": gr.resource}))
     }
 
     /// `NewAlreadyExists`: 409 `<resource> "<name>" already exists`.
@@ -128,7 +132,10 @@ impl ApiError {
         ApiError::new(
             409,
             "Conflict",
-            format!("Operation cannot be fulfilled on {} \"{name}\": {msg}", gr.qualified()),
+            format!(
+                "Operation cannot be fulfilled on {} \"{name}\": {msg}",
+                gr.qualified()
+            ),
         )
         .with_details(json!({"name": name, "group": gr.group, "kind": gr.resource}))
     }
@@ -152,7 +159,10 @@ impl ApiError {
             [one] => one.to_string(),
             many => format!(
                 "[{}]",
-                many.iter().map(|e| e.to_string()).collect::<Vec<_>>().join(", ")
+                many.iter()
+                    .map(|e| e.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         };
         ApiError::new(
@@ -173,7 +183,10 @@ impl ApiError {
         ApiError::new(
             405,
             "MethodNotAllowed",
-            format!("{action} is not supported on resources of kind \"{}\"", gr.qualified()),
+            format!(
+                "{action} is not supported on resources of kind \"{}\"",
+                gr.qualified()
+            ),
         )
         .with_details(json!({"group": gr.group, "kind": gr.resource}))
     }
@@ -181,8 +194,12 @@ impl ApiError {
     /// A 404 for a path that serves nothing (kube-apiserver answers `404 page not found`
     /// as a Status with reason NotFound).
     pub fn no_route(path: &str) -> ApiError {
-        ApiError::new(404, "NotFound", format!("the server could not find the requested resource ({path})"))
-            .with_details(json!({}))
+        ApiError::new(
+            404,
+            "NotFound",
+            format!("the server could not find the requested resource ({path})"),
+        )
+        .with_details(json!({}))
     }
 
     /// `NewResourceExpired`: 410 Expired, optionally carrying a fresh continue token.
@@ -229,13 +246,21 @@ impl ApiError {
     /// `NewInternalError`: 500 `Internal error occurred: <msg>`.
     pub fn internal(msg: impl std::fmt::Display) -> ApiError {
         let msg = msg.to_string();
-        ApiError::new(500, "InternalError", format!("Internal error occurred: {msg}"))
-            .with_details(json!({"causes": [{"message": msg}]}))
+        ApiError::new(
+            500,
+            "InternalError",
+            format!("Internal error occurred: {msg}"),
+        )
+        .with_details(json!({"causes": [{"message": msg}]}))
     }
 
     /// `NewRequestEntityTooLargeError`: 413.
     pub fn request_entity_too_large(msg: &str) -> ApiError {
-        ApiError::new(413, "RequestEntityTooLarge", format!("Request entity too large: {msg}"))
+        ApiError::new(
+            413,
+            "RequestEntityTooLarge",
+            format!("Request entity too large: {msg}"),
+        )
     }
 
     /// 415 for an unsupported body or patch type.
@@ -273,9 +298,17 @@ impl ApiError {
             StorageError::KeyExists { .. } => ApiError::already_exists(gr, name),
             StorageError::ResourceVersionConflicts { .. } => ApiError::optimistic_lock(gr, name),
             StorageError::InvalidObj { message, .. } => ApiError::conflict(gr, name, message),
-            StorageError::Invalid { field, value, detail } => {
+            StorageError::Invalid {
+                field,
+                value,
+                detail,
+            } => {
                 if field == "resourceVersionMatch" {
-                    ApiError::new(422, "Invalid", format!("{field}: Invalid value: {value:?}: {detail}"))
+                    ApiError::new(
+                        422,
+                        "Invalid",
+                        format!("{field}: Invalid value: {value:?}: {detail}"),
+                    )
                 } else if field == "continue" {
                     // etcd3 store.go GetList wraps storage.DecodeContinue's error.
                     ApiError::bad_request(format!("invalid continue token: {detail}"))
@@ -289,9 +322,10 @@ impl ApiError {
             StorageError::TooLargeResourceVersion { requested, current } => {
                 ApiError::too_large_resource_version(*requested, *current)
             }
-            StorageError::Expired { message, continue_token } => {
-                ApiError::expired(message, continue_token.clone())
-            }
+            StorageError::Expired {
+                message,
+                continue_token,
+            } => ApiError::expired(message, continue_token.clone()),
             StorageError::Unreachable(_) => ApiError::server_timeout(gr, "request", 2),
             StorageError::Timeout(m) => ApiError::timeout(m, 2),
             StorageError::CorruptObj { .. }
@@ -306,9 +340,7 @@ impl ApiError {
         match e {
             StrategyError::Rejected(Rejection::BadRequest(m)) => ApiError::bad_request(m),
             StrategyError::Rejected(Rejection::Invalid(errs)) => ApiError::invalid(gr, name, &errs),
-            StrategyError::Fault(f @ PluginFault::Timeout { .. }) => {
-                ApiError::internal(f)
-            }
+            StrategyError::Fault(f @ PluginFault::Timeout { .. }) => ApiError::internal(f),
             StrategyError::Fault(f) => ApiError::internal(f),
         }
     }
@@ -338,7 +370,11 @@ mod tests {
     use crate::strategy::ErrorType;
 
     fn widgets() -> Gr {
-        Gr { group: "example.dev".into(), resource: "widgets".into(), kind: "Widget".into() }
+        Gr {
+            group: "example.dev".into(),
+            resource: "widgets".into(),
+            kind: "Widget".into(),
+        }
     }
 
     #[test]
@@ -351,7 +387,10 @@ mod tests {
         }];
         let s = ApiError::invalid(&widgets(), "w", &errs).status();
         assert_eq!(s["code"], 422);
-        assert_eq!(s["message"], "Widget.example.dev \"w\" is invalid: spec.size: Required value");
+        assert_eq!(
+            s["message"],
+            "Widget.example.dev \"w\" is invalid: spec.size: Required value"
+        );
         assert_eq!(s["details"]["kind"], "Widget");
         assert_eq!(s["details"]["causes"][0]["reason"], "FieldValueRequired");
         assert_eq!(s["details"]["causes"][0]["field"], "spec.size");

@@ -12,7 +12,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 fn client() -> reqwest::Client {
-    reqwest::Client::builder().timeout(Duration::from_secs(20)).build().unwrap()
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(20))
+        .build()
+        .unwrap()
 }
 
 fn plugin_file(s: &TestServer) -> PathBuf {
@@ -21,11 +24,18 @@ fn plugin_file(s: &TestServer) -> PathBuf {
 
 /// Replace the plugin file the way `cp` does (truncate and write in place).
 fn install(s: &TestServer, variant: &str) {
-    std::fs::write(plugin_file(s), std::fs::read(common::plugin(variant)).unwrap()).unwrap();
+    std::fs::write(
+        plugin_file(s),
+        std::fs::read(common::plugin(variant)).unwrap(),
+    )
+    .unwrap();
 }
 
 fn collection(s: &TestServer) -> String {
-    format!("{}/apis/test.wasm-apiserver.dev/v1/namespaces/default/misbehavers", s.url)
+    format!(
+        "{}/apis/test.wasm-apiserver.dev/v1/namespaces/default/misbehavers",
+        s.url
+    )
 }
 
 fn object(name: &str, tier: Option<&str>) -> Value {
@@ -50,7 +60,10 @@ async fn create(s: &TestServer, name: &str, tier: Option<&str>) -> (u16, Value) 
 
 async fn status(s: &TestServer) -> Value {
     client()
-        .get(format!("{}/apis/wasm-apiserver.dev/v1/strategyplugins/misbehaving", s.url))
+        .get(format!(
+            "{}/apis/wasm-apiserver.dev/v1/strategyplugins/misbehaving",
+            s.url
+        ))
         .send()
         .await
         .unwrap()
@@ -77,11 +90,15 @@ async fn until_status(s: &TestServer, what: &str, f: impl Fn(&Value) -> bool) ->
 }
 
 fn generation(st: &Value) -> u64 {
-    st.pointer("/status/generation").and_then(Value::as_u64).unwrap_or(0)
+    st.pointer("/status/generation")
+        .and_then(Value::as_u64)
+        .unwrap_or(0)
 }
 
 fn state(st: &Value) -> &str {
-    st.pointer("/status/state").and_then(Value::as_str).unwrap_or("")
+    st.pointer("/status/state")
+        .and_then(Value::as_str)
+        .unwrap_or("")
 }
 
 fn start() -> TestServer {
@@ -93,20 +110,41 @@ async fn a_new_version_takes_over_without_a_restart() {
     let s = start();
     let st = until_status(&s, "first activation", |st| generation(st) == 1).await;
     assert_eq!(state(&st), "Active");
-    assert_eq!(create(&s, "before", None).await.0, 201, "v1 accepts objects without a tier");
+    assert_eq!(
+        create(&s, "before", None).await.0,
+        201,
+        "v1 accepts objects without a tier"
+    );
 
     install(&s, "misbehaving-strict");
-    until_status(&s, "the strict version", |st| generation(st) == 2 && state(st) == "Active").await;
+    until_status(&s, "the strict version", |st| {
+        generation(st) == 2 && state(st) == "Active"
+    })
+    .await;
     let (code, body) = create(&s, "after", None).await;
     assert_eq!(code, 422, "the new rule applies: {body}");
-    assert_eq!(body["details"]["causes"][0]["field"], "metadata.labels[tier]", "{body}");
+    assert_eq!(
+        body["details"]["causes"][0]["field"], "metadata.labels[tier]",
+        "{body}"
+    );
     assert_eq!(create(&s, "after", Some("web")).await.0, 201);
 
     install(&s, "misbehaving");
     until_status(&s, "v1 again", |st| generation(st) == 3).await;
-    assert_eq!(create(&s, "again", None).await.0, 201, "the strict rule no longer applies");
+    assert_eq!(
+        create(&s, "again", None).await.0,
+        201,
+        "the strict rule no longer applies"
+    );
     // The objects written under every version are all there: the storage never changed.
-    let list: Value = client().get(collection(&s)).send().await.unwrap().json().await.unwrap();
+    let list: Value = client()
+        .get(collection(&s))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(list["items"].as_array().unwrap().len(), 3, "{list}");
 }
 
@@ -117,10 +155,26 @@ async fn broken_replacements_never_replace_the_last_good_version() {
     let good_sha = status(&s).await["status"]["activeSha256"].clone();
     type Breaker = Box<dyn Fn(&TestServer)>;
     let cases: [(&str, Breaker, &str); 5] = [
-        ("not wasm", Box::new(|s| std::fs::write(plugin_file(s), b"#!/bin/sh\necho hi\n").unwrap()), "not a WebAssembly file"),
-        ("wrong WIT version", Box::new(|s| install(s, "misbehaving-wit-next")), "wasm-apiserver:strategy@0.2.0"),
-        ("trapping describe", Box::new(|s| install(s, "misbehaving-trap-describe")), "describe traps in this build"),
-        ("different plural", Box::new(|s| install(s, "misbehaving-other-plural")), "remove the file and add a new one"),
+        (
+            "not wasm",
+            Box::new(|s| std::fs::write(plugin_file(s), b"#!/bin/sh\necho hi\n").unwrap()),
+            "not a WebAssembly file",
+        ),
+        (
+            "wrong WIT version",
+            Box::new(|s| install(s, "misbehaving-wit-next")),
+            "wasm-apiserver:strategy@0.2.0",
+        ),
+        (
+            "trapping describe",
+            Box::new(|s| install(s, "misbehaving-trap-describe")),
+            "describe traps in this build",
+        ),
+        (
+            "different plural",
+            Box::new(|s| install(s, "misbehaving-other-plural")),
+            "remove the file and add a new one",
+        ),
         (
             "half-written file",
             Box::new(|s| {
@@ -135,10 +189,15 @@ async fn broken_replacements_never_replace_the_last_good_version() {
         breakit(&s);
         let st = until_status(&s, what, |st| {
             state(st) == "Failed"
-                && st["status"]["lastError"].as_str().is_some_and(|e| e.contains(reason))
+                && st["status"]["lastError"]
+                    .as_str()
+                    .is_some_and(|e| e.contains(reason))
         })
         .await;
-        assert_eq!(st["status"]["activeSha256"], good_sha, "{what}: the last good version still serves");
+        assert_eq!(
+            st["status"]["activeSha256"], good_sha,
+            "{what}: the last good version still serves"
+        );
         assert_eq!(generation(&st), 1, "{what}: nothing new was activated");
         n += 1;
         let (code, body) = create(&s, &format!("still-{n}"), None).await;
@@ -147,9 +206,18 @@ async fn broken_replacements_never_replace_the_last_good_version() {
         install(&s, "misbehaving");
         until_status(&s, "recovery", |st| state(st) == "Active").await;
     }
-    let metrics = client().get(format!("{}/metrics", s.url)).send().await.unwrap().text().await.unwrap();
+    let metrics = client()
+        .get(format!("{}/metrics", s.url))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     assert!(
-        metrics.contains(r#"wasm_apiserver_plugin_reloads_total{plugin="misbehaving",result="failure"} 5"#),
+        metrics.contains(
+            r#"wasm_apiserver_plugin_reloads_total{plugin="misbehaving",result="failure"} 5"#
+        ),
         "{metrics}"
     );
 }
@@ -161,21 +229,35 @@ async fn deleting_the_file_unregisters_the_resource_and_keeps_its_data() {
     assert_eq!(create(&s, "kept", None).await.0, 201);
     std::fs::remove_file(plugin_file(&s)).unwrap();
     until_status(&s, "removal", |st| state(st) == "Removed").await;
-    let r = client().get(format!("{}/kept", collection(&s))).send().await.unwrap();
+    let r = client()
+        .get(format!("{}/kept", collection(&s)))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), 404);
     let out = s.ok(&["api-resources"]);
     assert!(!out.contains("misbehavers"), "{out}");
-    assert!(out.contains("widgets"), "other plugins are untouched:\n{out}");
+    assert!(
+        out.contains("widgets"),
+        "other plugins are untouched:\n{out}"
+    );
 
     install(&s, "misbehaving");
     until_status(&s, "return", |st| state(st) == "Active").await;
-    let r = client().get(format!("{}/kept", collection(&s))).send().await.unwrap();
+    let r = client()
+        .get(format!("{}/kept", collection(&s)))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), 200, "the object is served again");
     let out = s.ok(&["api-resources"]);
     assert!(out.contains("misbehavers"), "{out}");
     let out = s.ok(&["get", "strategyplugins"]);
     assert!(out.lines().next().unwrap().contains("STATE"), "{out}");
-    assert!(out.contains("misbehaving") && out.contains("Active"), "{out}");
+    assert!(
+        out.contains("misbehaving") && out.contains("Active"),
+        "{out}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -193,7 +275,10 @@ async fn open_watches_survive_a_swap() {
     let mut seen = String::new();
     let deadline = Instant::now() + Duration::from_secs(10);
     while !seen.contains("through-the-swap") {
-        assert!(Instant::now() < deadline, "no event on the open watch: {seen}");
+        assert!(
+            Instant::now() < deadline,
+            "no event on the open watch: {seen}"
+        );
         match tokio::time::timeout(Duration::from_secs(5), watch.chunk()).await {
             Ok(Ok(Some(c))) => seen.push_str(&String::from_utf8_lossy(&c)),
             other => panic!("watch ended: {other:?} {seen}"),
@@ -219,14 +304,24 @@ async fn twenty_reloads_under_load_fail_no_request() {
                 i += 1;
                 // No tier: accepted by v1 (201), refused by the strict version (422) — either
                 // is a whole answer of one version; anything else is a failure.
-                let r = c.post(collection(&s)).json(&object(&format!("w{w}-{i}"), None)).send().await;
+                let r = c
+                    .post(collection(&s))
+                    .json(&object(&format!("w{w}-{i}"), None))
+                    .send()
+                    .await;
                 match r.map(|r| r.status().as_u16()) {
                     Ok(201) | Ok(422) => {
                         ok.fetch_add(1, Ordering::Relaxed);
                     }
                     other => bad.push(format!("create: {other:?}")),
                 }
-                match c.get(collection(&s)).query(&[("limit", "20")]).send().await.map(|r| r.status().as_u16()) {
+                match c
+                    .get(collection(&s))
+                    .query(&[("limit", "20")])
+                    .send()
+                    .await
+                    .map(|r| r.status().as_u16())
+                {
                     Ok(200) => {
                         ok.fetch_add(1, Ordering::Relaxed);
                     }
@@ -238,7 +333,14 @@ async fn twenty_reloads_under_load_fail_no_request() {
     }
     let started = Instant::now();
     for n in 0..20u64 {
-        install(&s, if n % 2 == 0 { "misbehaving-strict" } else { "misbehaving" });
+        install(
+            &s,
+            if n % 2 == 0 {
+                "misbehaving-strict"
+            } else {
+                "misbehaving"
+            },
+        );
         until_status(&s, "reload", |st| generation(st) == n + 2).await;
     }
     let elapsed = started.elapsed();
@@ -248,17 +350,33 @@ async fn twenty_reloads_under_load_fail_no_request() {
         failures.extend(w.await.unwrap());
     }
     let served = ok.load(Ordering::Relaxed);
-    assert!(failures.is_empty(), "{} failed requests: {:?}", failures.len(), &failures[..failures.len().min(10)]);
-    assert!(served > 200, "the load ran: {served} requests in {elapsed:?}");
+    assert!(
+        failures.is_empty(),
+        "{} failed requests: {:?}",
+        failures.len(),
+        &failures[..failures.len().min(10)]
+    );
+    assert!(
+        served > 200,
+        "the load ran: {served} requests in {elapsed:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn with_reload_off_only_sighup_rescans() {
-    let s = TestServer::start_with(Backend::Embedded, &["misbehaving"], &["--plugin-reload=false"]);
+    let s = TestServer::start_with(
+        Backend::Embedded,
+        &["misbehaving"],
+        &["--plugin-reload=false"],
+    );
     until_status(&s, "first activation", |st| generation(st) == 1).await;
     install(&s, "misbehaving-strict");
     tokio::time::sleep(Duration::from_millis(800)).await;
-    assert_eq!(generation(&status(&s).await), 1, "no watching with --plugin-reload=false");
+    assert_eq!(
+        generation(&status(&s).await),
+        1,
+        "no watching with --plugin-reload=false"
+    );
     assert_eq!(create(&s, "still-v1", None).await.0, 201);
     let kill = std::process::Command::new("kill")
         .args(["-HUP", &s.pid().to_string()])

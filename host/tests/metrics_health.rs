@@ -10,14 +10,24 @@ async fn metrics_count_requests_and_plugin_calls() {
     let s = TestServer::start(Backend::Embedded);
     let c = reqwest::Client::new();
     let r = c
-        .post(format!("{}/apis/example.dev/v1/namespaces/default/widgets", s.url))
+        .post(format!(
+            "{}/apis/example.dev/v1/namespaces/default/widgets",
+            s.url
+        ))
         .json(&json!({"apiVersion": "example.dev/v1", "kind": "Widget",
                       "metadata": {"name": "m1"}, "spec": {"size": "small"}}))
         .send()
         .await
         .unwrap();
     assert_eq!(r.status(), 201);
-    let text = c.get(format!("{}/metrics", s.url)).send().await.unwrap().text().await.unwrap();
+    let text = c
+        .get(format!("{}/metrics", s.url))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     assert!(
         text.contains(r#"apiserver_request_total{code="201",group="example.dev",resource="widgets",verb="create"} 1"#),
         "{text}"
@@ -47,24 +57,51 @@ async fn health_and_version() {
         assert_eq!(r.status(), 200, "{path}");
         assert_eq!(r.text().await.unwrap(), "ok");
     }
-    let v: serde_json::Value = c.get(format!("{}/version", s.url)).send().await.unwrap().json().await.unwrap();
+    let v: serde_json::Value = c
+        .get(format!("{}/version", s.url))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(v["major"], "1");
-    assert_eq!(v["minor"], "32", "kubectl's dispatcher picks its build by the minor version");
+    assert_eq!(
+        v["minor"], "32",
+        "kubectl's dispatcher picks its build by the minor version"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn readyz_fails_when_etcd_goes_away() {
     let mut s = TestServer::start(Backend::Etcd);
     let c = reqwest::Client::new();
-    assert_eq!(c.get(format!("{}/readyz", s.url)).send().await.unwrap().status(), 200);
+    assert_eq!(
+        c.get(format!("{}/readyz", s.url))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
     s.stop_etcd();
     let r = c.get(format!("{}/readyz", s.url)).send().await.unwrap();
     assert_eq!(r.status(), 500);
     assert!(r.text().await.unwrap().contains("storage failed"));
     // The server keeps answering everything else.
-    assert_eq!(c.get(format!("{}/healthz", s.url)).send().await.unwrap().status(), 200);
+    assert_eq!(
+        c.get(format!("{}/healthz", s.url))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
     let r = c
-        .get(format!("{}/apis/example.dev/v1/namespaces/default/widgets", s.url))
+        .get(format!(
+            "{}/apis/example.dev/v1/namespaces/default/widgets",
+            s.url
+        ))
         .send()
         .await
         .unwrap();

@@ -10,7 +10,9 @@ use wasm_apiserver_storage::etcd3::{Etcd3, Etcd3Config};
 use wasm_apiserver_storage::testing::etcd::EtcdServer;
 
 async fn keys(endpoint: &str, prefix: &str) -> Vec<String> {
-    let etcd = Etcd3::connect(Etcd3Config::new([endpoint.to_string()])).await.unwrap();
+    let etcd = Etcd3::connect(Etcd3Config::new([endpoint.to_string()]))
+        .await
+        .unwrap();
     etcd.range(prefix, &prefix_end(prefix), 0, 0)
         .await
         .unwrap()
@@ -46,15 +48,24 @@ async fn keys_follow_kube_layout_and_overrides_move_a_resource() {
     assert_eq!(r.status(), 201);
     // Core resources: /registry/<plural>/<ns>/<name>; other groups: /registry/<group>/<plural>/….
     let main = s.etcd_endpoint().unwrap();
-    assert_eq!(keys(&main, "/registry/configmaps/").await, ["/registry/configmaps/default/c"]);
-    assert!(keys(&main, "/registry/example.dev/").await.is_empty(), "widgets are overridden");
+    assert_eq!(
+        keys(&main, "/registry/configmaps/").await,
+        ["/registry/configmaps/default/c"]
+    );
+    assert!(
+        keys(&main, "/registry/example.dev/").await.is_empty(),
+        "widgets are overridden"
+    );
     assert_eq!(
         keys(&other.endpoint, "/registry/example.dev/widgets/").await,
         ["/registry/example.dev/widgets/default/w"]
     );
     // And the server reads it back from there.
     let r = c
-        .get(format!("{}/apis/example.dev/v1/namespaces/default/widgets/w", s.url))
+        .get(format!(
+            "{}/apis/example.dev/v1/namespaces/default/widgets/w",
+            s.url
+        ))
         .send()
         .await
         .unwrap();

@@ -267,6 +267,9 @@ mod fixture_tests {
     /// The same fixtures `wasm-apiserver plugin test` runs against the component, natively.
     #[test]
     fn fixtures() {
-        wasm_apiserver_sdk::testing::run_fixtures::<super::Widgets>(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures"));
+        wasm_apiserver_sdk::testing::run_fixtures::<super::Widgets>(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fixtures"
+        ));
     }
 }

@@ -133,10 +133,20 @@ pub fn run_case(s: &dyn Strategy, name: &str, case: &Case) -> CaseResult {
     let old = || case.old.clone().unwrap_or(Value::Null);
     let result = match case.operation.as_str() {
         "create" => sequence::create(s, &case.object, &sequence::no_meta_validation),
-        "update" => sequence::update(s, &case.object, &old(), &|_| {}, &sequence::no_meta_validation),
-        "update-status" => {
-            sequence::update_status(s, &case.object, &old(), &|_| {}, &sequence::no_meta_validation)
-        }
+        "update" => sequence::update(
+            s,
+            &case.object,
+            &old(),
+            &|_| {},
+            &sequence::no_meta_validation,
+        ),
+        "update-status" => sequence::update_status(
+            s,
+            &case.object,
+            &old(),
+            &|_| {},
+            &sequence::no_meta_validation,
+        ),
         "delete" => {
             return match s.check_graceful_delete(&case.object, case.requested_grace_period_seconds)
             {

@@ -372,7 +372,11 @@ fn check_imports(engine: &Engine, c: &Component) -> Result<(), LoadErrorKind> {
 
 /// Run the create sequence and get-attrs on the plugin's example.
 fn smoke(s: &WasmStrategy, example: &Value) -> Result<(), String> {
-    match crate::strategy::sequence::create(s, example, &crate::strategy::sequence::no_meta_validation) {
+    match crate::strategy::sequence::create(
+        s,
+        example,
+        &crate::strategy::sequence::no_meta_validation,
+    ) {
         Ok(out) => s
             .get_attrs(&out.object)
             .map(|_| ())

@@ -88,12 +88,19 @@ pub fn ensure_namespace(obj: &mut Value, namespaced: bool, request_ns: &str) -> 
         m.remove("namespace");
         return Ok(());
     }
-    let ns = m.get("namespace").and_then(Value::as_str).unwrap_or("").to_string();
+    let ns = m
+        .get("namespace")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
     if ns.is_empty() {
         m.insert("namespace".into(), json!(request_ns));
         Ok(())
     } else if ns != request_ns {
-        Err("the namespace of the provided object does not match the namespace sent on the request".into())
+        Err(
+            "the namespace of the provided object does not match the namespace sent on the request"
+                .into(),
+        )
     } else {
         Ok(())
     }
@@ -105,7 +112,11 @@ pub fn ensure_namespace(obj: &mut Value, namespaced: bool, request_ns: &str) -> 
 pub fn restore_from_old(new: &mut Value, old: &Value) {
     let old_meta = old.get("metadata").cloned().unwrap_or(json!({}));
     let m = meta_mut(new);
-    if m.get("uid").and_then(Value::as_str).unwrap_or("").is_empty() {
+    if m.get("uid")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .is_empty()
+    {
         if let Some(u) = old_meta.get("uid") {
             m.insert("uid".into(), u.clone());
         }
@@ -121,7 +132,9 @@ pub fn restore_from_old(new: &mut Value, old: &Value) {
     if let Some(t) = old_meta.get("deletionTimestamp") {
         m.insert("deletionTimestamp".into(), t.clone());
     }
-    if m.get("deletionGracePeriodSeconds").is_none_or(Value::is_null) {
+    if m.get("deletionGracePeriodSeconds")
+        .is_none_or(Value::is_null)
+    {
         if let Some(g) = old_meta.get("deletionGracePeriodSeconds") {
             m.insert("deletionGracePeriodSeconds".into(), g.clone());
         }

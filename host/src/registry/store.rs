@@ -149,8 +149,13 @@ impl Resource {
         meta::wipe_system_fields(&mut obj);
         meta::ensure_namespace(&mut obj, self.description.namespaced, ns)
             .map_err(ApiError::bad_request)?;
-        let generate = meta_str(&obj, "name").is_empty() && !meta_str(&obj, "generateName").is_empty();
-        let attempts = if generate { MAX_NAME_GENERATION_ATTEMPTS } else { 1 };
+        let generate =
+            meta_str(&obj, "name").is_empty() && !meta_str(&obj, "generateName").is_empty();
+        let attempts = if generate {
+            MAX_NAME_GENERATION_ATTEMPTS
+        } else {
+            1
+        };
         let mut last_name = String::new();
         for _ in 0..attempts {
             let mut attempt = obj.clone();
@@ -163,14 +168,22 @@ impl Resource {
             last_name = name.clone();
             let (object, warnings) = self.before_create(attempt).await?;
             if name.is_empty() {
-                return Err(ApiError::internal("the object has no name after validation"));
+                return Err(ApiError::internal(
+                    "the object has no name after validation",
+                ));
             }
             let key = self.key(ns, &name);
             if dry_run {
                 // dryrun.go: a dry-run create still fails on an existing key.
                 let exists = self
                     .storage
-                    .get(&key, &GetOptions { resource_version: String::new(), ignore_not_found: true })
+                    .get(
+                        &key,
+                        &GetOptions {
+                            resource_version: String::new(),
+                            ignore_not_found: true,
+                        },
+                    )
                     .await
                     .map_err(|e| self.storage_err(e, &name))?;
                 if exists.is_some() {
@@ -179,11 +192,19 @@ impl Resource {
                     }
                     return Err(ApiError::already_exists(&self.gr, &name));
                 }
-                return Ok(WriteResult { object, warnings, created: true });
+                return Ok(WriteResult {
+                    object,
+                    warnings,
+                    created: true,
+                });
             }
             match self.storage.create(&key, object, 0).await {
                 Ok(stored) => {
-                    return Ok(WriteResult { object: stored, warnings, created: true });
+                    return Ok(WriteResult {
+                        object: stored,
+                        warnings,
+                        created: true,
+                    });
                 }
                 Err(StorageError::KeyExists { .. }) if generate => continue,
                 Err(StorageError::KeyExists { .. }) => {
@@ -199,7 +220,10 @@ impl Resource {
     /// terminating (store.go).
     async fn already_exists(&self, ns: &str, name: &str) -> ApiError {
         let mut e = ApiError::already_exists(&self.gr, name);
-        let opts = GetOptions { resource_version: String::new(), ignore_not_found: true };
+        let opts = GetOptions {
+            resource_version: String::new(),
+            ignore_not_found: true,
+        };
         if let Ok(Some(existing)) = self.storage.get(&self.key(ns, name), &opts).await {
             if !meta_str(&existing, "deletionTimestamp").is_empty() {
                 e.message = format!("object is being deleted: {}", e.message);
@@ -256,11 +280,22 @@ impl Resource {
             let out = out.clone();
             async move {
                 let (obj, warnings, created) = this
-                    .try_update(&ns, &name, existing, rm, &updated, subresource, allow_create)
+                    .try_update(
+                        &ns,
+                        &name,
+                        existing,
+                        rm,
+                        &updated,
+                        subresource,
+                        allow_create,
+                    )
                     .await
                     .map_err(aborted)?;
                 *out.lock().unwrap() = (warnings, created);
-                Ok(UpdateOutcome { object: obj, ttl: None })
+                Ok(UpdateOutcome {
+                    object: obj,
+                    ttl: None,
+                })
             }
             .boxed()
         };
@@ -268,7 +303,13 @@ impl Resource {
             // dryrun.go: run the update on the current object without writing.
             let current = self
                 .storage
-                .get(&key, &GetOptions { resource_version: String::new(), ignore_not_found: true })
+                .get(
+                    &key,
+                    &GetOptions {
+                        resource_version: String::new(),
+                        ignore_not_found: true,
+                    },
+                )
                 .await
                 .map_err(|e| self.storage_err(e, name))?;
             let rm = ResponseMeta {
@@ -281,7 +322,9 @@ impl Resource {
             if current.is_none() && !allow_create {
                 return Err(ApiError::not_found(&self.gr, name));
             }
-            try_update(current.unwrap_or(Value::Null), rm).await.map(|o| o.object)
+            try_update(current.unwrap_or(Value::Null), rm)
+                .await
+                .map(|o| o.object)
         } else {
             self.storage
                 .guaranteed_update(&key, allow_create, &preconditions, &mut try_update, None)
@@ -295,12 +338,20 @@ impl Resource {
                 resource_version: Some(meta_str(&object, "resourceVersion").to_string()),
             };
             let mut no_validation = |_: Value| async { Ok(()) }.boxed();
-            match self.storage.delete(&key, &pre, &mut no_validation, None).await {
+            match self
+                .storage
+                .delete(&key, &pre, &mut no_validation, None)
+                .await
+            {
                 Ok(_) | Err(StorageError::KeyNotFound { .. }) => {}
                 Err(e) => return Err(self.storage_err(e, name)),
             }
         }
-        Ok(WriteResult { object, warnings, created })
+        Ok(WriteResult {
+            object,
+            warnings,
+            created,
+        })
     }
 
     /// The `GuaranteedUpdate` callback of `Store.Update`.
@@ -320,7 +371,9 @@ impl Resource {
             UpdatedObject::Patch(f) => f(&existing)?,
         };
         if !obj.is_object() {
-            return Err(ApiError::bad_request("the updated object is not a JSON object"));
+            return Err(ApiError::bad_request(
+                "the updated object is not a JSON object",
+            ));
         }
         if meta_str(&obj, "name") != name {
             return Err(ApiError::bad_request(format!(
@@ -347,7 +400,10 @@ impl Resource {
                 meta_mut(&mut obj).insert("resourceVersion".into(), json!(existing_rv));
             } else {
                 return Err(ApiError::invalid(
-                    &crate::status::Gr { kind: self.gr.resource.clone(), ..self.gr.clone() },
+                    &crate::status::Gr {
+                        kind: self.gr.resource.clone(),
+                        ..self.gr.clone()
+                    },
                     name,
                     &[crate::strategy::FieldError {
                         error_type: crate::strategy::ErrorType::Invalid,
@@ -377,7 +433,9 @@ impl Resource {
             let restore = |o: &mut Value| meta::restore_from_old(o, &existing);
             let validate = |o: &Value| meta::validate_update(o, &existing, namespaced);
             let r = match subresource {
-                Subresource::Main => sequence::update(&*strategy, &obj, &existing, &restore, &validate),
+                Subresource::Main => {
+                    sequence::update(&*strategy, &obj, &existing, &restore, &validate)
+                }
                 Subresource::Status => {
                     sequence::update_status(&*strategy, &obj, &existing, &restore, &validate)
                 }
@@ -391,7 +449,12 @@ impl Resource {
 
     /// `Store.Delete`: preconditions, graceful deletion (`CheckGracefulDelete`), finalizers,
     /// then the storage delete (`rest.BeforeDelete`, `updateForGracefulDeletionAndFinalizers`).
-    pub async fn delete(&self, ns: &str, name: &str, opts: &DeleteOptions) -> ApiResult<DeleteResult> {
+    pub async fn delete(
+        &self,
+        ns: &str,
+        name: &str,
+        opts: &DeleteOptions,
+    ) -> ApiResult<DeleteResult> {
         let key = self.key(ns, name);
         let existing = self.get(ns, name, "").await?;
         check_preconditions(&opts.preconditions, &existing)
@@ -404,7 +467,11 @@ impl Resource {
         let (errs, grace) = blocking(move || {
             let errs = strategy.validate_delete(&e)?;
             let terminating = !meta_str(&e, "deletionTimestamp").is_empty();
-            let grace = if terminating { None } else { strategy.check_graceful_delete(&e, requested)? };
+            let grace = if terminating {
+                None
+            } else {
+                strategy.check_graceful_delete(&e, requested)?
+            };
             Ok::<_, StrategyError>((errs, grace))
         })
         .await?
@@ -444,7 +511,11 @@ impl Resource {
                 m.insert("deletionTimestamp".into(), json!(meta::now_plus(new_grace)));
                 m.insert("deletionGracePeriodSeconds".into(), json!(new_grace));
                 if !terminating {
-                    if let Some(g) = m.get("generation").and_then(Value::as_i64).filter(|g| *g > 0) {
+                    if let Some(g) = m
+                        .get("generation")
+                        .and_then(Value::as_i64)
+                        .filter(|g| *g > 0)
+                    {
                         m.insert("generation".into(), json!(g + 1));
                     }
                 }
@@ -459,7 +530,13 @@ impl Resource {
             let new_obj = updated.clone();
             let mut write = move |_: Value, _: ResponseMeta| {
                 let o = new_obj.clone();
-                async move { Ok(UpdateOutcome { object: o, ttl: None }) }.boxed()
+                async move {
+                    Ok(UpdateOutcome {
+                        object: o,
+                        ttl: None,
+                    })
+                }
+                .boxed()
             };
             let stored = self
                 .storage
@@ -477,7 +554,13 @@ impl Resource {
         self.delete_now(&key, name, opts, existing).await
     }
 
-    async fn delete_now(&self, key: &str, name: &str, opts: &DeleteOptions, existing: Value) -> ApiResult<DeleteResult> {
+    async fn delete_now(
+        &self,
+        key: &str,
+        name: &str,
+        opts: &DeleteOptions,
+        existing: Value,
+    ) -> ApiResult<DeleteResult> {
         if opts.dry_run {
             return Ok(DeleteResult::Deleted(existing));
         }

@@ -7,18 +7,29 @@ use crate::registry::ResourceMap;
 use serde_json::{json, Value};
 
 /// The content type kubectl requires for an aggregated answer.
-pub const AGGREGATED_V2: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+pub const AGGREGATED_V2: &str =
+    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
 
 /// Verbs of every plugin-backed resource.
 pub const VERBS: [&str; 8] = [
-    "create", "delete", "deletecollection", "get", "list", "patch", "update", "watch",
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
 ];
 
 /// Whether an `Accept` header asks for aggregated discovery v2.
 pub fn wants_aggregated(accept: &str) -> bool {
     accept.split(',').any(|a| {
         let a = a.replace(' ', "");
-        a.contains("as=APIGroupDiscoveryList") && a.contains("g=apidiscovery.k8s.io") && a.contains("v=v2") && !a.contains("v=v2beta1")
+        a.contains("as=APIGroupDiscoveryList")
+            && a.contains("g=apidiscovery.k8s.io")
+            && a.contains("v=v2")
+            && !a.contains("v=v2beta1")
     })
 }
 
@@ -127,8 +138,14 @@ pub fn api_resource_list(map: &ResourceMap, group: &str, version: &str) -> Optio
     if resources.is_empty() {
         return None;
     }
-    let gv = if group.is_empty() { version.to_string() } else { format!("{group}/{version}") };
-    Some(json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}))
+    let gv = if group.is_empty() {
+        version.to_string()
+    } else {
+        format!("{group}/{version}")
+    };
+    Some(
+        json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}),
+    )
 }
 
 #[cfg(test)]

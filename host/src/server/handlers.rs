@@ -4,7 +4,9 @@
 
 use super::request_info::{self, RequestInfo};
 use super::{table, AppState};
-use crate::registry::store::{DeleteOptions, DeleteResult, Subresource, UpdatedObject, WriteResult};
+use crate::registry::store::{
+    DeleteOptions, DeleteResult, Subresource, UpdatedObject, WriteResult,
+};
 use crate::registry::Resource;
 use crate::status::{ApiError, ApiResult};
 use axum::body::{Body, Bytes};
@@ -43,7 +45,9 @@ fn output(headers: &HeaderMap) -> Output {
         .unwrap_or("");
     let wants_table = accept.split(',').any(|a| {
         let a = a.replace(' ', "");
-        a.contains("as=Table") && a.contains("g=meta.k8s.io") && (a.contains("v=v1;") || a.ends_with("v=v1"))
+        a.contains("as=Table")
+            && a.contains("g=meta.k8s.io")
+            && (a.contains("v=v1;") || a.ends_with("v=v1"))
     });
     if wants_table {
         Output::Table
@@ -69,7 +73,10 @@ fn is_dry_run(q: &Query) -> ApiResult<bool> {
         None | Some("") => Ok(false),
         Some("All") => Ok(true),
         Some(other) => Err(ApiError::invalid(
-            &crate::status::Gr { kind: "CreateOptions".into(), ..Default::default() },
+            &crate::status::Gr {
+                kind: "CreateOptions".into(),
+                ..Default::default()
+            },
             "",
             &[crate::strategy::FieldError {
                 error_type: crate::strategy::ErrorType::NotSupported,
@@ -104,7 +111,9 @@ fn decode_body(body: &Bytes, headers: &HeaderMap, r: &Resource) -> ApiResult<Val
         ApiError::bad_request(format!("error decoding the request body as JSON: {e}"))
     })?;
     if !v.is_object() {
-        return Err(ApiError::bad_request("the request body must be a JSON object"));
+        return Err(ApiError::bad_request(
+            "the request body must be a JSON object",
+        ));
     }
     Ok(v)
 }
@@ -124,7 +133,10 @@ fn check_kind(r: &Resource, obj: &Value) -> ApiResult<()> {
         // A custom group decodes any kind of its group/version; the custom resource
         // validator then refuses it (apiextensions-apiserver customresource/validator.go
         // `ValidateTypeMeta`): 422 `kind: Invalid value: "X": must be <Kind>`.
-        let name = obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("");
+        let name = obj
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or("");
         return Err(ApiError::invalid(
             &r.gr,
             name,
@@ -154,7 +166,10 @@ fn truncate(s: &str) -> String {
 /// (warnings) or `Ignore`. Returns the warnings. (`k8s.io/apiserver` `fieldmanager` /
 /// `structured-merge-diff` strict decoding; the message matches kube-apiserver's.)
 fn field_validation(r: &Resource, obj: &Value, q: &Query) -> ApiResult<Vec<String>> {
-    let mode = q.get("fieldValidation").map(String::as_str).unwrap_or("Warn");
+    let mode = q
+        .get("fieldValidation")
+        .map(String::as_str)
+        .unwrap_or("Warn");
     if mode == "Ignore" {
         return Ok(Vec::new());
     }
@@ -164,7 +179,11 @@ fn field_validation(r: &Resource, obj: &Value, q: &Query) -> ApiResult<Vec<Strin
             if k == "apiVersion" || k == "kind" || k == "metadata" {
                 continue;
             }
-            match r.description.openapi_schema.pointer(&format!("/properties/{k}")) {
+            match r
+                .description
+                .openapi_schema
+                .pointer(&format!("/properties/{k}"))
+            {
                 Some(s) => unknown_fields(v, s, k, &mut unknown),
                 None if open_schema(&r.description.openapi_schema) => {}
                 None => unknown.push(k.clone()),
@@ -192,7 +211,9 @@ fn field_validation(r: &Resource, obj: &Value, q: &Query) -> ApiResult<Vec<Strin
 
 fn open_schema(s: &Value) -> bool {
     s.get("properties").is_none()
-        || s.get("x-kubernetes-preserve-unknown-fields").and_then(Value::as_bool) == Some(true)
+        || s.get("x-kubernetes-preserve-unknown-fields")
+            .and_then(Value::as_bool)
+            == Some(true)
         || s.get("additionalProperties").is_some()
 }
 
@@ -200,7 +221,10 @@ fn unknown_fields(v: &Value, schema: &Value, path: &str, out: &mut Vec<String>) 
     match v {
         Value::Object(o) if !open_schema(schema) => {
             for (k, child) in o {
-                match schema.pointer(&format!("/properties/{}", k.replace('~', "~0").replace('/', "~1"))) {
+                match schema.pointer(&format!(
+                    "/properties/{}",
+                    k.replace('~', "~0").replace('/', "~1")
+                )) {
                     Some(s) => unknown_fields(child, s, &format!("{path}.{k}"), out),
                     None => out.push(format!("{path}.{k}")),
                 }
@@ -226,7 +250,12 @@ fn unknown_fields(v: &Value, schema: &Value, path: &str, out: &mut Vec<String>) 
 
 fn list_options(r: &Resource, q: &Query) -> ApiResult<ListOptions> {
     let label = LabelSelector::parse(q.get("labelSelector").map(String::as_str).unwrap_or(""))
-        .map_err(|e| ApiError::bad_request(format!("unable to parse requirement: {e}").replace("unable to parse requirement: unable to parse requirement", "unable to parse requirement")))?;
+        .map_err(|e| {
+            ApiError::bad_request(format!("unable to parse requirement: {e}").replace(
+                "unable to parse requirement: unable to parse requirement",
+                "unable to parse requirement",
+            ))
+        })?;
     let field = FieldSelector::parse(q.get("fieldSelector").map(String::as_str).unwrap_or(""))
         .map_err(|e| ApiError::bad_request(e.to_string()))?;
     for req in &field.requirements {
@@ -248,19 +277,26 @@ fn list_options(r: &Resource, q: &Query) -> ApiResult<ListOptions> {
             .max(0),
     };
     let rvm = ResourceVersionMatch::parse(
-        q.get("resourceVersionMatch").map(String::as_str).unwrap_or(""),
+        q.get("resourceVersionMatch")
+            .map(String::as_str)
+            .unwrap_or(""),
     )
     .map_err(|e| ApiError::from_storage(&e, &r.gr, ""))?;
     let rv = q.get("resourceVersion").cloned().unwrap_or_default();
     if rvm != ResourceVersionMatch::Unset && rv.is_empty() {
         return Err(ApiError::invalid(
-            &crate::status::Gr { kind: "ListOptions".into(), group: "meta.k8s.io".into(), ..Default::default() },
+            &crate::status::Gr {
+                kind: "ListOptions".into(),
+                group: "meta.k8s.io".into(),
+                ..Default::default()
+            },
             "",
             &[crate::strategy::FieldError {
                 error_type: crate::strategy::ErrorType::Forbidden,
                 field: "resourceVersionMatch".into(),
                 bad_value: None,
-                detail: "resourceVersionMatch is forbidden unless resourceVersion is provided".into(),
+                detail: "resourceVersionMatch is forbidden unless resourceVersion is provided"
+                    .into(),
             }],
         ));
     }
@@ -357,17 +393,30 @@ async fn dispatch(
     if r.description.namespaced && info.namespace.is_empty() && !info.name.is_empty() {
         return Err(ApiError::no_route(path));
     }
-    let watch = info.watch_path
-        || matches!(q.get("watch").map(String::as_str), Some("true") | Some("1"));
+    let watch =
+        info.watch_path || matches!(q.get("watch").map(String::as_str), Some("true") | Some("1"));
     let out = output(headers);
     if r.read_only && *method != Method::GET {
-        return Err(ApiError::method_not_supported(&r.gr, &method.as_str().to_lowercase()));
+        return Err(ApiError::method_not_supported(
+            &r.gr,
+            &method.as_str().to_lowercase(),
+        ));
     }
-    let RequestInfo { namespace: ns, name, .. } = info;
+    let RequestInfo {
+        namespace: ns,
+        name,
+        ..
+    } = info;
     match *method {
         Method::GET if watch => watch_handler(state, &r, &ns, &name, q, out).await,
         Method::GET if !name.is_empty() => {
-            let obj = r.get(&ns, &name, q.get("resourceVersion").map(String::as_str).unwrap_or("")).await?;
+            let obj = r
+                .get(
+                    &ns,
+                    &name,
+                    q.get("resourceVersion").map(String::as_str).unwrap_or(""),
+                )
+                .await?;
             respond_object(&r, obj, out, StatusCode::OK, &[]).await
         }
         Method::GET => {
@@ -394,7 +443,14 @@ async fn dispatch(
             check_kind(&r, &obj)?;
             let mut warnings = field_validation(&r, &obj, q)?;
             let res = r
-                .update(&ns, &name, UpdatedObject::Replace(obj), sub, false, is_dry_run(q)?)
+                .update(
+                    &ns,
+                    &name,
+                    UpdatedObject::Replace(obj),
+                    sub,
+                    false,
+                    is_dry_run(q)?,
+                )
                 .await?;
             warnings.extend(res.warnings.iter().cloned());
             respond_write(&r, res, out, &warnings).await
@@ -410,18 +466,29 @@ async fn dispatch(
                 .trim()
                 .to_string();
             if body.len() > MAX_BODY_BYTES {
-                return Err(ApiError::request_entity_too_large(&format!("limit is {MAX_BODY_BYTES}")));
+                return Err(ApiError::request_entity_too_large(&format!(
+                    "limit is {MAX_BODY_BYTES}"
+                )));
             }
             let (patch_fn, force_create) = super::patch::patcher(&r, &ct, &body, q)?;
             let res = r
-                .update(&ns, &name, UpdatedObject::Patch(patch_fn), sub, force_create, is_dry_run(q)?)
+                .update(
+                    &ns,
+                    &name,
+                    UpdatedObject::Patch(patch_fn),
+                    sub,
+                    force_create,
+                    is_dry_run(q)?,
+                )
                 .await?;
             respond_write(&r, res.clone(), out, &res.warnings).await
         }
         Method::DELETE if !name.is_empty() && sub == Subresource::Main => {
             let opts = delete_options(&body, q)?;
             match r.delete(&ns, &name, &opts).await? {
-                DeleteResult::Pending(obj) => respond_object(&r, obj, out, StatusCode::OK, &[]).await,
+                DeleteResult::Pending(obj) => {
+                    respond_object(&r, obj, out, StatusCode::OK, &[]).await
+                }
                 DeleteResult::Deleted(obj) => {
                     let d = &r.description;
                     Ok(json_response(
@@ -440,8 +507,14 @@ async fn dispatch(
             let list = r.list(&ns, &list_opts).await?;
             let mut deleted = Vec::new();
             for item in list.items.iter().map(|o| o.as_ref()) {
-                let n = item.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("");
-                let item_ns = item.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or("");
+                let n = item
+                    .pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                let item_ns = item
+                    .pointer("/metadata/namespace")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
                 match r.delete(item_ns, n, &opts).await {
                     Ok(DeleteResult::Deleted(o)) | Ok(DeleteResult::Pending(o)) => deleted.push(o),
                     Err(e) if e.code == 404 => {}
@@ -468,10 +541,16 @@ fn delete_options(body: &Bytes, q: &Query) -> ApiResult<DeleteOptions> {
         if let Some(p) = v.get("preconditions") {
             opts.preconditions = Preconditions {
                 uid: p.get("uid").and_then(Value::as_str).map(String::from),
-                resource_version: p.get("resourceVersion").and_then(Value::as_str).map(String::from),
+                resource_version: p
+                    .get("resourceVersion")
+                    .and_then(Value::as_str)
+                    .map(String::from),
             };
         }
-        if v.get("dryRun").and_then(Value::as_array).is_some_and(|a| a.iter().any(|x| x == "All")) {
+        if v.get("dryRun")
+            .and_then(Value::as_array)
+            .is_some_and(|a| a.iter().any(|x| x == "All"))
+        {
             opts.dry_run = true;
         }
     }
@@ -528,11 +607,13 @@ async fn watch_handler(
     let mut opts = list_options(r, q)?;
     if !name.is_empty() {
         // A watch on one object: kube-apiserver turns the name into a field selector.
-        opts.predicate.field.requirements.push(wasm_apiserver_storage::selection::FieldRequirement {
-            field: "metadata.name".into(),
-            equals: true,
-            value: name.into(),
-        });
+        opts.predicate.field.requirements.push(
+            wasm_apiserver_storage::selection::FieldRequirement {
+                field: "metadata.name".into(),
+                equals: true,
+                value: name.into(),
+            },
+        );
     }
     let timeout = q
         .get("timeoutSeconds")
@@ -544,9 +625,8 @@ async fn watch_handler(
     let state = state.clone();
     let shutdown = state.shutdown.clone();
     let deadline = tokio::time::Instant::now() + timeout;
-    let stream = futures::stream::unfold(
-        (events, true, false),
-        move |(mut events, first, done)| {
+    let stream =
+        futures::stream::unfold((events, true, false), move |(mut events, first, done)| {
             let mut shutdown = shutdown.clone();
             // Table cells come from the plugin version serving now: a reload switches the
             // columns of an open watch (the storage, and so the watch, are unchanged).
@@ -573,14 +653,22 @@ async fn watch_handler(
                     WatchEvent::Modified(o) => ("MODIFIED", o, false),
                     WatchEvent::Deleted(o) => ("DELETED", o, false),
                     WatchEvent::Bookmark(o) => ("BOOKMARK", o, false),
-                    WatchEvent::Error(e) => ("ERROR", ApiError::from_storage(&e, &r.gr, "").status(), true),
+                    WatchEvent::Error(e) => (
+                        "ERROR",
+                        ApiError::from_storage(&e, &r.gr, "").status(),
+                        true,
+                    ),
                 };
                 let object = if out == Output::Table && !is_error && kind != "BOOKMARK" {
                     match table::object_table(&r, &object, first).await {
                         Ok(t) => t,
                         Err(e) => {
-                            let line = json!({"type": "ERROR", "object": e.status()}).to_string() + "\n";
-                            return Some((Ok::<_, std::io::Error>(Bytes::from(line)), (events, false, true)));
+                            let line =
+                                json!({"type": "ERROR", "object": e.status()}).to_string() + "\n";
+                            return Some((
+                                Ok::<_, std::io::Error>(Bytes::from(line)),
+                                (events, false, true),
+                            ));
                         }
                     }
                 } else {
@@ -590,10 +678,13 @@ async fn watch_handler(
                 let next_first = first && (is_error || kind == "BOOKMARK");
                 Some((Ok(Bytes::from(line)), (events, next_first, is_error)))
             }
-        },
-    );
+        });
     let mut resp = Response::new(Body::from_stream(stream.boxed()));
-    resp.headers_mut().insert("content-type", HeaderValue::from_static("application/json"));
-    resp.headers_mut().insert("cache-control", HeaderValue::from_static("no-cache, private"));
+    resp.headers_mut()
+        .insert("content-type", HeaderValue::from_static("application/json"));
+    resp.headers_mut().insert(
+        "cache-control",
+        HeaderValue::from_static("no-cache, private"),
+    );
     Ok(resp)
 }

@@ -89,7 +89,10 @@ impl AppState {
     /// Replace the path-to-storage map and the documents derived from it, atomically.
     pub fn set_resources(&self, map: ResourceMap) {
         let openapi = openapi::documents(&map);
-        self.snapshot.store(Arc::new(Snapshot { resources: map, openapi }));
+        self.snapshot.store(Arc::new(Snapshot {
+            resources: map,
+            openapi,
+        }));
     }
 
     /// The path-to-storage map in force.
@@ -113,7 +116,9 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/openapi/v3/{*gv}", get(openapi_doc))
         .route("/api/{*rest}", any(handlers::resource))
         .route("/apis/{*rest}", any(handlers::resource))
-        .fallback(|OriginalUri(uri): OriginalUri| async move { ApiError::no_route(uri.path()).into_response() })
+        .fallback(|OriginalUri(uri): OriginalUri| async move {
+            ApiError::no_route(uri.path()).into_response()
+        })
         .layer(axum::middleware::from_fn(observe))
         // The resource handler enforces its own limit and answers 413 as a Status.
         .layer(axum::extract::DefaultBodyLimit::disable())
@@ -125,15 +130,27 @@ pub fn router(state: Arc<AppState>) -> Router {
 async fn observe(req: axum::extract::Request, next: axum::middleware::Next) -> Response {
     let method = req.method().as_str().to_string();
     let info = request_info::parse(req.uri().path());
-    let watch = req.uri().query().is_some_and(|q| q.split('&').any(|p| p == "watch=true" || p == "watch=1"));
+    let watch = req
+        .uri()
+        .query()
+        .is_some_and(|q| q.split('&').any(|p| p == "watch=true" || p == "watch=1"));
     let started = std::time::Instant::now();
     let resp = next.run(req).await;
     if let Some(info) = info {
         let verb = crate::metrics::verb(&method, !info.name.is_empty(), watch || info.watch_path);
-        let resource = if info.subresource.is_empty() { info.resource.clone() } else { format!("{}/{}", info.resource, info.subresource) };
+        let resource = if info.subresource.is_empty() {
+            info.resource.clone()
+        } else {
+            format!("{}/{}", info.resource, info.subresource)
+        };
         let m = crate::metrics::metrics();
         m.requests
-            .with_label_values(&[verb, info.group.as_str(), resource.as_str(), resp.status().as_str()])
+            .with_label_values(&[
+                verb,
+                info.group.as_str(),
+                resource.as_str(),
+                resp.status().as_str(),
+            ])
             .inc();
         if verb != "watch" {
             m.request_duration
@@ -147,12 +164,19 @@ async fn observe(req: axum::extract::Request, next: axum::middleware::Next) -> R
 async fn readyz(State(state): State<Arc<AppState>>) -> Response {
     match state.backend.health().await {
         Ok(()) => "ok".into_response(),
-        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, format!("[-]storage failed: {e}\nreadyz check failed\n")).into_response(),
+        Err(e) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("[-]storage failed: {e}\nreadyz check failed\n"),
+        )
+            .into_response(),
     }
 }
 
 fn accept(headers: &HeaderMap) -> &str {
-    headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or("")
+    headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
 }
 
 fn aggregated_response(body: Value) -> Response {
@@ -219,13 +243,17 @@ async fn openapi_doc(State(state): State<Arc<AppState>>, Path(gv): Path<String>)
 /// (kube-apiserver's `pkg/kubeapiserver/options` format; the core group is empty).
 /// Errors: no `#`, no `/`, or no server.
 pub fn parse_override(s: &str) -> anyhow::Result<((String, String), Vec<String>)> {
-    let (gr, servers) = s
-        .split_once('#')
-        .ok_or_else(|| anyhow::anyhow!("--etcd-servers-overrides {s:?}: expected group/resource#servers"))?;
-    let (group, resource) = gr
-        .split_once('/')
-        .ok_or_else(|| anyhow::anyhow!("--etcd-servers-overrides {s:?}: expected group/resource before '#'"))?;
-    let servers: Vec<String> = servers.split(';').filter(|x| !x.is_empty()).map(String::from).collect();
+    let (gr, servers) = s.split_once('#').ok_or_else(|| {
+        anyhow::anyhow!("--etcd-servers-overrides {s:?}: expected group/resource#servers")
+    })?;
+    let (group, resource) = gr.split_once('/').ok_or_else(|| {
+        anyhow::anyhow!("--etcd-servers-overrides {s:?}: expected group/resource before '#'")
+    })?;
+    let servers: Vec<String> = servers
+        .split(';')
+        .filter(|x| !x.is_empty())
+        .map(String::from)
+        .collect();
     if servers.is_empty() || resource.is_empty() {
         anyhow::bail!("--etcd-servers-overrides {s:?}: needs a resource and at least one server");
     }
@@ -269,7 +297,11 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     }
     factory.set_watch_cache(args.watch_cache);
     let runtime = PluginRuntime::new(args.limits.runtime_config())?;
-    let manager = Arc::new(PluginManager::new(runtime, args.plugin_dir.clone(), factory));
+    let manager = Arc::new(PluginManager::new(
+        runtime,
+        args.plugin_dir.clone(),
+        factory,
+    ));
     let m = manager.clone();
     crate::metrics::set_cache_stats_source(Box::new(move || m.watch_cache_stats()));
 
@@ -277,7 +309,10 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let address = listener.local_addr()?.to_string();
     let (shutdown_tx, shutdown) = tokio::sync::watch::channel(false);
     let state = Arc::new(AppState {
-        snapshot: ArcSwap::from_pointee(Snapshot { resources: ResourceMap::default(), openapi: BTreeMap::new() }),
+        snapshot: ArcSwap::from_pointee(Snapshot {
+            resources: ResourceMap::default(),
+            openapi: BTreeMap::new(),
+        }),
         backend,
         watch_timeout: Duration::from_secs(args.min_request_timeout_seconds.max(1)),
         address: address.clone(),

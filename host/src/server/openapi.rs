@@ -63,8 +63,12 @@ pub fn root(docs: &BTreeMap<String, Value>) -> Value {
     let paths: Map<String, Value> = docs
         .iter()
         .map(|(gv, doc)| {
-            let hash = hex::encode(&Sha256::digest(doc.to_string().as_bytes())[..16]).to_uppercase();
-            (gv.clone(), json!({"serverRelativeURL": format!("/openapi/v3/{gv}?hash={hash}")}))
+            let hash =
+                hex::encode(&Sha256::digest(doc.to_string().as_bytes())[..16]).to_uppercase();
+            (
+                gv.clone(),
+                json!({"serverRelativeURL": format!("/openapi/v3/{gv}?hash={hash}")}),
+            )
         })
         .collect();
     json!({"paths": paths})
@@ -108,8 +112,14 @@ fn document(gv: &str, resources: &[&Resource]) -> Value {
         "fieldValidation",
         "fieldValidation instructs the server on how to handle objects in the request containing unknown or duplicate fields. Valid values are: Ignore, Warn, Strict.",
     );
-    let dry_run = query("dryRun", "When present, indicates that modifications should not be persisted. Valid values are: All");
-    let field_manager = query("fieldManager", "fieldManager is a name associated with the actor or entity that is making these changes.");
+    let dry_run = query(
+        "dryRun",
+        "When present, indicates that modifications should not be persisted. Valid values are: All",
+    );
+    let field_manager = query(
+        "fieldManager",
+        "fieldManager is a name associated with the actor or entity that is making these changes.",
+    );
     for r in resources {
         let d = &r.description;
         let name = schema_name(&d.group, &d.version, &d.kind);
@@ -142,9 +152,18 @@ fn document(gv: &str, resources: &[&Resource]) -> Value {
                 format!("{base}/namespaces/{{namespace}}/{}/{{name}}", d.plural),
             )
         } else {
-            (format!("{base}/{}", d.plural), format!("{base}/{}/{{name}}", d.plural))
+            (
+                format!("{base}/{}", d.plural),
+                format!("{base}/{}/{{name}}", d.plural),
+            )
         };
-        let id = |verb: &str| format!("{verb}{}{}", d.kind, if d.namespaced { "Namespaced" } else { "" });
+        let id = |verb: &str| {
+            format!(
+                "{verb}{}{}",
+                d.kind,
+                if d.namespaced { "Namespaced" } else { "" }
+            )
+        };
         let patch_body = {
             let content: Map<String, Value> = PATCH_TYPES
                 .iter()
@@ -160,7 +179,8 @@ fn document(gv: &str, resources: &[&Resource]) -> Value {
             "patch": op(r, "patch", &id("patch"), &obj_ref, json!({"parameters": write_params, "requestBody": patch_body})),
             "delete": op(r, "delete", &id("delete"), &json!({"$ref": format!("#/components/schemas/{STATUS}")}), json!({"parameters": [dry_run]})),
         });
-        item_ops["parameters"] = json!([{"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}]);
+        item_ops["parameters"] =
+            json!([{"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}]);
         paths.insert(item.clone(), item_ops);
         paths.insert(
             collection.clone(),
@@ -229,6 +249,9 @@ mod tests {
     #[test]
     fn schema_names_follow_kube_apiserver() {
         assert_eq!(schema_name("", "v1", "Pod"), "io.k8s.api.core.v1.Pod");
-        assert_eq!(schema_name("example.dev", "v1", "Widget"), "dev.example.v1.Widget");
+        assert_eq!(
+            schema_name("example.dev", "v1", "Widget"),
+            "dev.example.v1.Widget"
+        );
     }
 }

@@ -171,9 +171,11 @@ fn merge_map(cur: &Value, patch: &Value, schema: Option<&Value>) -> Result<Value
             continue;
         }
         if k == "$retainKeys" {
-            retain = pv
-                .as_array()
-                .map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect());
+            retain = pv.as_array().map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str().map(String::from))
+                    .collect()
+            });
             continue;
         }
         if let Some(list) = k.strip_prefix("$setElementOrder/") {
@@ -235,7 +237,11 @@ fn sort_by_order(items: &mut [Value], order: &[Value], key: Option<&str>) {
     items.sort_by_key(|i| position(i));
 }
 
-fn merge_list(cur: Option<&Value>, patch: &[Value], schema: Option<&Value>) -> Result<Value, String> {
+fn merge_list(
+    cur: Option<&Value>,
+    patch: &[Value],
+    schema: Option<&Value>,
+) -> Result<Value, String> {
     let strategy = schema
         .and_then(|s| s.get("x-kubernetes-patch-strategy"))
         .and_then(Value::as_str)
@@ -270,7 +276,9 @@ fn merge_list(cur: Option<&Value>, patch: &[Value], schema: Option<&Value>) -> R
                     if p.get("$patch").and_then(Value::as_str) == Some("replace") {
                         return Ok(Value::Array(Vec::new()));
                     }
-                    return Err(format!("map: {p} does not contain declared merge key: {key}"));
+                    return Err(format!(
+                        "map: {p} does not contain declared merge key: {key}"
+                    ));
                 };
                 let pos = out.iter().position(|c| c.get(key) == Some(id));
                 if p.get("$patch").and_then(Value::as_str) == Some("delete") {
@@ -305,7 +313,10 @@ mod tests {
         let cur = json!({"spec": {"containers": [{"name": "a", "image": "x"}, {"name": "b", "image": "y"}]}});
         let patch = json!({"spec": {"containers": [{"name": "b", "image": "z"}]}});
         let out = strategic_merge(&cur, &patch, &pod_schema()).unwrap();
-        assert_eq!(out["spec"]["containers"], json!([{"name": "a", "image": "x"}, {"name": "b", "image": "z"}]));
+        assert_eq!(
+            out["spec"]["containers"],
+            json!([{"name": "a", "image": "x"}, {"name": "b", "image": "z"}])
+        );
     }
 
     #[test]
@@ -315,9 +326,13 @@ mod tests {
         let out = strategic_merge(&cur, &patch, &pod_schema()).unwrap();
         assert_eq!(out["spec"]["containers"], json!([{"name": "b"}]));
         assert_eq!(out["metadata"]["labels"], json!({"y": "2"}));
-        let order = json!({"spec": {"$setElementOrder/containers": [{"name": "b"}, {"name": "a"}]}});
+        let order =
+            json!({"spec": {"$setElementOrder/containers": [{"name": "b"}, {"name": "a"}]}});
         let out = strategic_merge(&cur, &order, &pod_schema()).unwrap();
-        assert_eq!(out["spec"]["containers"], json!([{"name": "b"}, {"name": "a"}]));
+        assert_eq!(
+            out["spec"]["containers"],
+            json!([{"name": "b"}, {"name": "a"}])
+        );
     }
 
     #[test]

@@ -84,9 +84,20 @@ mod tests {
     #[test]
     fn core_and_group_paths() {
         let i = p("/api/v1/namespaces/default/pods/web");
-        assert_eq!((i.group.as_str(), i.namespace.as_str(), i.resource.as_str(), i.name.as_str()), ("", "default", "pods", "web"));
+        assert_eq!(
+            (
+                i.group.as_str(),
+                i.namespace.as_str(),
+                i.resource.as_str(),
+                i.name.as_str()
+            ),
+            ("", "default", "pods", "web")
+        );
         let i = p("/apis/example.dev/v1/namespaces/ns/widgets/w/status");
-        assert_eq!((i.group.as_str(), i.version.as_str(), i.subresource.as_str()), ("example.dev", "v1", "status"));
+        assert_eq!(
+            (i.group.as_str(), i.version.as_str(), i.subresource.as_str()),
+            ("example.dev", "v1", "status")
+        );
         let i = p("/api/v1/pods");
         assert_eq!((i.namespace.as_str(), i.resource.as_str()), ("", "pods"));
     }
@@ -96,9 +107,15 @@ mod tests {
         let i = p("/api/v1/namespaces");
         assert_eq!((i.resource.as_str(), i.name.as_str()), ("namespaces", ""));
         let i = p("/api/v1/namespaces/kube-system");
-        assert_eq!((i.resource.as_str(), i.name.as_str(), i.namespace.as_str()), ("namespaces", "kube-system", ""));
+        assert_eq!(
+            (i.resource.as_str(), i.name.as_str(), i.namespace.as_str()),
+            ("namespaces", "kube-system", "")
+        );
         let i = p("/api/v1/namespaces/x/status");
-        assert_eq!((i.resource.as_str(), i.name.as_str(), i.subresource.as_str()), ("namespaces", "x", "status"));
+        assert_eq!(
+            (i.resource.as_str(), i.name.as_str(), i.subresource.as_str()),
+            ("namespaces", "x", "status")
+        );
     }
 
     #[test]

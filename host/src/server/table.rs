@@ -25,7 +25,11 @@ pub fn human_duration(seconds: i64) -> String {
     let minutes = seconds / 60;
     if minutes < 10 {
         let s = seconds % 60;
-        return if s == 0 { format!("{minutes}m") } else { format!("{minutes}m{s}s") };
+        return if s == 0 {
+            format!("{minutes}m")
+        } else {
+            format!("{minutes}m{s}s")
+        };
     }
     if minutes < 180 {
         return format!("{minutes}m");
@@ -33,14 +37,22 @@ pub fn human_duration(seconds: i64) -> String {
     let hours = seconds / 3600;
     if hours < 8 {
         let m = minutes % 60;
-        return if m == 0 { format!("{hours}h") } else { format!("{hours}h{m}m") };
+        return if m == 0 {
+            format!("{hours}h")
+        } else {
+            format!("{hours}h{m}m")
+        };
     }
     if hours < 48 {
         return format!("{hours}h");
     }
     if hours < 24 * 8 {
         let h = hours % 24;
-        return if h == 0 { format!("{}d", hours / 24) } else { format!("{}d{h}h", hours / 24) };
+        return if h == 0 {
+            format!("{}d", hours / 24)
+        } else {
+            format!("{}d{h}h", hours / 24)
+        };
     }
     if hours < 24 * 365 * 2 {
         return format!("{}d", hours / 24);
@@ -59,7 +71,9 @@ pub fn human_duration(seconds: i64) -> String {
 /// The age of a `metav1.Time` string, or `<unknown>`.
 pub fn age(timestamp: Option<&str>) -> String {
     match timestamp.and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok()) {
-        Some(t) => human_duration((chrono::Utc::now() - t.with_timezone(&chrono::Utc)).num_seconds()),
+        Some(t) => {
+            human_duration((chrono::Utc::now() - t.with_timezone(&chrono::Utc)).num_seconds())
+        }
         None => "<unknown>".into(),
     }
 }
@@ -68,8 +82,15 @@ pub fn age(timestamp: Option<&str>) -> String {
 /// `serde_json_path` (RFC 9535): the first match, or `None`.
 pub fn eval_json_path(obj: &Value, path: &str) -> Option<Value> {
     let p = path.trim();
-    let p = p.strip_prefix('{').and_then(|p| p.strip_suffix('}')).unwrap_or(p);
-    let expr = if p.starts_with('$') { p.to_string() } else { format!("${p}") };
+    let p = p
+        .strip_prefix('{')
+        .and_then(|p| p.strip_suffix('}'))
+        .unwrap_or(p);
+    let expr = if p.starts_with('$') {
+        p.to_string()
+    } else {
+        format!("${p}")
+    };
     let compiled = serde_json_path::JsonPath::parse(&expr).ok()?;
     compiled.query(obj).first().cloned()
 }
@@ -80,8 +101,13 @@ fn column_definition(c: &PrinterColumn) -> Value {
 
 fn cell(c: &PrinterColumn, obj: &Value, computed: &mut std::vec::IntoIter<Value>) -> Value {
     match c.json_path.as_str() {
-        "@name" => obj.pointer("/metadata/name").cloned().unwrap_or(Value::Null),
-        "@age" => json!(age(obj.pointer("/metadata/creationTimestamp").and_then(Value::as_str))),
+        "@name" => obj
+            .pointer("/metadata/name")
+            .cloned()
+            .unwrap_or(Value::Null),
+        "@age" => json!(age(obj
+            .pointer("/metadata/creationTimestamp")
+            .and_then(Value::as_str))),
         "" => computed.next().unwrap_or(Value::Null),
         path => {
             let v = eval_json_path(obj, path);
@@ -99,8 +125,10 @@ fn row_object(obj: &Value, include: &str) -> Option<Value> {
     match include {
         "None" => None,
         "Object" => Some(obj.clone()),
-        _ => Some(json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
-                         "metadata": obj.get("metadata").cloned().unwrap_or(json!({}))})),
+        _ => Some(
+            json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+                         "metadata": obj.get("metadata").cloned().unwrap_or(json!({}))}),
+        ),
     }
 }
 
@@ -139,12 +167,23 @@ async fn rows(r: &Resource, objs: Vec<Arc<Value>>, include: &str) -> ApiResult<V
 }
 
 fn columns(r: &Resource) -> Vec<Value> {
-    r.description.printer_columns.iter().map(column_definition).collect()
+    r.description
+        .printer_columns
+        .iter()
+        .map(column_definition)
+        .collect()
 }
 
 /// A Table of a list, with the list's resourceVersion, continue and remainingItemCount.
-pub async fn list_table(r: &Resource, list: &SharedListResult, q: &HashMap<String, String>) -> ApiResult<Value> {
-    let include = q.get("includeObject").map(String::as_str).unwrap_or("Metadata");
+pub async fn list_table(
+    r: &Resource,
+    list: &SharedListResult,
+    q: &HashMap<String, String>,
+) -> ApiResult<Value> {
+    let include = q
+        .get("includeObject")
+        .map(String::as_str)
+        .unwrap_or("Metadata");
     let mut meta = json!({"resourceVersion": list.resource_version.to_string()});
     if let Some(c) = &list.continue_token {
         meta["continue"] = json!(c);
@@ -152,17 +191,24 @@ pub async fn list_table(r: &Resource, list: &SharedListResult, q: &HashMap<Strin
     if let Some(n) = list.remaining_item_count {
         meta["remainingItemCount"] = json!(n);
     }
-    Ok(json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": meta,
-              "columnDefinitions": columns(r), "rows": rows(r, list.items.clone(), include).await?}))
+    Ok(
+        json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": meta,
+              "columnDefinitions": columns(r), "rows": rows(r, list.items.clone(), include).await?}),
+    )
 }
 
 /// A one-row Table of one object (GET of a named object, watch events). `headers` = include
 /// the column definitions (a watch sends them with its first event only).
 pub async fn object_table(r: &Resource, obj: &Value, headers: bool) -> ApiResult<Value> {
-    let rv = obj.pointer("/metadata/resourceVersion").cloned().unwrap_or(json!(""));
-    Ok(json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": {"resourceVersion": rv},
+    let rv = obj
+        .pointer("/metadata/resourceVersion")
+        .cloned()
+        .unwrap_or(json!(""));
+    Ok(
+        json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": {"resourceVersion": rv},
               "columnDefinitions": if headers { columns(r) } else { Vec::new() },
-              "rows": rows(r, vec![Arc::new(obj.clone())], "Metadata").await?}))
+              "rows": rows(r, vec![Arc::new(obj.clone())], "Metadata").await?}),
+    )
 }
 
 #[cfg(test)]
@@ -185,9 +231,13 @@ mod tests {
 
     #[test]
     fn kubectl_json_paths() {
-        let o = json!({"spec": {"containers": [{"image": "nginx"}]}, "status": {"phase": "Running"}});
+        let o =
+            json!({"spec": {"containers": [{"image": "nginx"}]}, "status": {"phase": "Running"}});
         assert_eq!(eval_json_path(&o, ".status.phase"), Some(json!("Running")));
-        assert_eq!(eval_json_path(&o, "{.spec.containers[0].image}"), Some(json!("nginx")));
+        assert_eq!(
+            eval_json_path(&o, "{.spec.containers[0].image}"),
+            Some(json!("nginx"))
+        );
         assert_eq!(eval_json_path(&o, ".status.podIP"), None);
     }
 }

@@ -14,7 +14,7 @@
 //!   `Storage` trait.
 //!
 //! raw-etcd and kv-etcd3 run against the same etcd and are interleaved round by round
-//! (A B A B A B), so drift on the shared machine hits both alike. Throughput is the median of
+//! (A B, B A, A B), so drift on the shared machine hits both alike. Throughput is the median of
 //! the rounds; latency percentiles are over every operation of every round (for `get_list`: the
 //! call itself; dropping the 10,000 returned objects counts in ops/s only). The watch row's
 //! latency is from the start of a create to the watcher seeing its event. The client runs on
@@ -210,9 +210,14 @@ async fn measure(
     ops: &[Arc<OpFn>],
 ) -> Vec<Row> {
     let mut samples: Vec<Vec<Sample>> = ops.iter().map(|_| Vec::new()).collect();
-    for _ in 0..rounds {
-        for (k, op) in ops.iter().enumerate() {
-            samples[k].push(drive(conc, dur, min_ops, usize::MAX, op.clone()).await);
+    for round in 0..rounds {
+        // A B, then B A, …: a drift during the measurement does not favour either.
+        let mut order: Vec<usize> = (0..ops.len()).collect();
+        if round % 2 == 1 {
+            order.reverse();
+        }
+        for k in order {
+            samples[k].push(drive(conc, dur, min_ops, usize::MAX, ops[k].clone()).await);
         }
     }
     samples.into_iter().map(row_of).collect()
@@ -750,10 +755,15 @@ async fn bench_etcd(res: &mut Results, endpoint: &str) {
     for conc in CONCURRENCY {
         let (mut raw_rounds, mut kv_rounds) = (Vec::new(), Vec::new());
         for round in 0..ROUNDS {
-            let setup = raw.watch(&format!("watch-raw-{conc}-{round}")).await;
-            raw_rounds.push(watch_round(conc, setup).await);
-            let setup = kv.watch(&format!("watch-kv-{conc}-{round}")).await;
-            kv_rounds.push(watch_round(conc, setup).await);
+            for kv_turn in [round % 2 == 1, round % 2 == 0] {
+                if kv_turn {
+                    let setup = kv.watch(&format!("watch-kv-{conc}-{round}")).await;
+                    kv_rounds.push(watch_round(conc, setup).await);
+                } else {
+                    let setup = raw.watch(&format!("watch-raw-{conc}-{round}")).await;
+                    raw_rounds.push(watch_round(conc, setup).await);
+                }
+            }
         }
         res.add("raw-etcd", 4, conc, row_of(raw_rounds));
         res.add("kv-etcd3", 4, conc, row_of(kv_rounds));
@@ -867,6 +877,55 @@ async fn list_profile() {
     );
 }
 
+/// `-- get-profile`: one get at a time against etcd, interleaved: raw `etcd_client`, the
+/// `Etcd3` backend's range, and `Storage::get` (a development aid for the 1-in-flight ratio).
+async fn get_profile(endpoint: &str) {
+    use wasm_apiserver_storage::backend::Backend;
+    let client = Client::connect([endpoint], None).await.expect("raw client");
+    let mut cfg = Etcd3Config::new([endpoint]);
+    cfg.compaction_interval = None;
+    let etcd3 = Arc::new(Etcd3::connect(cfg).await.expect("etcd3 backend"));
+    let storage: Arc<dyn Storage> = Arc::new(KvStore::new(
+        etcd3.clone(),
+        StoreConfig::new("/registry", "/pods", "v1", "Pod"),
+    ));
+    let key = "/registry/pods/list/pod-0000000";
+    storage
+        .create("/pods/list/pod-0000000", pod("list", "pod-0000000"), 0)
+        .await
+        .unwrap();
+    let n = 3000;
+    let mut t = [Vec::new(), Vec::new(), Vec::new()];
+    for _ in 0..n {
+        let t0 = Instant::now();
+        let r = client.kv_client().get(key, None).await.unwrap();
+        assert_eq!(r.kvs().len(), 1);
+        t[0].push(t0.elapsed());
+        let t0 = Instant::now();
+        let r = etcd3.range(key, "", 0, 0).await.unwrap();
+        assert_eq!(r.kvs.len(), 1);
+        t[1].push(t0.elapsed());
+        let t0 = Instant::now();
+        let o = storage
+            .get("/pods/list/pod-0000000", &GetOptions::default())
+            .await
+            .unwrap();
+        assert!(o.is_some());
+        t[2].push(t0.elapsed());
+    }
+    for (name, v) in ["raw get", "Etcd3::range", "Storage::get"]
+        .iter()
+        .zip(t.iter_mut())
+    {
+        v.sort();
+        println!(
+            "{name}: p50 {:.1} µs, p10 {:.1} µs",
+            v[n / 2].as_secs_f64() * 1e6,
+            v[n / 10].as_secs_f64() * 1e6
+        );
+    }
+}
+
 /// CPU time used by this process so far (every thread's `schedstat`), ns.
 fn process_cpu_ns() -> u64 {
     let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
@@ -888,12 +947,11 @@ fn report(res: &Results, total: Duration) {
     );
     println!("|---|---|---:|---:|---:|---:|---:|");
     for system in ["raw-etcd", "kv-etcd3", "kv-embedded"] {
-        for op in 0..OPS.len() {
+        for (op, op_name) in OPS.iter().enumerate() {
             for conc in CONCURRENCY {
                 if let Some(r) = res.get(system, op, conc) {
                     println!(
-                        "| {system} | {} | {conc} | {:.0} | {:.2} | {:.2} | {:.0} |",
-                        OPS[op],
+                        "| {system} | {op_name} | {conc} | {:.0} | {:.2} | {:.2} | {:.0} |",
                         r.ops_per_sec,
                         ms(r.p50),
                         ms(r.p99),
@@ -909,7 +967,7 @@ fn report(res: &Results, total: Duration) {
     println!("| operation | 1 | 16 | 64 |");
     println!("|---|---:|---:|---:|");
     let mut worst = f64::INFINITY;
-    for op in 0..OPS.len() {
+    for (op, op_name) in OPS.iter().enumerate() {
         let cells: Vec<String> = CONCURRENCY
             .iter()
             .map(
@@ -923,7 +981,7 @@ fn report(res: &Results, total: Duration) {
                 },
             )
             .collect();
-        println!("| {} | {} |", OPS[op], cells.join(" | "));
+        println!("| {op_name} | {} |", cells.join(" | "));
     }
     println!();
     println!("### Targets");
@@ -976,6 +1034,11 @@ fn main() {
         "storage bench: {obj_len}-byte objects, {LIST_KEYS}-key lists, in flight {CONCURRENCY:?}, {} worker threads",
         std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
     );
+    if filter.iter().any(|f| f == "get-profile") {
+        let etcd = EtcdServer::start();
+        rt.block_on(get_profile(&etcd.endpoint));
+        return;
+    }
     if filter.iter().any(|f| f == "list-profile") {
         rt.block_on(list_profile());
         return;

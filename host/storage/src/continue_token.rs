@@ -53,7 +53,10 @@ pub fn decode(token: &str, key_prefix: &str) -> Result<(String, i64), StorageErr
         .map_err(|e| invalid(format!("continue key is not valid: {e}"), token))?;
     if t.v != "meta.k8s.io/v1" {
         return Err(invalid(
-            format!("continue key is not valid: server does not recognize this encoded version {}", t.v),
+            format!(
+                "continue key is not valid: server does not recognize this encoded version {}",
+                t.v
+            ),
             token,
         ));
     }
@@ -75,7 +78,10 @@ pub fn decode(token: &str, key_prefix: &str) -> Result<(String, i64), StorageErr
         format!("/{}", t.start)
     };
     if clean(&key) != key {
-        return Err(invalid(format!("continue key is not valid: {}", t.start), token));
+        return Err(invalid(
+            format!("continue key is not valid: {}", t.start),
+            token,
+        ));
     }
     Ok((format!("{key_prefix}{}", &key[1..]), t.rv))
 }
@@ -107,7 +113,10 @@ mod tests {
             ("/registry/pods/ns/b\0".to_string(), 42)
         );
         // The same token applied to another resource stays inside that resource's prefix.
-        assert_eq!(decode(&t, "/registry/widgets/").unwrap().0, "/registry/widgets/ns/b\0");
+        assert_eq!(
+            decode(&t, "/registry/widgets/").unwrap().0,
+            "/registry/widgets/ns/b\0"
+        );
     }
 
     #[test]
@@ -116,7 +125,10 @@ mod tests {
         // produce it; Go escapes NUL as \u0000, serde_json too.
         let t = encode("/p/a\0", "/p/", 1).unwrap();
         let raw = URL_SAFE_NO_PAD.decode(&t).unwrap();
-        assert_eq!(std::str::from_utf8(&raw).unwrap(), r#"{"v":"meta.k8s.io/v1","rv":1,"start":"a\u0000"}"#);
+        assert_eq!(
+            std::str::from_utf8(&raw).unwrap(),
+            r#"{"v":"meta.k8s.io/v1","rv":1,"start":"a\u0000"}"#
+        );
     }
 
     #[test]
@@ -130,7 +142,10 @@ mod tests {
             &URL_SAFE_NO_PAD.encode(r#"{"v":"meta.k8s.io/v1","rv":1,"start":"../secrets/x"}"#),
         ] {
             let e = decode(bad, "/registry/pods/").unwrap_err();
-            assert!(matches!(e, StorageError::Invalid { ref field, .. } if field == "continue"), "{bad}: {e}");
+            assert!(
+                matches!(e, StorageError::Invalid { ref field, .. } if field == "continue"),
+                "{bad}: {e}"
+            );
         }
     }
 }

@@ -42,14 +42,16 @@ impl AnyBackend {
                 std::fs::create_dir_all(dir).map_err(|e| {
                     BackendError::Other(format!("cannot create {}: {e}", dir.display()))
                 })?;
-                AnyBackend::Embedded(Arc::new(Embedded::open(
-                    dir,
-                    EmbeddedOptions {
-                        compaction_interval: *compaction_interval,
-                        ..EmbeddedOptions::default()
-                    },
-                )
-                .await?))
+                AnyBackend::Embedded(Arc::new(
+                    Embedded::open(
+                        dir,
+                        EmbeddedOptions {
+                            compaction_interval: *compaction_interval,
+                            ..EmbeddedOptions::default()
+                        },
+                    )
+                    .await?,
+                ))
             }
             BackendConfig::Etcd(c) => AnyBackend::Etcd(Arc::new(Etcd3::connect(c.clone()).await?)),
         })
@@ -160,7 +162,13 @@ impl StorageFactory {
     /// [`KvStore`], behind a [`Cacher`] (default [`CacherConfig`], keys
     /// `<prefix>/<namespace>/<name>` or `<prefix>/<name>`) when the watch cache is on for it.
     /// A cacher starts listing at once inside a Tokio runtime, else on first use.
-    pub fn storage_for(&self, group: &str, plural: &str, api_version: &str, kind: &str) -> Arc<dyn Storage> {
+    pub fn storage_for(
+        &self,
+        group: &str,
+        plural: &str,
+        api_version: &str,
+        kind: &str,
+    ) -> Arc<dyn Storage> {
         let backend = self
             .overrides
             .get(&(group.to_string(), plural.to_string()))
@@ -183,7 +191,10 @@ impl StorageFactory {
         self.cachers
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .push(((group.to_string(), plural.to_string()), Arc::downgrade(&cacher)));
+            .push((
+                (group.to_string(), plural.to_string()),
+                Arc::downgrade(&cacher),
+            ));
         cacher
     }
 }

@@ -157,7 +157,8 @@ pub struct UpdateOutcome {
 /// `storage.UpdateFunc`: given the current object (`Value::Null` when it does not exist and
 /// `ignore_not_found` was set) and its metadata, produce the new one or an error (wrap a
 /// caller's own error with [`crate::StorageError::aborted`]). May be called more than once.
-pub type TryUpdate = dyn FnMut(Value, ResponseMeta) -> BoxFuture<'static, Result<UpdateOutcome>> + Send;
+pub type TryUpdate =
+    dyn FnMut(Value, ResponseMeta) -> BoxFuture<'static, Result<UpdateOutcome>> + Send;
 
 /// `storage.ValidateObjectFunc` for deletes: given the current object, refuse the delete with
 /// an error. May be called more than once.

@@ -22,8 +22,8 @@ mod selector_parse;
 
 pub use errors::{BackendError, StorageError};
 pub use interfaces::{
-    GetOptions, ListOptions, ListResult, SharedListResult, Preconditions, ResourceVersionMatch, ResponseMeta,
-    Storage, TryUpdate, UpdateOutcome, ValidateDeletion, WatchEvent, WatchStream,
+    GetOptions, ListOptions, ListResult, Preconditions, ResourceVersionMatch, ResponseMeta,
+    SharedListResult, Storage, TryUpdate, UpdateOutcome, ValidateDeletion, WatchEvent, WatchStream,
 };
 pub use selection::{Attrs, FieldSelector, LabelSelector, SelectionPredicate};
 pub mod embedded;

@@ -200,14 +200,21 @@ impl fmt::Display for FieldSelector {
         let parts: Vec<String> = self
             .requirements
             .iter()
-            .map(|r| format!("{}{}{}", r.field, if r.equals { "=" } else { "!=" }, r.value))
+            .map(|r| {
+                format!(
+                    "{}{}{}",
+                    r.field,
+                    if r.equals { "=" } else { "!=" },
+                    r.value
+                )
+            })
             .collect();
         f.write_str(&parts.join(","))
     }
 }
 
 /// `storage.SelectionPredicate`: which objects a list or watch returns, plus paging.
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub struct SelectionPredicate {
     /// Label selector.
     pub label: LabelSelector,
@@ -221,19 +228,6 @@ pub struct SelectionPredicate {
     pub continue_token: String,
     /// Watch: the client accepts bookmarks.
     pub allow_watch_bookmarks: bool,
-}
-
-impl Default for SelectionPredicate {
-    fn default() -> Self {
-        SelectionPredicate {
-            label: LabelSelector::default(),
-            field: FieldSelector::default(),
-            get_attrs: None,
-            limit: 0,
-            continue_token: String::new(),
-            allow_watch_bookmarks: false,
-        }
-    }
 }
 
 impl fmt::Debug for SelectionPredicate {

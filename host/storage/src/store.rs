@@ -33,6 +33,7 @@ pub const INITIAL_EVENTS_END_ANNOTATION: &str = "k8s.io/initial-events-end";
 
 /// `value.Transformer` (`k8s.io/apiserver/pkg/storage/value`): turns encoded objects into
 /// stored bytes and back, with the key as authenticated data. Encryption at rest plugs in here.
+#[allow(clippy::wrong_self_convention)] // named after TransformToStorage/TransformFromStorage
 pub trait ValueTransformer: Send + Sync {
     /// Bytes to store for `data` at `key`.
     fn to_storage(&self, data: Vec<u8>, key: &str) -> Result<Vec<u8>>;
@@ -44,6 +45,7 @@ pub trait ValueTransformer: Send + Sync {
     /// [`ValueTransformer::from_storage`], borrowing `data` when the stored bytes are the
     /// encoded object (the identity transformer), so reads need not copy every value. The
     /// default calls `from_storage`.
+    #[allow(clippy::wrong_self_convention)]
     fn from_storage_cow<'a>(&self, data: &'a [u8], key: &str) -> Result<(Cow<'a, [u8]>, bool)> {
         let (data, stale) = self.from_storage(data, key)?;
         Ok((Cow::Owned(data), stale))

@@ -1113,11 +1113,20 @@ async fn shared_lists_hand_out_cached_objects_without_copying() {
         last = rv(&create(c, &pod("ns", &format!("p{i}"))).await);
     }
     assert!(c.wait_until_fresh(last, Duration::from_secs(5)).await);
-    let a = c.get_list_shared("/pods", &list_opts("0", 0)).await.unwrap();
-    let b = c.get_list_shared("/pods", &list_opts("0", 0)).await.unwrap();
+    let a = c
+        .get_list_shared("/pods", &list_opts("0", 0))
+        .await
+        .unwrap();
+    let b = c
+        .get_list_shared("/pods", &list_opts("0", 0))
+        .await
+        .unwrap();
     assert_eq!(a.items.len(), 5);
     for (x, y) in a.items.iter().zip(&b.items) {
-        assert!(std::sync::Arc::ptr_eq(x, y), "the same cached object, not a copy");
+        assert!(
+            std::sync::Arc::ptr_eq(x, y),
+            "the same cached object, not a copy"
+        );
     }
     let owned = c.get_list("/pods", &list_opts("0", 0)).await.unwrap();
     let shared: Vec<serde_json::Value> = a.items.iter().map(|o| (**o).clone()).collect();

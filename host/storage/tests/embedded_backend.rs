@@ -241,7 +241,7 @@ async fn mixed_workload(s: &Embedded, steps: usize, seed: u64) -> Model {
         let value = format!("v{step}").into_bytes();
         let existing = state.get(&key).cloned();
         match existing {
-            Some(kv) if (x >> 20) % 3 == 0 => {
+            Some(kv) if (x >> 20).is_multiple_of(3) => {
                 let r = s.delete_if(&key, kv.mod_revision).await.unwrap();
                 assert!(r.succeeded);
                 state.remove(&key);

@@ -363,7 +363,7 @@ async fn dropping_the_receiver_cancels_the_etcd_watch() {
     wait_for_watchers(&server, 2).await;
 
     // A watch whose task is blocked on a full channel (nobody reads): dropping unblocks it.
-    for i in 0..(150) {
+    for i in 0..150 {
         etcd.put_if(&format!("/d/{i}"), 0, b"x".to_vec(), 0)
             .await
             .unwrap();

@@ -434,6 +434,9 @@ mod tests {
 
     #[test]
     fn fixtures() {
-        wasm_apiserver_sdk::testing::run_fixtures::<ConfigMaps>(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures"));
+        wasm_apiserver_sdk::testing::run_fixtures::<ConfigMaps>(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fixtures"
+        ));
     }
 }

@@ -560,6 +560,9 @@ mod tests {
 
     #[test]
     fn fixtures() {
-        wasm_apiserver_sdk::testing::run_fixtures::<Namespaces>(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures"));
+        wasm_apiserver_sdk::testing::run_fixtures::<Namespaces>(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fixtures"
+        ));
     }
 }

@@ -190,7 +190,13 @@ impl Strategy for Pods {
         };
         let ip = or_none(pod.status.as_ref().and_then(|s| s.pod_ip.as_ref()));
         let node = or_none(pod.spec.as_ref().and_then(|s| s.node_name.as_ref()));
-        vec![json!(row.ready), json!(row.status), json!(row.restarts), json!(ip), json!(node)]
+        vec![
+            json!(row.ready),
+            json!(row.status),
+            json!(row.restarts),
+            json!(ip),
+            json!(node),
+        ]
     }
 }
 

@@ -1092,7 +1092,13 @@ fn printer_cells_of_a_new_pod() {
     let p = stored(json!({"containers": [ctr("a", "x:1"), ctr("b", "x:1")]}));
     assert_eq!(
         cells(&p),
-        vec![json!("0/2"), json!("Pending"), json!(0), json!("<none>"), json!("<none>")]
+        vec![
+            json!("0/2"),
+            json!("Pending"),
+            json!(0),
+            json!("<none>"),
+            json!("<none>")
+        ]
     );
 }
 
@@ -1108,7 +1114,13 @@ fn printer_cells_of_a_running_pod() {
     p["status"]["podIP"] = json!("10.0.0.7");
     assert_eq!(
         cells(&p),
-        vec![json!("1/2"), json!("CrashLoopBackOff"), json!(3), json!("10.0.0.7"), json!("node-1")]
+        vec![
+            json!("1/2"),
+            json!("CrashLoopBackOff"),
+            json!(3),
+            json!("10.0.0.7"),
+            json!("node-1")
+        ]
     );
     p["status"]["containerStatuses"][1] = json!({"name": "b", "image": "x:1", "imageID": "", "ready": true, "restartCount": 1, "state": {"running": {}}});
     assert_eq!(cells(&p)[..3], [json!("2/2"), json!("Running"), json!(3)]);
@@ -1154,7 +1166,9 @@ fn attributes_are_node_name_and_phase() {
 /// `wasm-apiserver plugin test`, minus the wasm runtime.
 #[test]
 fn fixtures_pass_natively() {
-    let n = wasm_apiserver_sdk::testing::run_fixtures::<Pods>(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures"));
+    let n = wasm_apiserver_sdk::testing::run_fixtures::<Pods>(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures"
+    ));
     assert!(n >= 6, "fixtures missing");
 }
-

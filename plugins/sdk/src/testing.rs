@@ -130,7 +130,11 @@ fn run_fixture<S: Strategy + 'static>(case: &Value, name: &str) {
         let requested = case["requestedGracePeriodSeconds"].as_i64();
         let grace = glue::check_graceful_delete::<S>(&obj.to_string(), requested);
         if let Some(want) = expect.get("gracePeriodSeconds") {
-            assert_eq!(serde_json::json!(grace), *want, "{name}: gracePeriodSeconds");
+            assert_eq!(
+                serde_json::json!(grace),
+                *want,
+                "{name}: gracePeriodSeconds"
+            );
         }
         return;
     }
@@ -158,7 +162,8 @@ fn run_fixture<S: Strategy + 'static>(case: &Value, name: &str) {
         .iter()
         .zip(want.iter().map(Some).chain(std::iter::repeat(None)))
         .map(|(e, w)| {
-            let mut v = serde_json::json!({"type": format!("{:?}", e.error_type), "field": e.field});
+            let mut v =
+                serde_json::json!({"type": format!("{:?}", e.error_type), "field": e.field});
             if w.is_some_and(|w| w.get("detail").is_some()) {
                 v["detail"] = serde_json::json!(e.detail);
             }
@@ -170,7 +175,11 @@ fn run_fixture<S: Strategy + 'static>(case: &Value, name: &str) {
         assert_eq!(serde_json::json!(out.warnings), *w, "{name}: warnings");
     }
     if let Some(o) = expect.get("object") {
-        assert!(is_subset(o, &out.object), "{name}: {o} is not within {}", out.object);
+        assert!(
+            is_subset(o, &out.object),
+            "{name}: {o} is not within {}",
+            out.object
+        );
     }
 }
 

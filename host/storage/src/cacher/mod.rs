@@ -52,8 +52,7 @@ mod watcher;
 use crate::errors::{Result, StorageError, WATCH_TOO_OLD};
 use crate::interfaces::{
     GetOptions, ListOptions, ListResult, Preconditions, ResourceVersionMatch, SharedListResult,
-    Storage, TryUpdate,
-    ValidateDeletion, WatchEvent, WatchStream,
+    Storage, TryUpdate, ValidateDeletion, WatchEvent, WatchStream,
 };
 use crate::selection::{default_attrs, AttrsFunc};
 use crate::store::{parse_resource_version, INITIAL_EVENTS_END_ANNOTATION};
