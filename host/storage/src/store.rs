@@ -111,6 +111,32 @@ impl<B: Backend> Clone for KvStore<B> {
     }
 }
 
+/// The key checks of etcd3's `prepareKey` (without the path prefix), shared by every `Storage`
+/// of this crate: `recursive` keys get a trailing `/` (so `foo` never matches `foobar`), then
+/// the key must lie below `resource_prefix/`. Returns the checked key. Errors
+/// (`RunTestKeySchema`): `InvalidKey` "empty key", "invalid key" (`.`/`..` segments),
+/// "lacks resource prefix".
+pub fn validate_key(key: &str, resource_prefix: &str, recursive: bool) -> Result<String> {
+    let bad = |detail: &str| StorageError::InvalidKey {
+        key: key.to_string(),
+        detail: detail.to_string(),
+    };
+    if key.is_empty() || key == "/" {
+        return Err(bad("empty key"));
+    }
+    if key.split('/').any(|seg| seg == "." || seg == "..") {
+        return Err(bad("invalid key"));
+    }
+    let mut k = key.to_string();
+    if recursive && !k.ends_with('/') {
+        k.push('/');
+    }
+    if !k.starts_with(&format!("{resource_prefix}/")) {
+        return Err(bad("lacks resource prefix"));
+    }
+    Ok(k)
+}
+
 /// `ParseResourceVersion`: `""` and `"0"` are 0. Errors: not a `u64`.
 pub fn parse_resource_version(rv: &str) -> Result<u64> {
     if rv.is_empty() {
@@ -142,29 +168,10 @@ impl<B: Backend> KvStore<B> {
         &self.backend
     }
 
-    /// `prepareKey`: validate a storage key and put the path prefix in front. `recursive` keys
-    /// get a trailing `/` so that `foo` never matches `foobar`. Errors (`RunTestKeySchema`):
-    /// empty key, `.`/`..` segments, a key outside the resource prefix.
+    /// `prepareKey`: validate a storage key ([`validate_key`]) and put the path prefix in
+    /// front.
     pub fn prepare_key(&self, key: &str, recursive: bool) -> Result<String> {
-        let bad = |detail: &str| StorageError::InvalidKey {
-            key: key.to_string(),
-            detail: detail.to_string(),
-        };
-        if key.is_empty() || key == "/" {
-            return Err(bad("empty key"));
-        }
-        if key.split('/').any(|seg| seg == "." || seg == "..") {
-            return Err(bad("invalid key"));
-        }
-        // etcd3 `prepareKey`: recursive keys get a trailing `/` (so `foo` never matches
-        // `foobar`), then the key must lie below the resource prefix `/<resource>/`.
-        let mut k = key.to_string();
-        if recursive && !k.ends_with('/') {
-            k.push('/');
-        }
-        if !k.starts_with(&format!("{}/", self.config.resource_prefix)) {
-            return Err(bad("lacks resource prefix"));
-        }
+        let k = validate_key(key, &self.config.resource_prefix, recursive)?;
         Ok(format!("{}{}", self.config.path_prefix, k))
     }
 

@@ -360,24 +360,8 @@ impl Shared {
     /// Validate a key as etcd3's `prepareKey` does (without the path prefix) and turn it into a
     /// scope. Errors: `InvalidKey` ("empty key", "invalid key", "lacks resource prefix").
     fn scope(&self, key: &str, recursive: bool) -> Result<Scope> {
-        let bad = |detail: &str| StorageError::InvalidKey {
-            key: key.to_string(),
-            detail: detail.to_string(),
-        };
-        if key.is_empty() || key == "/" {
-            return Err(bad("empty key"));
-        }
-        if key.split('/').any(|seg| seg == "." || seg == "..") {
-            return Err(bad("invalid key"));
-        }
-        let mut k = key.to_string();
-        if recursive && !k.ends_with('/') {
-            k.push('/');
-        }
-        if !k.starts_with(&format!("{}/", self.config.resource_prefix)) {
-            return Err(bad("lacks resource prefix"));
-        }
-        Ok(Scope { key: k, recursive })
+        let key = crate::store::validate_key(key, &self.config.resource_prefix, recursive)?;
+        Ok(Scope { key, recursive })
     }
 
     /// The cached object at `key` when the cache is ready (the `cached_existing` hint).
