@@ -457,8 +457,9 @@ impl Resource {
     ) -> ApiResult<DeleteResult> {
         let key = self.key(ns, name);
         let existing = self.get(ns, name, "").await?;
-        check_preconditions(&opts.preconditions, &existing)
-            .map_err(|m| ApiError::conflict(&self.gr, name, &m))?;
+        // BeforeDelete checks the preconditions early: a failure is 409 Conflict.
+        wasm_apiserver_storage::store::check_preconditions(&key, &opts.preconditions, &existing)
+            .map_err(|e| ApiError::conflict(&self.gr, name, &e.to_string()))?;
         // validate-delete against the stored object.
         let strategy = self.strategy();
         let gr = self.gr.clone();
@@ -572,27 +573,6 @@ impl Resource {
             .map(DeleteResult::Deleted)
             .map_err(|e| self.storage_err(e, name))
     }
-}
-
-/// `Preconditions.Check` on the API side (BeforeDelete): the Conflict message.
-fn check_preconditions(p: &Preconditions, obj: &Value) -> Result<(), String> {
-    if let Some(uid) = &p.uid {
-        let have = meta_str(obj, "uid");
-        if uid != have {
-            return Err(format!(
-                "Precondition failed: UID in precondition: {uid}, UID in object meta: {have}"
-            ));
-        }
-    }
-    if let Some(rv) = &p.resource_version {
-        let have = meta_str(obj, "resourceVersion");
-        if rv != have {
-            return Err(format!(
-                "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {have}"
-            ));
-        }
-    }
-    Ok(())
 }
 
 /// `ShouldDeleteDuringUpdate`: terminating, no finalizers left, no grace left.

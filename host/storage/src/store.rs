@@ -271,6 +271,15 @@ impl<B: Backend> KvStore<B> {
         Ok(out)
     }
 
+    /// Where `delete` and `guaranteed_update` start: the caller's cached object (possibly
+    /// stale, so `false`) or a live read (`true`).
+    async fn initial_state(&self, key: &str, hint: Option<Value>) -> Result<(State, bool)> {
+        match hint {
+            Some(hint) => Ok((self.state_from_hint(key, hint)?, false)),
+            None => Ok((self.current_state(key).await?, true)),
+        }
+    }
+
     fn bookmark(&self, rev: i64, initial_events_end: bool) -> Value {
         let mut meta = json!({"resourceVersion": rev.to_string()});
         if initial_events_end {
@@ -344,8 +353,9 @@ fn meta_str<'a>(obj: &'a Value, field: &str) -> &'a str {
         .unwrap_or("")
 }
 
-/// `Preconditions.Check` (`k8s.io/apiserver/pkg/storage/interfaces.go`).
-fn check_preconditions(key: &str, p: &Preconditions, obj: &Value) -> Result<()> {
+/// `Preconditions.Check` (`k8s.io/apiserver/pkg/storage/interfaces.go`). Errors: `InvalidObj`
+/// with kube-apiserver's "Precondition failed: …" message.
+pub fn check_preconditions(key: &str, p: &Preconditions, obj: &Value) -> Result<()> {
     if let Some(uid) = &p.uid {
         let have = meta_str(obj, "uid");
         if uid != have {
@@ -404,10 +414,7 @@ impl<B: Backend> Storage for KvStore<B> {
         cached_existing: Option<Value>,
     ) -> Result<Value> {
         let key = self.prepare_key(key, false)?;
-        let (mut state, mut is_current) = match cached_existing {
-            Some(hint) => (self.state_from_hint(&key, hint)?, false),
-            None => (self.current_state(&key).await?, true),
-        };
+        let (mut state, mut is_current) = self.initial_state(&key, cached_existing).await?;
         loop {
             let Some(obj) = state.obj.clone() else {
                 return Err(StorageError::KeyNotFound { key });
@@ -671,10 +678,7 @@ impl<B: Backend> Storage for KvStore<B> {
         cached_existing: Option<Value>,
     ) -> Result<Value> {
         let key = self.prepare_key(key, false)?;
-        let (mut state, mut is_current) = match cached_existing {
-            Some(hint) => (self.state_from_hint(&key, hint)?, false),
-            None => (self.current_state(&key).await?, true),
-        };
+        let (mut state, mut is_current) = self.initial_state(&key, cached_existing).await?;
         loop {
             if state.obj.is_none() && !ignore_not_found {
                 if !is_current {
