@@ -174,6 +174,17 @@ fn columns(r: &Resource) -> Vec<Value> {
         .collect()
 }
 
+/// The objects of `list`, decoded where the storage handed out stored bytes.
+fn objects(r: &Resource, list: &SharedListResult) -> ApiResult<Vec<Arc<Value>>> {
+    list.items
+        .iter()
+        .map(|i| {
+            i.to_arc()
+                .map_err(|e| ApiError::from_storage(&e, &r.gr, ""))
+        })
+        .collect()
+}
+
 /// A Table of a list, with the list's resourceVersion, continue and remainingItemCount.
 pub async fn list_table(
     r: &Resource,
@@ -193,7 +204,7 @@ pub async fn list_table(
     }
     Ok(
         json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": meta,
-              "columnDefinitions": columns(r), "rows": rows(r, list.items.clone(), include).await?}),
+              "columnDefinitions": columns(r), "rows": rows(r, objects(r, list)?, include).await?}),
     )
 }
 

@@ -5,6 +5,7 @@
 
 use crate::errors::Result;
 use crate::selection::SelectionPredicate;
+use crate::stored::ListItem;
 use async_trait::async_trait;
 use futures::future::BoxFuture;
 use serde_json::Value;
@@ -88,13 +89,14 @@ pub struct ListResult {
     pub remaining_item_count: Option<i64>,
 }
 
-/// A list whose objects are shared, not copied: what the watch cache hands out, as
-/// kube-apiserver's cacher hands out pointers to its cached objects. Same fields as
+/// A list whose objects are not copied: the watch cache hands out its objects shared, as
+/// kube-apiserver's cacher hands out pointers to its cached objects, and an unfiltered list
+/// from storage hands out the stored bytes undecoded ([`ListItem`]). Same fields as
 /// [`ListResult`].
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SharedListResult {
-    /// The objects, each with its `metadata.resourceVersion`.
-    pub items: Vec<std::sync::Arc<Value>>,
+    /// The objects; each has (or, decoded, gets) its `metadata.resourceVersion`.
+    pub items: Vec<ListItem>,
     /// The revision the list was read at.
     pub resource_version: u64,
     /// The continue token of the next page, if more remain.
@@ -106,7 +108,7 @@ pub struct SharedListResult {
 impl From<ListResult> for SharedListResult {
     fn from(l: ListResult) -> Self {
         SharedListResult {
-            items: l.items.into_iter().map(std::sync::Arc::new).collect(),
+            items: l.items.into_iter().map(ListItem::from).collect(),
             resource_version: l.resource_version,
             continue_token: l.continue_token,
             remaining_item_count: l.remaining_item_count,
@@ -197,9 +199,11 @@ pub trait Storage: Send + Sync {
     /// paging and predicate rules of etcd3's `GetList`.
     async fn get_list(&self, key: &str, opts: &ListOptions) -> Result<ListResult>;
 
-    /// [`Storage::get_list`] with the objects shared instead of owned: the watch cache answers
-    /// without copying its objects (the registry serves lists through this). The default wraps
-    /// `get_list`.
+    /// [`Storage::get_list`] without owned objects: the watch cache answers with its objects
+    /// shared, `KvStore` with the stored bytes of an unfiltered list undecoded (the registry
+    /// serves lists through this and writes the response from the items). Same errors as
+    /// `get_list`, except that a corrupt stored object is found only when its item is decoded
+    /// or written. The default wraps `get_list`.
     async fn get_list_shared(&self, key: &str, opts: &ListOptions) -> Result<SharedListResult> {
         self.get_list(key, opts).await.map(Into::into)
     }

@@ -19,6 +19,7 @@ pub mod factory;
 pub mod interfaces;
 pub mod selection;
 mod selector_parse;
+pub mod stored;
 
 pub use errors::{BackendError, StorageError};
 pub use interfaces::{
@@ -26,6 +27,7 @@ pub use interfaces::{
     SharedListResult, Storage, TryUpdate, UpdateOutcome, ValidateDeletion, WatchEvent, WatchStream,
 };
 pub use selection::{Attrs, FieldSelector, LabelSelector, SelectionPredicate};
+pub use stored::{ListItem, StoredObject};
 pub mod embedded;
 pub mod etcd3;
 pub mod store;

@@ -16,6 +16,7 @@ use wasm_apiserver_storage::etcd3::{Etcd3, Etcd3Config};
 use wasm_apiserver_storage::selection::{default_attrs, FieldRequirement, FieldSelector};
 use wasm_apiserver_storage::store::{KvStore, StoreConfig};
 use wasm_apiserver_storage::testing::etcd::EtcdServer;
+use wasm_apiserver_storage::ListItem;
 use wasm_apiserver_storage::{
     GetOptions, ListOptions, Preconditions, ResourceVersionMatch, SelectionPredicate, Storage,
     StorageError, UpdateOutcome, WatchEvent, WatchStream,
@@ -1123,13 +1124,20 @@ async fn shared_lists_hand_out_cached_objects_without_copying() {
         .unwrap();
     assert_eq!(a.items.len(), 5);
     for (x, y) in a.items.iter().zip(&b.items) {
+        let (ListItem::Decoded(x), ListItem::Decoded(y)) = (x, y) else {
+            panic!("the cache hands out decoded objects: {x:?} {y:?}");
+        };
         assert!(
             std::sync::Arc::ptr_eq(x, y),
             "the same cached object, not a copy"
         );
     }
     let owned = c.get_list("/pods", &list_opts("0", 0)).await.unwrap();
-    let shared: Vec<serde_json::Value> = a.items.iter().map(|o| (**o).clone()).collect();
+    let shared: Vec<serde_json::Value> = a
+        .items
+        .into_iter()
+        .map(|o| o.into_value().unwrap())
+        .collect();
     assert_eq!(owned.items, shared);
     assert_eq!(owned.resource_version, a.resource_version);
 }

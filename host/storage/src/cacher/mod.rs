@@ -56,6 +56,7 @@ use crate::interfaces::{
 };
 use crate::selection::{default_attrs, AttrsFunc};
 use crate::store::{parse_resource_version, INITIAL_EVENTS_END_ANNOTATION};
+use crate::stored::ListItem;
 use async_trait::async_trait;
 use serde_json::{json, Value};
 use state::{CacheState, Scope};
@@ -700,10 +701,13 @@ impl Storage for Cacher {
         } = self.get_list_shared(key, opts).await?;
         // Owned objects: copied outside the cache lock and off the async workers.
         let items = tokio::task::spawn_blocking(move || {
-            items.iter().map(|o| (**o).clone()).collect::<Vec<_>>()
+            items
+                .into_iter()
+                .map(ListItem::into_value)
+                .collect::<Result<Vec<_>>>()
         })
         .await
-        .map_err(|e| StorageError::Internal(format!("list copy failed: {e}")))?;
+        .map_err(|e| StorageError::Internal(format!("list copy failed: {e}")))??;
         Ok(ListResult {
             items,
             resource_version,

@@ -9,6 +9,7 @@ use crate::continue_token;
 use crate::errors::{Result, StorageError};
 use crate::interfaces::{ListResult, WatchEvent};
 use crate::selection::{Attrs, SelectionPredicate};
+use crate::stored::ListItem;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
@@ -348,15 +349,15 @@ impl CacheState {
         scope: &Scope,
         pred: &SelectionPredicate,
         limit: i64,
-    ) -> Result<(ListResult, Vec<Arc<Value>>)> {
-        let mut items: Vec<Arc<Value>> = Vec::new();
+    ) -> Result<(ListResult, Vec<ListItem>)> {
+        let mut items: Vec<ListItem> = Vec::new();
         let mut last_key: Option<&String> = None;
         let mut has_more = false;
         let mut remaining: i64 = 0;
         let mut iter = self.candidates(config, scope, pred);
         for (k, e) in iter.by_ref() {
             if matches(pred, &e.obj, e.attrs.as_deref())? {
-                items.push(e.obj.clone());
+                items.push(ListItem::Decoded(e.obj.clone()));
                 last_key = Some(k);
             }
             if limit > 0 && items.len() as i64 >= limit {
