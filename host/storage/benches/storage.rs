@@ -39,6 +39,11 @@ use wasm_apiserver_storage::{
     GetOptions, ListOptions, Preconditions, Storage, UpdateOutcome, WatchEvent,
 };
 
+/// The allocator the server binary uses (`host/src/main.rs`), so the client side of every
+/// figure pays what the server would pay.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Operations in flight.
 const CONCURRENCY: [usize; 3] = [1, 16, 64];
 /// Keys listed by `get_list` (and read / updated by `get` / `guaranteed_update`).
