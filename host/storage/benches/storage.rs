@@ -51,7 +51,7 @@ const LIST_KEYS: usize = 10_000;
 /// Encoded size of one object.
 const OBJECT_BYTES: usize = 1024;
 /// Rounds per cheap measurement (throughput = median of the rounds).
-const ROUNDS: usize = 3;
+const ROUNDS: usize = 5;
 /// Length of one round of create / get / update.
 const ROUND: Duration = Duration::from_millis(700);
 /// Length of the write phase of one watch round.
@@ -701,7 +701,7 @@ async fn seed_kv(kv: &Kv) {
     drive(64, Duration::ZERO, LIST_KEYS, LIST_KEYS, op).await;
 }
 
-/// Lists: median of 3 rounds at 1 in flight (cheap); one round of at least `conc` lists above.
+/// Lists: median of `ROUNDS` rounds at 1 in flight (cheap); one round of at least `conc` lists above.
 fn list_plan(conc: usize) -> (usize, Duration, usize) {
     if conc == 1 {
         (ROUNDS, Duration::from_millis(600), 5)
