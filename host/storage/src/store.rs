@@ -913,6 +913,10 @@ impl<B: Backend> KvStore<B> {
     fn transform(&self, e: &KvEvent, pred: &SelectionPredicate) -> Result<Option<WatchEvent>> {
         let rev = e.kv.mod_revision;
         let old = match &e.prev_kv {
+            // With nothing to evaluate, an update's previous object is never looked at.
+            Some(_) if pred.is_empty() && e.event_type == EventType::Put => {
+                return Ok(Some(WatchEvent::Modified(self.decode(&e.kv, rev)?)));
+            }
             Some(p) => Some(self.decode(p, rev)?),
             None => None,
         };
