@@ -7,9 +7,19 @@
 //! `serde_json::Value`, calls the SDK's string-level hook (`wasm_apiserver_sdk::glue`, the code
 //! compiled into the component) and parses the result, exactly what `WasmStrategy` does around
 //! the component call. The object is a ~2 KB pod.
+//!
+//! Rows: each hook alone; "create, four hook calls" (`sequence::create_in_steps`, one call per
+//! hook, the path before `create-sequence`); "whole create sequence" (`sequence::create`, what
+//! the server runs: one `create-sequence` call, natively `glue::create_sequence`). Then the
+//! split of the fused create between the host's JSON work and the SDK glue.
 
 use serde_json::{json, Value};
 use std::hint::black_box;
+
+/// The allocator the server binary uses (`host/src/main.rs`), so the host's JSON work costs
+/// here what it costs in the server.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::time::{Duration, Instant};
 use wasm_apiserver::plugin::{PluginRuntime, RuntimeConfig};
 use wasm_apiserver::strategy::{sequence, Strategy};
@@ -70,6 +80,11 @@ fn measure(n: u32, mut f: impl FnMut()) -> f64 {
     samples[samples.len() / 2]
 }
 
+/// The host's encoding of an object for a hook (what `WasmStrategy` sends).
+fn text(v: &Value) -> String {
+    serde_json::to_string(v).unwrap()
+}
+
 fn parse(s: &str) -> Value {
     serde_json::from_str(s).unwrap()
 }
@@ -82,7 +97,7 @@ fn main() {
         .expect("run `bash plugins/build.sh` first");
     let obj = pod();
     println!("pod JSON size: {} bytes", obj.to_string().len());
-
+    let obj_text = text(&obj);
     let prepared = sequence::create(&wasm, &obj, &sequence::no_meta_validation)
         .unwrap()
         .object;
@@ -98,7 +113,7 @@ fn main() {
             }),
             measure(N, || {
                 black_box(parse(
-                    &glue::prepare_for_create::<Native>(&obj.to_string()).unwrap(),
+                    &glue::prepare_for_create::<Native>(&text(&obj)).unwrap(),
                 ));
             }),
         ),
@@ -108,7 +123,7 @@ fn main() {
                 black_box(wasm.validate(&prepared).unwrap());
             }),
             measure(N, || {
-                black_box(glue::validate::<Native>(&prepared.to_string()));
+                black_box(glue::validate::<Native>(&text(&prepared)));
             }),
         ),
         (
@@ -117,7 +132,7 @@ fn main() {
                 black_box(wasm.warnings_on_create(&prepared).unwrap());
             }),
             measure(N, || {
-                black_box(glue::warnings_on_create::<Native>(&prepared.to_string()));
+                black_box(glue::warnings_on_create::<Native>(&text(&prepared)));
             }),
         ),
         (
@@ -127,7 +142,7 @@ fn main() {
             }),
             measure(N, || {
                 black_box(parse(
-                    &glue::canonicalize::<Native>(&prepared.to_string()).unwrap(),
+                    &glue::canonicalize::<Native>(&text(&prepared)).unwrap(),
                 ));
             }),
         ),
@@ -137,7 +152,7 @@ fn main() {
                 black_box(wasm.get_attrs(&prepared).unwrap());
             }),
             measure(N, || {
-                black_box(glue::get_attrs::<Native>(&prepared.to_string()).unwrap());
+                black_box(glue::get_attrs::<Native>(&text(&prepared)).unwrap());
             }),
         ),
         (
@@ -146,8 +161,7 @@ fn main() {
                 black_box(wasm.prepare_for_update(&changed, &prepared).unwrap());
             }),
             measure(N, || {
-                let r =
-                    glue::prepare_for_update::<Native>(&changed.to_string(), &prepared.to_string());
+                let r = glue::prepare_for_update::<Native>(&text(&changed), &text(&prepared));
                 black_box(parse(&r.unwrap()));
             }),
         ),
@@ -158,9 +172,24 @@ fn main() {
             }),
             measure(N, || {
                 black_box(glue::validate_update::<Native>(
-                    &changed.to_string(),
-                    &prepared.to_string(),
+                    &text(&changed),
+                    &text(&prepared),
                 ));
+            }),
+        ),
+        (
+            "create, four hook calls",
+            measure(N, || {
+                black_box(
+                    sequence::create_in_steps(&wasm, &obj, &sequence::no_meta_validation).unwrap(),
+                );
+            }),
+            measure(N, || {
+                let p = parse(&glue::prepare_for_create::<Native>(&text(&obj)).unwrap());
+                let text = text(&p);
+                assert!(glue::validate::<Native>(&text).is_empty());
+                black_box(glue::warnings_on_create::<Native>(&text));
+                black_box(parse(&glue::canonicalize::<Native>(&text).unwrap()));
             }),
         ),
         (
@@ -169,11 +198,9 @@ fn main() {
                 black_box(sequence::create(&wasm, &obj, &sequence::no_meta_validation).unwrap());
             }),
             measure(N, || {
-                let p = parse(&glue::prepare_for_create::<Native>(&obj.to_string()).unwrap());
-                let text = p.to_string();
-                assert!(glue::validate::<Native>(&text).is_empty());
-                black_box(glue::warnings_on_create::<Native>(&text));
-                black_box(parse(&glue::canonicalize::<Native>(&text).unwrap()));
+                let out = glue::create_sequence::<Native>(&text(&obj)).unwrap();
+                assert!(out.errors.is_empty());
+                black_box((parse(&out.object), out.warnings));
             }),
         ),
     ];
@@ -189,6 +216,23 @@ fn main() {
             w / n
         );
     }
+
+    // Where the fused create's time goes: the host's JSON work around the call (encode the
+    // request `Value`, parse the returned object into a `Value`, drop it), which no plugin change
+    // can remove, and the SDK glue natively (decode, the four hooks, encode).
+    let out_text = glue::create_sequence::<Native>(&text(&obj)).unwrap().object;
+    let host_json = measure(N, || {
+        black_box(text(black_box(&obj)));
+        black_box(parse(black_box(&out_text)));
+    });
+    let glue_only = measure(N, || {
+        black_box(glue::create_sequence::<Native>(black_box(&obj_text)).unwrap());
+    });
+    println!(
+        "fused create, parts: host JSON (encode + parse + drop) {:.2} µs; SDK glue natively {:.2} µs",
+        host_json / 1000.0,
+        glue_only / 1000.0
+    );
 
     // Deadline enforcement: an infinite loop against a 100 ms deadline.
     let deadline = Duration::from_millis(100);

@@ -34,7 +34,7 @@ async fn metrics_count_requests_and_plugin_calls() {
     );
     assert!(text.contains(r#"apiserver_request_duration_seconds_count{group="example.dev",resource="widgets",verb="create"} 1"#), "{text}");
     assert!(
-        text.contains(r#"wasm_apiserver_plugin_call_duration_seconds_count{hook="prepare-for-create",plugin="widgets"}"#),
+        text.contains(r#"wasm_apiserver_plugin_call_duration_seconds_count{hook="create-sequence",plugin="widgets"}"#),
         "{text}"
     );
     // The watch cache (on by default) reports per resource.

@@ -7,7 +7,10 @@ mod common;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 use wasm_apiserver::plugin::{LoadErrorKind, PluginRuntime, RuntimeConfig};
-use wasm_apiserver::strategy::{sequence, PluginFault, Strategy, StrategyError};
+use wasm_apiserver::strategy::{
+    sequence, CreateOutcome, ErrorType, FieldError, PluginFault, Strategy, StrategyError,
+    StrategyResult,
+};
 
 fn runtime(deadline_ms: u64, memory_mib: usize) -> std::sync::Arc<PluginRuntime> {
     PluginRuntime::new(RuntimeConfig {
@@ -162,6 +165,165 @@ fn malformed_or_identity_changing_output_is_a_fault() {
         let f = fault(s.prepare_for_create(&misbehaver(mode)));
         assert!(matches!(f, PluginFault::BadOutput { .. }), "{mode}: {f}");
         assert!(f.to_string().contains(needle), "{mode}: {f}");
+    }
+}
+
+#[test]
+fn every_fault_is_caught_in_the_fused_create_sequence_too() {
+    let s = runtime(300, 32)
+        .load_file(&common::plugin("misbehaving"))
+        .unwrap();
+    for (mode, needle) in [
+        ("trap", "asked to trap"),
+        ("loop", "deadline"),
+        ("alloc", "memory limit"),
+        ("badjson", "not JSON"),
+        ("notobject", "not a JSON object"),
+        ("rename", "metadata.name"),
+        ("rekind", "changed kind"),
+    ] {
+        let f = fault(s.create_sequence(&misbehaver(mode)));
+        let msg = f.to_string();
+        assert!(
+            msg.contains("\"misbehaving\"") && msg.contains("create-sequence"),
+            "{mode}: {msg}"
+        );
+        assert!(msg.contains(needle), "{mode}: {msg}");
+        // What the server calls.
+        let f = fault(sequence::create(
+            &s,
+            &misbehaver(mode),
+            &sequence::no_meta_validation,
+        ));
+        assert!(f.to_string().contains(needle), "{mode}: {f}");
+        // The next call gets a working instance.
+        let ok = sequence::create(&s, &misbehaver("none"), &sequence::no_meta_validation).unwrap();
+        assert_eq!(ok.object["metadata"]["name"], "m");
+    }
+}
+
+/// The create hooks one call each, as `Strategy::create_sequence`'s default runs them.
+fn four_calls(s: &dyn Strategy, obj: &Value) -> StrategyResult<CreateOutcome> {
+    let prepared = s.prepare_for_create(obj)?;
+    let errors = s.validate(&prepared)?;
+    if !errors.is_empty() {
+        return Ok(CreateOutcome {
+            object: prepared,
+            errors,
+            warnings: Vec::new(),
+        });
+    }
+    let warnings = s.warnings_on_create(&prepared)?;
+    let object = s.canonicalize(&prepared)?;
+    Ok(CreateOutcome {
+        object,
+        errors,
+        warnings,
+    })
+}
+
+fn big_pod(name: &str) -> Value {
+    let container = |name: &str, image: &str| {
+        json!({
+            "name": name, "image": image,
+            "command": ["/bin/server", "--config", "/etc/app/config.yaml"],
+            "ports": [{"name": "http", "containerPort": 8080}],
+            "env": [{"name": "LOG_LEVEL", "value": "info"},
+                    {"name": "POD", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
+            "resources": {"requests": {"cpu": "250m", "memory": "128Mi"},
+                          "limits": {"cpu": "0.5", "memory": "268435456"}},
+            "volumeMounts": [{"name": "config", "mountPath": "/etc/app", "readOnly": true}],
+            "readinessProbe": {"httpGet": {"path": "/healthz", "port": 8080}},
+            "lifecycle": {"preStop": {"sleep": {"seconds": 5}}}
+        })
+    };
+    json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "generation": 9,
+                     "creationTimestamp": "2026-11-21T08:00:00Z",
+                     "labels": {"app": "web", "tier": "frontend"}},
+        "spec": {
+            "containers": [container("web", "registry.example.dev/web:1.4.2"),
+                           container("sidecar", "proxy")],
+            "volumes": [{"name": "config", "configMap": {"name": "web-config"}}, {"name": "scratch"}],
+            "schedulingGates": [{"name": "wait"}],
+            "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "zone",
+                 "matchLabelKeys": ["tier"]}]}}
+        },
+        "status": {"phase": "Running", "podIP": "10.0.0.1"}
+    })
+}
+
+#[test]
+fn the_fused_create_sequence_gives_what_the_four_hooks_give() {
+    let rt = runtime(1000, 64);
+    let pods = rt.load_file(&common::plugin("pods")).unwrap();
+    let widgets = rt.load_file(&common::plugin("widgets")).unwrap();
+    let widget = |spec: Value| {
+        json!({"apiVersion": "example.dev/v1", "kind": "Widget",
+               "metadata": {"name": "w", "namespace": "default"}, "spec": spec,
+               "status": {"phase": "Ready"}})
+    };
+    let mut invalid_pod = big_pod("bad");
+    invalid_pod["spec"]["restartPolicy"] = json!("Sometimes");
+    invalid_pod["spec"]["containers"][0]["resources"]["requests"]["cpu"] = json!("2");
+    invalid_pod["spec"]["containers"][1]["name"] = json!("web");
+    let mut no_containers = big_pod("empty");
+    no_containers["spec"]["containers"] = json!([]);
+    let cases: Vec<(&dyn Strategy, Value, bool)> = vec![
+        (&pods, pods.description().example.clone().unwrap(), true),
+        (&pods, big_pod("web-7d4b9c8f6d-x2x9k"), true),
+        // Valid, with the hostname warning.
+        (&pods, big_pod("web.example"), true),
+        (&pods, invalid_pod, false),
+        (&pods, no_containers, false),
+        (
+            &widgets,
+            widgets.description().example.clone().unwrap(),
+            true,
+        ),
+        (&widgets, widget(json!({"size": "medium"})), true),
+        // Valid, with the more-than-10-replicas warning.
+        (
+            &widgets,
+            widget(json!({"size": "large", "replicas": 12})),
+            true,
+        ),
+        (&widgets, widget(json!({"size": "huge"})), false),
+        (
+            &widgets,
+            widget(json!({"size": "small", "replicas": 5, "maxReplicas": 2})),
+            false,
+        ),
+    ];
+    for (s, obj, valid) in cases {
+        let name = format!("{} {}", s.name(), obj["metadata"]["name"]);
+        let fused = s.create_sequence(&obj).unwrap();
+        assert_eq!(fused, four_calls(s, &obj).unwrap(), "{name}");
+        assert_eq!(fused.errors.is_empty(), valid, "{name}: {:?}", fused.errors);
+        if obj["metadata"]["name"] == "web.example" || obj["spec"]["replicas"] == 12 {
+            assert!(!fused.warnings.is_empty(), "{name}");
+        }
+        // The server's sequence against the hook-by-hook one, with and without ObjectMeta
+        // errors (which take the fallback).
+        let no_meta = &sequence::no_meta_validation;
+        assert_eq!(
+            sequence::create(s, &obj, no_meta),
+            sequence::create_in_steps(s, &obj, no_meta),
+            "{name}"
+        );
+        let bad_meta = |_: &Value| {
+            vec![FieldError {
+                error_type: ErrorType::Invalid,
+                field: "metadata.name".into(),
+                bad_value: None,
+                detail: "host says no".into(),
+            }]
+        };
+        let r = sequence::create(s, &obj, &bad_meta);
+        assert_eq!(r, sequence::create_in_steps(s, &obj, &bad_meta), "{name}");
+        assert!(r.is_err(), "{name}");
     }
 }
 

@@ -1,6 +1,6 @@
 //! `wasm-apiserver plugin test FILE.wasm DIR`: run a plugin over fixture cases and compare with
 //! the expected results, through the same runtime and hook order the server uses
-//! ([`crate::strategy::sequence`]).
+//! ([`crate::strategy::sequence`]; a create is the one `create-sequence` call the server makes).
 //!
 //! A case is one JSON file in DIR (sorted by name):
 //! ```json

@@ -21,8 +21,8 @@ pub mod describe;
 pub mod fixtures;
 
 use crate::strategy::{
-    Attributes, ErrorType, FieldError, PluginFault, PrinterColumn, Rejection, ResourceDescription,
-    Strategy, StrategyError, StrategyResult,
+    Attributes, CreateOutcome, ErrorType, FieldError, PluginFault, PrinterColumn, Rejection,
+    ResourceDescription, Strategy, StrategyError, StrategyResult,
 };
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -657,7 +657,7 @@ impl WasmStrategy {
         })
     }
 
-    /// A mutating hook: parse the returned text and check the object's identity is unchanged.
+    /// A mutating hook: the rejection, or the returned object checked by [`Self::output`].
     fn mutating(
         &self,
         hook: &'static str,
@@ -665,32 +665,77 @@ impl WasmStrategy {
         r: Result<Result<String, wit::HookError>, PluginFault>,
     ) -> StrategyResult<Value> {
         let text = r?.map_err(|e| StrategyError::Rejected(rejection(e)))?;
-        let out: Value = serde_json::from_str(&text)
+        self.output(hook, input, &text)
+    }
+
+    /// Parse an object a hook returned and check it is one JSON object whose `apiVersion`,
+    /// `kind`, `metadata.name` and `metadata.namespace` are those of `input`; anything else is
+    /// [`PluginFault::BadOutput`] naming the plugin and `hook`.
+    fn output(&self, hook: &'static str, input: &Value, text: &str) -> StrategyResult<Value> {
+        let out: Value = serde_json::from_str(text)
             .map_err(|e| self.bad_output(hook, format!("not JSON: {e}")))?;
         if !out.is_object() {
             return Err(self.bad_output(hook, "not a JSON object".into()));
         }
-        for ptr in [
-            "/apiVersion",
-            "/kind",
-            "/metadata/name",
-            "/metadata/namespace",
+        // Plain lookups rather than `Value::pointer`, which parses its argument on every call.
+        let field = |v: &'_ Value, path: &[&str]| -> Option<Value> {
+            path.iter().try_fold(v, |v, k| v.get(k)).cloned()
+        };
+        for path in [
+            &["apiVersion"][..],
+            &["kind"],
+            &["metadata", "name"],
+            &["metadata", "namespace"],
         ] {
-            let (before, after) = (input.pointer(ptr), out.pointer(ptr));
-            if before != after {
+            let same = path
+                .iter()
+                .try_fold((input, &out), |(a, b), k| match (a.get(k), b.get(k)) {
+                    (Some(a), Some(b)) => Ok((a, b)),
+                    (None, None) => Err(true),
+                    _ => Err(false),
+                })
+                .map_or_else(|same| same, |(a, b)| a == b);
+            if !same {
+                let (before, after) = (field(input, path), field(&out, path));
                 return Err(self.bad_output(
                     hook,
                     format!(
                         "it changed {} from {} to {}",
-                        ptr[1..].replace('/', "."),
-                        before.map_or("nothing".into(), Value::to_string),
-                        after.map_or("nothing".into(), Value::to_string)
+                        path.join("."),
+                        before.map_or("nothing".into(), |v| v.to_string()),
+                        after.map_or("nothing".into(), |v| v.to_string())
                     ),
                 ));
             }
         }
         Ok(out)
     }
+}
+
+/// An object as the JSON text a hook receives. `serde_json::to_string` rather than `Display`,
+/// which goes through the formatting machinery and takes about three times as long.
+fn json_text(v: &Value) -> String {
+    // Room for a typical object up front: growing from serde_json's default 128 bytes costs
+    // several reallocations per call.
+    let mut buf = Vec::with_capacity(4096);
+    serde_json::to_writer(&mut buf, v).expect("a Value always serializes");
+    String::from_utf8(buf).expect("serde_json writes UTF-8")
+}
+
+/// Run `f` on `v` as JSON text written into a buffer kept per thread: the hot path (the create
+/// sequence) then allocates no input buffer per call. Buffers above 1 MiB are not kept.
+fn with_json_text<R>(v: &Value, f: impl FnOnce(&str) -> R) -> R {
+    thread_local! {
+        static BUF: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    }
+    let mut buf = BUF.with(|b| std::mem::take(&mut *b.borrow_mut()));
+    buf.clear();
+    serde_json::to_writer(&mut buf, v).expect("a Value always serializes");
+    let r = f(std::str::from_utf8(&buf).expect("serde_json writes UTF-8"));
+    if buf.capacity() <= 1 << 20 {
+        BUF.with(|b| *b.borrow_mut() = buf);
+    }
+    r
 }
 
 fn rejection(e: wit::HookError) -> Rejection {
@@ -747,7 +792,7 @@ impl Strategy for WasmStrategy {
     }
 
     fn prepare_for_create(&self, obj: &Value) -> StrategyResult<Value> {
-        let text = obj.to_string();
+        let text = json_text(obj);
         let r = self.call("prepare-for-create", |g, s| {
             g.call_prepare_for_create(s, &text)
         });
@@ -755,27 +800,41 @@ impl Strategy for WasmStrategy {
     }
 
     fn validate(&self, obj: &Value) -> StrategyResult<Vec<FieldError>> {
-        let text = obj.to_string();
+        let text = json_text(obj);
         Ok(field_errors(
             self.call("validate", |g, s| g.call_validate(s, &text))?,
         ))
     }
 
     fn warnings_on_create(&self, obj: &Value) -> StrategyResult<Vec<String>> {
-        let text = obj.to_string();
+        let text = json_text(obj);
         Ok(self.call("warnings-on-create", |g, s| {
             g.call_warnings_on_create(s, &text)
         })?)
     }
 
     fn canonicalize(&self, obj: &Value) -> StrategyResult<Value> {
-        let text = obj.to_string();
+        let text = json_text(obj);
         let r = self.call("canonicalize", |g, s| g.call_canonicalize(s, &text));
         self.mutating("canonicalize", obj, r)
     }
 
+    /// One `create-sequence` call; its object gets the checks of the separate mutating hooks.
+    fn create_sequence(&self, obj: &Value) -> StrategyResult<CreateOutcome> {
+        const HOOK: &str = "create-sequence";
+        let out = with_json_text(obj, |text| {
+            self.call(HOOK, |g, s| g.call_create_sequence(s, text))
+        })?
+        .map_err(|e| StrategyError::Rejected(rejection(e)))?;
+        Ok(CreateOutcome {
+            object: self.output(HOOK, obj, &out.object)?,
+            errors: field_errors(out.errors),
+            warnings: out.warnings,
+        })
+    }
+
     fn prepare_for_update(&self, new: &Value, old: &Value) -> StrategyResult<Value> {
-        let (n, o) = (new.to_string(), old.to_string());
+        let (n, o) = (json_text(new), json_text(old));
         let r = self.call("prepare-for-update", |g, s| {
             g.call_prepare_for_update(s, &n, &o)
         });
@@ -783,21 +842,21 @@ impl Strategy for WasmStrategy {
     }
 
     fn validate_update(&self, new: &Value, old: &Value) -> StrategyResult<Vec<FieldError>> {
-        let (n, o) = (new.to_string(), old.to_string());
+        let (n, o) = (json_text(new), json_text(old));
         Ok(field_errors(self.call("validate-update", |g, s| {
             g.call_validate_update(s, &n, &o)
         })?))
     }
 
     fn warnings_on_update(&self, new: &Value, old: &Value) -> StrategyResult<Vec<String>> {
-        let (n, o) = (new.to_string(), old.to_string());
+        let (n, o) = (json_text(new), json_text(old));
         Ok(self.call("warnings-on-update", |g, s| {
             g.call_warnings_on_update(s, &n, &o)
         })?)
     }
 
     fn prepare_for_status_update(&self, new: &Value, old: &Value) -> StrategyResult<Value> {
-        let (n, o) = (new.to_string(), old.to_string());
+        let (n, o) = (json_text(new), json_text(old));
         let r = self.call("prepare-for-status-update", |g, s| {
             g.call_prepare_for_status_update(s, &n, &o)
         });
@@ -805,7 +864,7 @@ impl Strategy for WasmStrategy {
     }
 
     fn validate_status_update(&self, new: &Value, old: &Value) -> StrategyResult<Vec<FieldError>> {
-        let (n, o) = (new.to_string(), old.to_string());
+        let (n, o) = (json_text(new), json_text(old));
         Ok(field_errors(
             self.call("validate-status-update", |g, s| {
                 g.call_validate_status_update(s, &n, &o)
@@ -814,7 +873,7 @@ impl Strategy for WasmStrategy {
     }
 
     fn warnings_on_status_update(&self, new: &Value, old: &Value) -> StrategyResult<Vec<String>> {
-        let (n, o) = (new.to_string(), old.to_string());
+        let (n, o) = (json_text(new), json_text(old));
         Ok(self.call("warnings-on-status-update", |g, s| {
             g.call_warnings_on_status_update(s, &n, &o)
         })?)
@@ -825,21 +884,21 @@ impl Strategy for WasmStrategy {
         obj: &Value,
         requested: Option<i64>,
     ) -> StrategyResult<Option<i64>> {
-        let text = obj.to_string();
+        let text = json_text(obj);
         Ok(self.call("check-graceful-delete", |g, s| {
             g.call_check_graceful_delete(s, &text, requested)
         })?)
     }
 
     fn validate_delete(&self, old: &Value) -> StrategyResult<Vec<FieldError>> {
-        let text = old.to_string();
+        let text = json_text(old);
         Ok(field_errors(self.call("validate-delete", |g, s| {
             g.call_validate_delete(s, &text)
         })?))
     }
 
     fn printer_cells(&self, obj: &Value) -> StrategyResult<Vec<Value>> {
-        let text = obj.to_string();
+        let text = json_text(obj);
         let cells = self.call("printer-cells", |g, s| g.call_printer_cells(s, &text))?;
         cells
             .into_iter()
@@ -851,7 +910,7 @@ impl Strategy for WasmStrategy {
     }
 
     fn get_attrs(&self, obj: &Value) -> StrategyResult<Attributes> {
-        let text = obj.to_string();
+        let text = json_text(obj);
         let a = self
             .call("get-attrs", |g, s| g.call_get_attrs(s, &text))?
             .map_err(|e| StrategyError::Rejected(rejection(e)))?;

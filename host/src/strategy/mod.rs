@@ -212,6 +212,18 @@ pub struct Attributes {
     pub fields: Vec<(String, String)>,
 }
 
+/// What the create hooks produced ([`Strategy::create_sequence`]), before the host's ObjectMeta
+/// validation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CreateOutcome {
+    /// After `Canonicalize` when `errors` is empty; otherwise after `PrepareForCreate`.
+    pub object: Value,
+    /// `Validate`'s errors; when not empty, `WarningsOnCreate` and `Canonicalize` did not run.
+    pub errors: Vec<FieldError>,
+    /// `WarningsOnCreate`'s warnings (empty when `errors` is not).
+    pub warnings: Vec<String>,
+}
+
 /// Why a hook refused an object: the strategy's own answer, not a fault.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum Rejection {
@@ -312,6 +324,32 @@ pub trait Strategy: Send + Sync {
     fn warnings_on_create(&self, obj: &Value) -> StrategyResult<Vec<String>>;
     /// `Canonicalize`.
     fn canonicalize(&self, obj: &Value) -> StrategyResult<Value>;
+    /// `PrepareForCreate` → `Validate` → (only when valid) `WarningsOnCreate` → `Canonicalize`:
+    /// the hooks of `rest.BeforeCreate` (k8s.io/apiserver/pkg/registry/rest/create.go) in one
+    /// call, without the host's ObjectMeta validation ([`sequence::create`] adds it). Errors:
+    /// those of the four hooks (a rejection by prepare, a plugin fault); validation errors are
+    /// returned in [`CreateOutcome::errors`], not as an error.
+    ///
+    /// The default calls the four hooks in turn; [`crate::plugin::WasmStrategy`] makes one
+    /// call (`create-sequence` in `wit/strategy.wit`) with the same result.
+    fn create_sequence(&self, obj: &Value) -> StrategyResult<CreateOutcome> {
+        let prepared = self.prepare_for_create(obj)?;
+        let errors = self.validate(&prepared)?;
+        if !errors.is_empty() {
+            return Ok(CreateOutcome {
+                object: prepared,
+                errors,
+                warnings: Vec::new(),
+            });
+        }
+        let warnings = self.warnings_on_create(&prepared)?;
+        let object = self.canonicalize(&prepared)?;
+        Ok(CreateOutcome {
+            object,
+            errors,
+            warnings,
+        })
+    }
     /// `PrepareForUpdate`.
     fn prepare_for_update(&self, new: &Value, old: &Value) -> StrategyResult<Value>;
     /// `ValidateUpdate`.

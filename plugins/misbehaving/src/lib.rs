@@ -65,6 +65,24 @@ mod component {
         fn canonicalize(obj: String) -> Result<String, HookError> {
             Ok(super::misbehave(obj))
         }
+        fn create_sequence(obj: String) -> Result<CreateOutcome, HookError> {
+            // The four hooks in turn, each misbehaving as asked.
+            let prepared = Self::prepare_for_create(obj)?;
+            let errors = Self::validate(prepared.clone());
+            if !errors.is_empty() {
+                return Ok(CreateOutcome {
+                    object: prepared,
+                    errors,
+                    warnings: Vec::new(),
+                });
+            }
+            let warnings = Self::warnings_on_create(prepared.clone());
+            Ok(CreateOutcome {
+                object: Self::canonicalize(prepared)?,
+                errors,
+                warnings,
+            })
+        }
         fn allow_create_on_update() -> bool {
             false
         }

@@ -113,14 +113,70 @@ fn set_defaults_pod_spec(spec: &mut PodSpec) {
     }
 }
 
+/// The volume sources set on a volume, by JSON name, in key order (what the keys of its JSON
+/// other than `name` would be, without serializing it).
+macro_rules! volume_sources {
+    ($($json:literal => $field:ident),* $(,)?) => {
+        /// The JSON names of the sources `v` sets, in key order.
+        pub fn volume_sources(v: &Volume) -> Vec<&'static str> {
+            let mut out = Vec::new();
+            $(if v.$field.is_some() { out.push($json); })*
+            out
+        }
+
+        #[cfg(test)]
+        /// Set every source of `v` to its default (for the test against serialization).
+        fn set_every_volume_source(v: &mut Volume) {
+            $(v.$field = Some(Default::default());)*
+        }
+
+        #[cfg(test)]
+        /// Set the `i`-th source only.
+        fn set_volume_source(v: &mut Volume, i: usize) {
+            let mut n = 0;
+            $(if n == i { v.$field = Some(Default::default()); } n += 1;)*
+            let _ = n;
+        }
+    };
+}
+
+volume_sources! {
+    "awsElasticBlockStore" => aws_elastic_block_store,
+    "azureDisk" => azure_disk,
+    "azureFile" => azure_file,
+    "cephfs" => cephfs,
+    "cinder" => cinder,
+    "configMap" => config_map,
+    "csi" => csi,
+    "downwardAPI" => downward_api,
+    "emptyDir" => empty_dir,
+    "ephemeral" => ephemeral,
+    "fc" => fc,
+    "flexVolume" => flex_volume,
+    "flocker" => flocker,
+    "gcePersistentDisk" => gce_persistent_disk,
+    "gitRepo" => git_repo,
+    "glusterfs" => glusterfs,
+    "hostPath" => host_path,
+    "image" => image,
+    "iscsi" => iscsi,
+    "nfs" => nfs,
+    "persistentVolumeClaim" => persistent_volume_claim,
+    "photonPersistentDisk" => photon_persistent_disk,
+    "portworxVolume" => portworx_volume,
+    "projected" => projected,
+    "quobyte" => quobyte,
+    "rbd" => rbd,
+    "scaleIO" => scale_io,
+    "secret" => secret,
+    "storageos" => storageos,
+    "vsphereVolume" => vsphere_volume
+}
+
 /// `SetDefaults_Volume` (an `emptyDir` when no source is set) and the default modes of
 /// secret, configMap, downwardAPI and projected volumes.
 fn set_defaults_volume(v: &mut Volume) {
-    let has_source = serde_json::to_value(&*v)
-        .ok()
-        .and_then(|j| j.as_object().map(|m| m.keys().any(|k| k != "name")))
-        .unwrap_or(true);
-    if !has_source {
+    if volume_sources(v).is_empty() {
         v.empty_dir = Some(Default::default());
     }
     if let Some(s) = v.secret.as_mut() {
@@ -327,7 +383,41 @@ fn set_defaults_object_field_selector(f: &mut ObjectFieldSelector) {
 
 #[cfg(test)]
 mod tests {
-    use super::image_tag;
+    use super::{image_tag, set_every_volume_source, set_volume_source, volume_sources};
+    use wasm_apiserver_sdk::k8s_openapi::api::core::v1::Volume;
+
+    /// The keys of the volume's JSON other than `name`, as serialization gives them.
+    fn serialized_sources(v: &Volume) -> Vec<String> {
+        let j = serde_json::to_value(v).unwrap();
+        j.as_object()
+            .unwrap()
+            .keys()
+            .filter(|k| *k != "name")
+            .cloned()
+            .collect()
+    }
+
+    #[test]
+    fn volume_sources_are_the_serialized_keys() {
+        let v = Volume {
+            name: "v".into(),
+            ..Default::default()
+        };
+        assert!(volume_sources(&v).is_empty());
+        let mut all = v.clone();
+        set_every_volume_source(&mut all);
+        assert_eq!(volume_sources(&all), serialized_sources(&all));
+        assert_eq!(
+            volume_sources(&all).len(),
+            30,
+            "every source of k8s-openapi's Volume"
+        );
+        for i in 0..30 {
+            let mut one = v.clone();
+            set_volume_source(&mut one, i);
+            assert_eq!(volume_sources(&one), serialized_sources(&one), "source {i}");
+        }
+    }
 
     #[test]
     fn image_tags_parse_like_docker_references() {

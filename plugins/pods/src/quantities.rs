@@ -10,7 +10,8 @@
 //! The format (DecimalSI, BinarySI, DecimalExponent) is the one the client wrote, as in
 //! `ParseQuantity`.
 
-use wasm_apiserver_sdk::quantity::{self, Quantity};
+use wasm_apiserver_sdk::quantity;
+pub use wasm_apiserver_sdk::quantity::Quantity;
 
 /// `resource.Format`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,6 +36,12 @@ fn format_of(s: &str) -> Option<Format> {
     }
 }
 
+/// Whether the suffix of `s` is one `ParseQuantity` knows (the check [`parse`] adds to the
+/// SDK's parser).
+pub fn has_known_format(s: &str) -> bool {
+    format_of(s).is_some()
+}
+
 /// Parse a quantity string; `None` when it is not a valid quantity.
 pub fn parse(s: &str) -> Option<Quantity> {
     format_of(s)?;
@@ -43,7 +50,11 @@ pub fn parse(s: &str) -> Option<Quantity> {
 
 /// `Quantity.RoundUp(-3)`: round away from zero to a whole number of milli-units.
 fn round_up_to_milli(nanos: i128) -> i128 {
-    let rem = nanos % NANOS_PER_MILLI;
+    // 64-bit remainder when the value allows (128-bit division is a library call in wasm).
+    let rem = match i64::try_from(nanos) {
+        Ok(n) => i128::from(n % NANOS_PER_MILLI as i64),
+        Err(_) => nanos % NANOS_PER_MILLI,
+    };
     if rem == 0 {
         nanos
     } else {
@@ -57,47 +68,63 @@ fn canonical(nanos: i128, format: Format) -> String {
         return "0".into();
     }
     let sign = if nanos < 0 { "-" } else { "" };
-    let abs = nanos.unsigned_abs();
-    // BinarySI only for whole values of at least 1024 (else "DecimalSI, to avoid rounding").
-    if format == Format::BinarySI
-        && abs >= 1024 * NANOS_PER_UNIT as u128
-        && abs.is_multiple_of(NANOS_PER_UNIT as u128)
-    {
-        let mut value = abs / NANOS_PER_UNIT as u128;
-        let mut exp = 0;
-        while exp < 6 && value.is_multiple_of(1024) {
-            value /= 1024;
-            exp += 1;
-        }
-        let suffix = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"][exp];
-        return format!("{sign}{value}{suffix}");
-    }
-    // Decimal: mantissa × 10^exponent with the exponent a multiple of 3 (`AsCanonicalBytes`).
-    let mut mantissa = abs;
-    let mut exponent: i32 = -9;
-    while mantissa.is_multiple_of(1000) && (format == Format::DecimalExponent || exponent < 18) {
-        mantissa /= 1000;
-        exponent += 3;
-    }
-    let suffix = match format {
-        Format::DecimalExponent if exponent == 0 => String::new(),
-        Format::DecimalExponent => format!("e{exponent}"),
-        _ => match exponent {
-            -9 => "n",
-            -6 => "u",
-            -3 => "m",
-            0 => "",
-            3 => "k",
-            6 => "M",
-            9 => "G",
-            12 => "T",
-            15 => "P",
-            _ => "E",
-        }
-        .to_string(),
+    // 64-bit arithmetic when the value allows: 128-bit division is a library call inside wasm.
+    let (value, suffix) = match u64::try_from(nanos.unsigned_abs()) {
+        Ok(abs) => canonical_parts!(abs, u64, format),
+        Err(_) => canonical_parts!(nanos.unsigned_abs(), u128, format),
     };
-    format!("{sign}{mantissa}{suffix}")
+    format!("{sign}{value}{suffix}")
 }
+
+/// The digits and suffix of the canonical form of `abs` nanos (`AsCanonicalBytes`), computed
+/// in the unsigned type `$t` (`u64` or `u128`): `(String, Cow<str>)`.
+macro_rules! canonical_parts {
+    ($abs:expr, $t:ty, $format:expr) => {{
+        let abs: $t = $abs;
+        let format: Format = $format;
+        let unit = NANOS_PER_UNIT as $t;
+        // BinarySI only for whole values of at least 1024 (else "DecimalSI, to avoid rounding").
+        if format == Format::BinarySI && abs >= 1024 * unit && abs.is_multiple_of(unit) {
+            let mut value = abs / unit;
+            let mut exp = 0;
+            while exp < 6 && value.is_multiple_of(1024) {
+                value /= 1024;
+                exp += 1;
+            }
+            let suffix = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"][exp];
+            (value.to_string(), std::borrow::Cow::Borrowed(suffix))
+        } else {
+            // Decimal: mantissa × 10^exponent with the exponent a multiple of 3.
+            let mut mantissa = abs;
+            let mut exponent: i32 = -9;
+            while mantissa.is_multiple_of(1000)
+                && (format == Format::DecimalExponent || exponent < 18)
+            {
+                mantissa /= 1000;
+                exponent += 3;
+            }
+            let suffix: std::borrow::Cow<'static, str> = match format {
+                Format::DecimalExponent if exponent == 0 => "".into(),
+                Format::DecimalExponent => format!("e{exponent}").into(),
+                _ => match exponent {
+                    -9 => "n",
+                    -6 => "u",
+                    -3 => "m",
+                    0 => "",
+                    3 => "k",
+                    6 => "M",
+                    9 => "G",
+                    12 => "T",
+                    15 => "P",
+                    _ => "E",
+                }
+                .into(),
+            };
+            (mantissa.to_string(), suffix)
+        }
+    }};
+}
+use canonical_parts;
 
 /// The canonical form of a quantity string as kube-apiserver would serialize it; `None` when
 /// the string is not a valid quantity (left for validation to report).

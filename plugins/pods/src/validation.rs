@@ -13,7 +13,7 @@
 
 use crate::defaults::set_defaults_pod;
 use crate::quantities;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use wasm_apiserver_sdk::field::{self, ErrorList, Path};
 use wasm_apiserver_sdk::k8s_openapi::api::core::v1::{
@@ -1214,13 +1214,7 @@ fn validate_volumes(volumes: &[Volume], path: &Path) -> (BTreeSet<String>, Error
     for (i, vol) in volumes.iter().enumerate() {
         let idx = path.index(i);
         let name_path = idx.child("name");
-        let sources: Vec<String> = serde_json::to_value(vol)
-            .ok()
-            .and_then(|j| {
-                j.as_object()
-                    .map(|m| m.keys().filter(|k| *k != "name").cloned().collect())
-            })
-            .unwrap_or_default();
+        let sources = crate::defaults::volume_sources(vol);
         let mut el = Vec::new();
         match sources.as_slice() {
             [] => el.push(field::required(&idx, "must specify a volume type")),
@@ -1260,19 +1254,20 @@ fn validate_volume_mounts(
     let mut errs = Vec::new();
     let mut mount_points = BTreeSet::new();
     for (i, m) in mounts.iter().enumerate() {
-        let idx = path.index(i);
+        // Paths are built only for an error.
+        let idx = || path.index(i);
         if m.name.is_empty() {
-            errs.push(field::required(&idx.child("name"), ""));
+            errs.push(field::required(&idx().child("name"), ""));
         }
         if !volumes.contains(&m.name) {
-            errs.push(field::not_found(&idx.child("name"), &m.name));
+            errs.push(field::not_found(&idx().child("name"), &m.name));
         }
         if m.mount_path.is_empty() {
-            errs.push(field::required(&idx.child("mountPath"), ""));
+            errs.push(field::required(&idx().child("mountPath"), ""));
         }
         if !mount_points.insert(m.mount_path.as_str()) {
             errs.push(field::invalid(
-                &idx.child("mountPath"),
+                &idx().child("mountPath"),
                 &m.mount_path,
                 "must be unique",
             ));
@@ -1507,21 +1502,22 @@ fn validate_container_ports(ports: &[ContainerPort], path: &Path) -> ErrorList {
     let mut errs = Vec::new();
     let mut names = BTreeSet::new();
     for (i, p) in ports.iter().enumerate() {
-        let idx = path.index(i);
+        // Paths are built only for an error.
+        let idx = || path.index(i);
         if let Some(name) = p.name.as_deref().filter(|n| !n.is_empty()) {
             let msgs = is_valid_port_name(name);
             if !msgs.is_empty() {
-                errs.extend(invalid_for_each(&idx.child("name"), name, msgs));
+                errs.extend(invalid_for_each(&idx().child("name"), name, msgs));
             } else if !names.insert(name) {
-                errs.push(field::duplicate(&idx.child("name"), name));
+                errs.push(field::duplicate(&idx().child("name"), name));
             }
         }
         if p.container_port == 0 {
-            errs.push(field::required(&idx.child("containerPort"), ""));
+            errs.push(field::required(&idx().child("containerPort"), ""));
         } else {
             for m in is_valid_port_num(p.container_port) {
                 errs.push(field::invalid(
-                    &idx.child("containerPort"),
+                    &idx().child("containerPort"),
                     p.container_port,
                     m,
                 ));
@@ -1529,14 +1525,14 @@ fn validate_container_ports(ports: &[ContainerPort], path: &Path) -> ErrorList {
         }
         if let Some(hp) = p.host_port.filter(|hp| *hp != 0) {
             for m in is_valid_port_num(hp) {
-                errs.push(field::invalid(&idx.child("hostPort"), hp, m));
+                errs.push(field::invalid(&idx().child("hostPort"), hp, m));
             }
         }
         const PROTOCOLS: [&str; 3] = ["SCTP", "TCP", "UDP"];
         match s(&p.protocol) {
-            "" => errs.push(field::required(&idx.child("protocol"), "")),
+            "" => errs.push(field::required(&idx().child("protocol"), "")),
             proto if !PROTOCOLS.contains(&proto) => errs.push(field::not_supported(
-                &idx.child("protocol"),
+                &idx().child("protocol"),
                 proto,
                 &PROTOCOLS,
             )),
@@ -1574,16 +1570,17 @@ fn check_host_port_conflicts(containers: &[Container], path: &Path) -> ErrorList
 fn validate_env(vars: &[EnvVar], path: &Path) -> ErrorList {
     let mut errs = Vec::new();
     for (i, e) in vars.iter().enumerate() {
-        let name_path = path.index(i).child("name");
+        // The path is built only for an error.
+        let name_path = || path.index(i).child("name");
         if e.name.is_empty() {
-            errs.push(field::required(&name_path, ""));
+            errs.push(field::required(&name_path(), ""));
         } else if e
             .name
             .chars()
             .any(|c| !c.is_ascii() || c.is_ascii_control() || c == '=')
         {
             errs.push(field::invalid(
-                &name_path,
+                &name_path(),
                 &e.name,
                 "a valid environment variable name must consist only of printable ASCII characters other than '='",
             ));
@@ -1683,29 +1680,34 @@ fn is_standard_resource_name(name: &str) -> bool {
 }
 
 /// `validateContainerResourceName` (with `validateResourceName`).
-fn validate_container_resource_name(name: &str, path: &Path) -> ErrorList {
-    let mut errs = invalid_for_each(path, name, v::is_qualified_name(name));
+fn validate_container_resource_name(name: &str, path: &dyn Fn() -> Path) -> ErrorList {
+    let msgs = v::is_qualified_name(name);
+    let mut errs = if msgs.is_empty() {
+        Vec::new()
+    } else {
+        invalid_for_each(&path(), name, msgs)
+    };
     if !errs.is_empty() {
         return errs;
     }
     if !name.contains('/') {
         if !is_standard_resource_name(name) {
             errs.push(field::invalid(
-                path,
+                &path(),
                 name,
                 "must be a standard resource type or fully qualified",
             ));
         }
         if !is_standard_container_resource_name(name) {
             errs.push(field::invalid(
-                path,
+                &path(),
                 name,
                 "must be a standard resource for containers",
             ));
         }
     } else if !is_native_resource(name) && !is_extended_resource_name(name) {
         errs.push(field::invalid(
-            path,
+            &path(),
             name,
             "doesn't follow extended resource name standard",
         ));
@@ -1718,19 +1720,20 @@ fn validate_container_resource_name(name: &str, path: &Path) -> ErrorList {
 fn validate_resource_quantity_value(
     name: &str,
     q: &Quantity,
-    path: &Path,
+    path: &dyn Fn() -> Path,
 ) -> (Option<i128>, ErrorList) {
+    // `quantities::parse` is the SDK parse plus the format check; parse once.
     let parsed = match (
-        quantities::parse(&q.0),
+        quantities::has_known_format(&q.0),
         wasm_apiserver_sdk::quantity::parse(&q.0),
     ) {
-        (Some(parsed), _) => parsed,
-        (None, Err(msg)) => return (None, vec![field::invalid(path, &q.0, msg)]),
-        (None, Ok(_)) => {
+        (true, Ok(parsed)) => parsed,
+        (_, Err(msg)) => return (None, vec![field::invalid(&path(), &q.0, msg)]),
+        (false, Ok(_)) => {
             return (
                 None,
                 vec![field::invalid(
-                    path,
+                    &path(),
                     &q.0,
                     wasm_apiserver_sdk::quantity::ERR_SUFFIX,
                 )],
@@ -1740,14 +1743,14 @@ fn validate_resource_quantity_value(
     let mut errs = Vec::new();
     if parsed.nanos < 0 {
         errs.push(field::invalid(
-            path,
+            &path(),
             quantities::to_string(parsed, &q.0),
             IS_NEGATIVE_ERROR_MSG,
         ));
     }
     if is_extended_resource_name(name) && parsed.nanos % 1_000_000_000 != 0 {
         errs.push(field::invalid(
-            path,
+            &path(),
             quantities::to_string(parsed, &q.0),
             IS_NOT_INTEGER_ERROR_MSG,
         ));
@@ -1770,29 +1773,34 @@ fn validate_resource_requirements(
     let empty = BTreeMap::new();
     let limits = req.limits.as_ref().unwrap_or(&empty);
     for (name, q) in limits {
-        let p = lim_path.key(name);
+        // The path is built only for an error.
+        let p = || lim_path.key(name);
         errs.extend(validate_container_resource_name(name, &p));
         errs.extend(validate_resource_quantity_value(name, q, &p).1);
         lim_huge |= is_hugepage(name);
         lim_cpu_mem |= name == "cpu" || name == "memory";
     }
     for (name, q) in req.requests.iter().flatten() {
-        let p = req_path.key(name);
+        let p = || req_path.key(name);
         errs.extend(validate_container_resource_name(name, &p));
         let (value, e) = validate_resource_quantity_value(name, q, &p);
         errs.extend(e);
         match (value, limits.get(name)) {
             (Some(value), Some(limit)) => {
                 if let Some(lim) = quantities::parse(&limit.0) {
-                    let shown = quantities::to_string(quantities::parse(&q.0).unwrap_or(lim), &q.0);
-                    let limit_shown = quantities::to_string(lim, &limit.0);
+                    // The messages' values, built only for an error.
+                    let shown =
+                        || quantities::to_string(quantities::Quantity::from_nanos(value), &q.0);
+                    let limit_shown = || quantities::to_string(lim, &limit.0);
                     if value != lim.nanos && !is_overcommit_allowed(name) {
+                        let (shown, limit_shown) = (shown(), limit_shown());
                         errs.push(field::invalid(
                             &req_path,
                             shown,
                             format!("must be equal to {name} limit of {limit_shown}"),
                         ));
                     } else if value > lim.nanos {
+                        let (shown, limit_shown) = (shown(), limit_shown());
                         errs.push(field::invalid(
                             &req_path,
                             shown,
@@ -1861,15 +1869,18 @@ fn validate_port_num_or_name(port: &IntOrString, path: &Path) -> ErrorList {
 /// `validateHandler` over the handler fields that are set (`exec`, `httpGet`, `tcpSocket`,
 /// `grpc`, `sleep`), in that order.
 fn validate_handler(
-    handler: &Map<String, Value>,
+    set: [bool; 5],
     typed: Handler<'_>,
     grace: Option<i64>,
     path: &Path,
 ) -> ErrorList {
     let mut errs = Vec::new();
     let mut count = 0;
-    for kind in ["exec", "httpGet", "tcpSocket", "grpc", "sleep"] {
-        if !handler.contains_key(kind) {
+    for (kind, set) in ["exec", "httpGet", "tcpSocket", "grpc", "sleep"]
+        .into_iter()
+        .zip(set)
+    {
+        if !set {
             continue;
         }
         let p = path.child(kind);
@@ -1947,11 +1958,15 @@ struct Handler<'a> {
     sleep_seconds: Option<i64>,
 }
 
-fn handler_keys<T: serde::Serialize>(x: &T) -> Map<String, Value> {
-    match serde_json::to_value(x) {
-        Ok(Value::Object(m)) => m,
-        _ => Map::new(),
-    }
+/// The handler kinds a probe or lifecycle handler sets (the keys its JSON would carry).
+fn handler_kinds(h: Handler<'_>, sleep: bool) -> [bool; 5] {
+    [
+        h.exec.is_some(),
+        h.http_get.is_some(),
+        h.tcp_socket.is_some(),
+        h.grpc_port.is_some(),
+        sleep,
+    ]
 }
 
 /// `validateLifecycle`.
@@ -1959,9 +1974,10 @@ fn validate_lifecycle(l: &Lifecycle, grace: Option<i64>, path: &Path) -> ErrorLi
     let mut errs = Vec::new();
     for (name, h) in [("postStart", &l.post_start), ("preStop", &l.pre_stop)] {
         if let Some(h) = h {
+            let typed = lifecycle_handler(h);
             errs.extend(validate_handler(
-                &handler_keys(h),
-                lifecycle_handler(h),
+                handler_kinds(typed, h.sleep.is_some()),
+                typed,
                 grace,
                 &path.child(name),
             ));
@@ -1982,8 +1998,6 @@ fn lifecycle_handler(h: &LifecycleHandler) -> Handler<'_> {
 
 /// `validateProbe`.
 fn validate_probe(p: &Probe, grace: Option<i64>, path: &Path) -> ErrorList {
-    let mut keys = handler_keys(p);
-    keys.remove("sleep");
     let typed = Handler {
         exec: p.exec.as_ref(),
         http_get: p.http_get.as_ref(),
@@ -1991,7 +2005,7 @@ fn validate_probe(p: &Probe, grace: Option<i64>, path: &Path) -> ErrorList {
         grpc_port: p.grpc.as_ref().map(|g| g.port),
         sleep_seconds: None,
     };
-    let mut errs = validate_handler(&keys, typed, grace, path);
+    let mut errs = validate_handler(handler_kinds(typed, false), typed, grace, path);
     for (name, value) in [
         ("initialDelaySeconds", p.initial_delay_seconds),
         ("timeoutSeconds", p.timeout_seconds),
@@ -1999,10 +2013,11 @@ fn validate_probe(p: &Probe, grace: Option<i64>, path: &Path) -> ErrorList {
         ("successThreshold", p.success_threshold),
         ("failureThreshold", p.failure_threshold),
     ] {
-        errs.extend(validate_nonnegative(
-            i64::from(value.unwrap_or(0)),
-            &path.child(name),
-        ));
+        let value = i64::from(value.unwrap_or(0));
+        // The path is built only for an error.
+        if value < 0 {
+            errs.extend(validate_nonnegative(value, &path.child(name)));
+        }
     }
     if let Some(t) = p.termination_grace_period_seconds.filter(|t| *t <= 0) {
         errs.push(field::invalid(

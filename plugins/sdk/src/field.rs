@@ -22,18 +22,42 @@ impl Path {
         if self.0.is_empty() {
             Path(name.to_string())
         } else {
-            Path(format!("{}.{}", self.0, name))
+            self.extended(&[".", name])
         }
     }
 
     /// `spec.containers` → `spec.containers[0]`.
     pub fn index(&self, i: usize) -> Path {
-        Path(format!("{}[{}]", self.0, i))
+        // Decimal digits of `i`, without the formatting machinery (paths are built per field).
+        let mut digits = [0u8; 20];
+        let mut n = i;
+        let mut start = digits.len();
+        loop {
+            start -= 1;
+            digits[start] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        let digits = std::str::from_utf8(&digits[start..]).expect("ASCII digits");
+        self.extended(&["[", digits, "]"])
     }
 
     /// `metadata.labels` → `metadata.labels[app]` (map keys are printed bare, as Kubernetes does).
     pub fn key(&self, k: &str) -> Path {
-        Path(format!("{}[{}]", self.0, k))
+        self.extended(&["[", k, "]"])
+    }
+
+    /// This path followed by `parts`, in one allocation.
+    fn extended(&self, parts: &[&str]) -> Path {
+        let len = self.0.len() + parts.iter().map(|p| p.len()).sum::<usize>();
+        let mut s = String::with_capacity(len);
+        s.push_str(&self.0);
+        for p in parts {
+            s.push_str(p);
+        }
+        Path(s)
     }
 
     /// The path as Kubernetes prints it.
@@ -97,7 +121,7 @@ fn err(
 ) -> FieldError {
     FieldError {
         error_type,
-        field: path.to_string(),
+        field: path.0.clone(),
         bad_value,
         detail: detail.into(),
     }

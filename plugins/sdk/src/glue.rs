@@ -5,6 +5,7 @@
 use crate::bindings::wasm_apiserver::strategy::types as wit;
 use crate::field::{ErrorList, ErrorType, FieldError};
 use crate::{Attributes, ResourceDescription, Strategy};
+use serde::Deserialize;
 use serde_json::Value;
 use std::any::TypeId;
 use std::collections::BTreeMap;
@@ -64,12 +65,19 @@ fn typed<S: Strategy + 'static>(v: Value) -> HookResult<S::Object> {
         .map_err(|e| HookError::BadRequest(format!("unable to decode the object: {e}")))
 }
 
+/// [`typed`] from a borrowed `Value` (no clone of the whole tree).
+fn typed_ref<S: Strategy + 'static>(v: &Value) -> HookResult<S::Object> {
+    S::Object::deserialize(v)
+        .map_err(|e| HookError::BadRequest(format!("unable to decode the object: {e}")))
+}
+
 fn untyped<S: Strategy + 'static>(obj: &S::Object) -> HookResult<Value> {
     serde_json::to_value(obj).map_err(|e| HookError::BadRequest(format!("unable to encode: {e}")))
 }
 
+/// `serde_json::to_string` (not `Display`, about three times slower).
 fn to_text(v: &Value) -> String {
-    v.to_string()
+    serde_json::to_string(v).expect("a Value always serializes")
 }
 
 /// Parse for a read-only hook straight into the typed object (no intermediate `Value`); a
@@ -86,6 +94,359 @@ fn read<S: Strategy + 'static>(obj: &str) -> Result<S::Object, ErrorList> {
     })
 }
 
+/// Encode the typed object straight to JSON text (no intermediate `Value`). `input_len`, the
+/// length of the text the object was decoded from, sizes the buffer: growing it from
+/// `serde_json`'s default 128 bytes costs several reallocations and copies per call.
+fn encode<S: Strategy + 'static>(o: &S::Object, input_len: usize) -> HookResult<String> {
+    let mut buf = Vec::with_capacity(input_len + input_len / 2 + 256);
+    serde_json::to_writer(&mut buf, o)
+        .map_err(|e| HookError::BadRequest(format!("unable to encode: {e}")))?;
+    // SAFETY: serde_json writes only valid UTF-8 (its own `to_string` relies on the same).
+    Ok(unsafe { String::from_utf8_unchecked(buf) })
+}
+
+/// Decode a new object for prepare-for-create with the SDK's generic create behaviour applied:
+/// the top-level `status` dropped (status subresource) and `metadata.generation` set to 1
+/// ([`Strategy::TRACKS_GENERATION`]). The fast path does this while decoding the text straight
+/// into `S::Object` ([`create_filter`]); any failure there falls back to the reference path —
+/// parse into a `Value`, edit it, decode it — so results and error messages are those of the
+/// reference path.
+fn decode_for_create<S: Strategy + 'static>(obj: &str) -> HookResult<S::Object> {
+    crate::log::install_panic_hook();
+    let m = meta::<S>();
+    let filter = create_filter::Filter {
+        drop_status: m.has_status,
+        set_generation: S::TRACKS_GENERATION,
+    };
+    match create_filter::decode::<S::Object>(obj, filter) {
+        Ok(o) => Ok(o),
+        Err(_) => decode_for_create_reference::<S::Object>(obj, filter),
+    }
+}
+
+/// The reference decode for prepare-for-create: parse into a `Value`, edit it, decode that.
+fn decode_for_create_reference<T: serde::de::DeserializeOwned>(
+    obj: &str,
+    filter: create_filter::Filter,
+) -> HookResult<T> {
+    let mut v = parse_value(obj)?;
+    if filter.drop_status {
+        v.as_object_mut().map(|m| m.remove("status"));
+    }
+    if filter.set_generation {
+        set_generation(&mut v, 1);
+    }
+    serde_json::from_value(v)
+        .map_err(|e| HookError::BadRequest(format!("unable to decode the object: {e}")))
+}
+
+/// A `serde` adapter that decodes an object while dropping its top-level `status` and forcing
+/// `metadata.generation = 1`, equivalent to editing the parsed `Value` first. It accepts only a
+/// top-level JSON object whose `metadata`, if present, is an object or `null`; anything else is
+/// an error (the caller then takes the reference path).
+mod create_filter {
+    use serde::de::value::{BorrowedStrDeserializer, StringDeserializer};
+    use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+    use std::fmt;
+
+    /// What to do while decoding.
+    #[derive(Clone, Copy)]
+    pub(super) struct Filter {
+        pub drop_status: bool,
+        pub set_generation: bool,
+    }
+
+    /// Decode `text` as `T` through the filter (trailing characters are an error, as in
+    /// `serde_json::from_str`).
+    pub(super) fn decode<T: de::DeserializeOwned>(
+        text: &str,
+        filter: Filter,
+    ) -> Result<T, serde_json::Error> {
+        let mut de = serde_json::Deserializer::from_str(text);
+        let v = T::deserialize(Top {
+            inner: &mut de,
+            filter,
+        })?;
+        de.end()?;
+        Ok(v)
+    }
+
+    /// A map key as read, borrowed from the input when it has no escapes.
+    enum Key<'de> {
+        Borrowed(&'de str),
+        Owned(String),
+    }
+
+    impl Key<'_> {
+        fn as_str(&self) -> &str {
+            match self {
+                Key::Borrowed(s) => s,
+                Key::Owned(s) => s,
+            }
+        }
+    }
+
+    struct KeySeed;
+
+    impl<'de> DeserializeSeed<'de> for KeySeed {
+        type Value = Key<'de>;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Key<'de>, D::Error> {
+            d.deserialize_str(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for KeySeed {
+        type Value = Key<'de>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a string key")
+        }
+        fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
+            Ok(Key::Borrowed(v))
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Key<'de>, E> {
+            Ok(Key::Owned(v.to_string()))
+        }
+        fn visit_string<E: de::Error>(self, v: String) -> Result<Key<'de>, E> {
+            Ok(Key::Owned(v))
+        }
+    }
+
+    /// Hand a key already read to the caller's key seed.
+    fn give_key<'de, K: DeserializeSeed<'de>, E: de::Error>(
+        seed: K,
+        key: Key<'de>,
+    ) -> Result<K::Value, E> {
+        match key {
+            Key::Borrowed(s) => seed.deserialize(BorrowedStrDeserializer::<E>::new(s)),
+            Key::Owned(s) => seed.deserialize(StringDeserializer::<E>::new(s)),
+        }
+    }
+
+    /// The top level: must be a map.
+    struct Top<D> {
+        inner: D,
+        filter: Filter,
+    }
+
+    impl<'de, D: Deserializer<'de>> Deserializer<'de> for Top<D> {
+        type Error = D::Error;
+        fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
+            self.inner.deserialize_any(TopVisitor {
+                visitor,
+                filter: self.filter,
+            })
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+            option unit unit_struct newtype_struct seq tuple tuple_struct map struct enum
+            identifier ignored_any
+        }
+    }
+
+    struct TopVisitor<V> {
+        visitor: V,
+        filter: Filter,
+    }
+
+    impl<'de, V: Visitor<'de>> Visitor<'de> for TopVisitor<V> {
+        type Value = V::Value;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a JSON object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<V::Value, A::Error> {
+            self.visitor.visit_map(TopMap {
+                inner: map,
+                filter: self.filter,
+                metadata_next: false,
+            })
+        }
+    }
+
+    struct TopMap<A> {
+        inner: A,
+        filter: Filter,
+        metadata_next: bool,
+    }
+
+    impl<'de, A: MapAccess<'de>> MapAccess<'de> for TopMap<A> {
+        type Error = A::Error;
+        fn next_key_seed<K: DeserializeSeed<'de>>(
+            &mut self,
+            seed: K,
+        ) -> Result<Option<K::Value>, A::Error> {
+            loop {
+                let Some(key) = self.inner.next_key_seed(KeySeed)? else {
+                    return Ok(None);
+                };
+                match key.as_str() {
+                    "status" if self.filter.drop_status => {
+                        self.inner.next_value::<IgnoredAny>()?;
+                    }
+                    k => {
+                        self.metadata_next = self.filter.set_generation && k == "metadata";
+                        return give_key(seed, key).map(Some);
+                    }
+                }
+            }
+        }
+        fn next_value_seed<S: DeserializeSeed<'de>>(
+            &mut self,
+            seed: S,
+        ) -> Result<S::Value, A::Error> {
+            if std::mem::take(&mut self.metadata_next) {
+                self.inner.next_value_seed(MetaSeed(seed))
+            } else {
+                self.inner.next_value_seed(seed)
+            }
+        }
+        fn size_hint(&self) -> Option<usize> {
+            self.inner.size_hint()
+        }
+    }
+
+    /// The value of `metadata`: an object gets `generation: 1`; `null` stays `null`.
+    struct MetaSeed<S>(S);
+
+    impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for MetaSeed<S> {
+        type Value = S::Value;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<S::Value, D::Error> {
+            self.0.deserialize(Meta { inner: d })
+        }
+    }
+
+    struct Meta<D> {
+        inner: D,
+    }
+
+    impl<'de, D: Deserializer<'de>> Deserializer<'de> for Meta<D> {
+        type Error = D::Error;
+        fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
+            self.inner.deserialize_any(MetaVisitor { visitor })
+        }
+        fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
+            self.inner.deserialize_option(MetaOptionVisitor { visitor })
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+            unit unit_struct newtype_struct seq tuple tuple_struct map struct enum
+            identifier ignored_any
+        }
+    }
+
+    struct MetaOptionVisitor<V> {
+        visitor: V,
+    }
+
+    impl<'de, V: Visitor<'de>> Visitor<'de> for MetaOptionVisitor<V> {
+        type Value = V::Value;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("an optional object")
+        }
+        fn visit_none<E: de::Error>(self) -> Result<V::Value, E> {
+            self.visitor.visit_none()
+        }
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<V::Value, D::Error> {
+            self.visitor.visit_some(Meta { inner: d })
+        }
+    }
+
+    struct MetaVisitor<V> {
+        visitor: V,
+    }
+
+    impl<'de, V: Visitor<'de>> Visitor<'de> for MetaVisitor<V> {
+        type Value = V::Value;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<V::Value, A::Error> {
+            self.visitor.visit_map(MetaMap {
+                inner: map,
+                state: Generation::NotSeen,
+            })
+        }
+    }
+
+    #[derive(Clone, Copy, PartialEq)]
+    enum Generation {
+        /// No `generation` key yet.
+        NotSeen,
+        /// The input's `generation` key was handed out: its value is skipped and 1 given.
+        Replace,
+        /// The input had `generation` (already replaced).
+        Seen,
+        /// The input ended without `generation`: the key was appended, its value is 1.
+        Append,
+        /// The appended entry was given; the map is over.
+        Done,
+    }
+
+    struct MetaMap<A> {
+        inner: A,
+        state: Generation,
+    }
+
+    impl<'de, A: MapAccess<'de>> MapAccess<'de> for MetaMap<A> {
+        type Error = A::Error;
+        fn next_key_seed<K: DeserializeSeed<'de>>(
+            &mut self,
+            seed: K,
+        ) -> Result<Option<K::Value>, A::Error> {
+            if self.state == Generation::Done {
+                return Ok(None);
+            }
+            match self.inner.next_key_seed(KeySeed)? {
+                Some(key) => {
+                    if key.as_str() == "generation" {
+                        self.state = Generation::Replace;
+                    }
+                    give_key(seed, key).map(Some)
+                }
+                None if self.state == Generation::NotSeen => {
+                    self.state = Generation::Append;
+                    give_key(seed, Key::Borrowed("generation")).map(Some)
+                }
+                None => {
+                    self.state = Generation::Done;
+                    Ok(None)
+                }
+            }
+        }
+        fn next_value_seed<S: DeserializeSeed<'de>>(
+            &mut self,
+            seed: S,
+        ) -> Result<S::Value, A::Error> {
+            match self.state {
+                Generation::Replace => {
+                    self.inner.next_value::<IgnoredAny>()?;
+                    self.state = Generation::Seen;
+                }
+                Generation::Append => self.state = Generation::Done,
+                _ => return self.inner.next_value_seed(seed),
+            }
+            seed.deserialize(One(std::marker::PhantomData::<A::Error>))
+        }
+    }
+
+    /// The JSON number `1`, as `serde_json` hands it out (also into an `Option`).
+    struct One<E>(std::marker::PhantomData<E>);
+
+    impl<'de, E: de::Error> Deserializer<'de> for One<E> {
+        type Error = E;
+        fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
+            visitor.visit_u64(1)
+        }
+        fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
+            visitor.visit_some(self)
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+            unit unit_struct newtype_struct seq tuple tuple_struct map struct enum
+            identifier ignored_any
+        }
+    }
+}
+
 /// The plugin's description.
 pub fn describe<S: Strategy + 'static>() -> ResourceDescription {
     crate::log::install_panic_hook();
@@ -93,18 +454,55 @@ pub fn describe<S: Strategy + 'static>() -> ResourceDescription {
 }
 
 /// `prepare-for-create`: generic part (generation = 1, drop status with a status subresource),
-/// then the typed hook.
+/// then the typed hook. Returns the object as JSON text.
+///
+/// Errors: [`HookError::BadRequest`] when the text is not one JSON object
+/// (`malformed JSON: …`, `the object is not a JSON object`) or does not decode as
+/// `S::Object` (`unable to decode the object: …`).
 pub fn prepare_for_create<S: Strategy + 'static>(obj: &str) -> HookResult<String> {
-    let mut v = parse_value(obj)?;
-    if meta::<S>().has_status {
-        v.as_object_mut().map(|m| m.remove("status"));
-    }
-    if S::TRACKS_GENERATION {
-        set_generation(&mut v, 1);
-    }
-    let mut o = typed::<S>(v)?;
+    let mut o = decode_for_create::<S>(obj)?;
     S::prepare_for_create(&mut o);
-    Ok(to_text(&untyped::<S>(&o)?))
+    encode::<S>(&o, obj.len())
+}
+
+/// What [`create_sequence`] produced (the WIT `create-outcome`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CreateOutcome {
+    /// The object as JSON text: canonicalized when `errors` is empty, otherwise as
+    /// prepare-for-create left it.
+    pub object: String,
+    /// Validation errors; when not empty, warnings-on-create and canonicalize did not run.
+    pub errors: ErrorList,
+    /// Warnings for a valid object.
+    pub warnings: Vec<String>,
+}
+
+/// `create-sequence`: [`prepare_for_create`] → [`validate`] → (only if valid)
+/// [`warnings_on_create`] → [`canonicalize`] on one decoded object — one decode, one encode —
+/// the order of `rest.BeforeCreate` (k8s.io/apiserver/pkg/registry/rest/create.go) without the
+/// host's ObjectMeta validation, which the host runs on the returned object.
+///
+/// Gives the same object, errors and warnings as the four string-level hooks called in turn
+/// (the typed object is not re-encoded between hooks). Errors: those of [`prepare_for_create`];
+/// [`HookError::BadRequest`] `unable to encode: …` when the object does not serialize.
+pub fn create_sequence<S: Strategy + 'static>(obj: &str) -> HookResult<CreateOutcome> {
+    let mut o = decode_for_create::<S>(obj)?;
+    S::prepare_for_create(&mut o);
+    let errors = S::validate(&o);
+    if !errors.is_empty() {
+        return Ok(CreateOutcome {
+            object: encode::<S>(&o, obj.len())?,
+            errors,
+            warnings: Vec::new(),
+        });
+    }
+    let warnings = S::warnings_on_create(&o);
+    S::canonicalize(&mut o);
+    Ok(CreateOutcome {
+        object: encode::<S>(&o, obj.len())?,
+        errors,
+        warnings,
+    })
 }
 
 /// `validate`.
@@ -128,7 +526,7 @@ pub fn canonicalize<S: Strategy + 'static>(obj: &str) -> HookResult<String> {
     let mut o: S::Object = serde_json::from_str(obj)
         .map_err(|e| HookError::BadRequest(format!("unable to decode the object: {e}")))?;
     S::canonicalize(&mut o);
-    serde_json::to_string(&o).map_err(|e| HookError::BadRequest(format!("unable to encode: {e}")))
+    encode::<S>(&o, obj.len())
 }
 
 /// `prepare-for-update`: restore `status` from `old` (status subresource), run the typed hook,
@@ -139,7 +537,7 @@ pub fn prepare_for_update<S: Strategy + 'static>(new: &str, old: &str) -> HookRe
     if meta::<S>().has_status {
         copy_key(&o, &mut n, "status");
     }
-    let old_typed = typed::<S>(o.clone())?;
+    let old_typed = typed_ref::<S>(&o)?;
     let mut new_typed = typed::<S>(n)?;
     S::prepare_for_update(&mut new_typed, &old_typed);
     let mut n = untyped::<S>(&new_typed)?;
@@ -288,15 +686,16 @@ fn copy_key(from: &Value, to: &mut Value, key: &str) {
 
 /// Whether anything outside `metadata` and `status` differs (the CRD strategy's rule).
 fn spec_changed(new: &Value, old: &Value) -> bool {
-    let strip = |v: &Value| -> Value {
-        let mut c = v.clone();
-        if let Some(m) = c.as_object_mut() {
-            m.remove("metadata");
-            m.remove("status");
+    match (new.as_object(), old.as_object()) {
+        (Some(n), Some(o)) => {
+            // Compared in place (maps iterate in key order): no copy of either object.
+            fn rest(m: &serde_json::Map<String, Value>) -> impl Iterator<Item = (&String, &Value)> {
+                m.iter().filter(|(k, _)| *k != "metadata" && *k != "status")
+            }
+            !rest(n).eq(rest(o))
         }
-        c
-    };
-    strip(new) != strip(old)
+        _ => new != old,
+    }
 }
 
 /// Convert field errors to their WIT form.
@@ -341,6 +740,16 @@ impl From<HookError> for wit::HookError {
     }
 }
 
+impl From<CreateOutcome> for wit::CreateOutcome {
+    fn from(o: CreateOutcome) -> Self {
+        wit::CreateOutcome {
+            object: o.object,
+            errors: into_wit(o.errors),
+            warnings: o.warnings,
+        }
+    }
+}
+
 impl From<Attributes> for wit::Attributes {
     fn from(a: Attributes) -> Self {
         wit::Attributes {
@@ -378,6 +787,104 @@ impl From<ResourceDescription> for wit::ResourceDescription {
             selectable_fields: d.selectable_fields,
             openapi_schema: d.openapi_schema.to_string(),
             example: d.example.map(|e| e.to_string()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::create_filter::{decode, Filter};
+    use super::decode_for_create_reference;
+    use k8s_openapi::api::core::v1::Pod;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    use serde::{Deserialize, Serialize};
+    use serde_json::Value;
+
+    #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Derived {
+        kind: String,
+        metadata: ObjectMeta,
+        #[serde(default)]
+        spec: Value,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        status: Option<Value>,
+    }
+
+    #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    struct OptionalMeta {
+        metadata: Option<ObjectMeta>,
+        status: Option<Value>,
+    }
+
+    /// The fast decode either succeeds with the reference's object or fails (and the caller
+    /// then takes the reference path); it must succeed on ordinary objects.
+    fn same<T>(text: &str, must_be_fast: bool)
+    where
+        T: serde::de::DeserializeOwned + Serialize + std::fmt::Debug,
+    {
+        for (drop_status, set_generation) in
+            [(true, true), (true, false), (false, true), (false, false)]
+        {
+            let f = Filter {
+                drop_status,
+                set_generation,
+            };
+            let fast = decode::<T>(text, f);
+            let reference = decode_for_create_reference::<T>(text, f);
+            match (&fast, &reference) {
+                (Ok(a), Ok(b)) => assert_eq!(
+                    serde_json::to_value(a).unwrap(),
+                    serde_json::to_value(b).unwrap(),
+                    "{text} {drop_status} {set_generation}"
+                ),
+                (Ok(a), Err(e)) => panic!("fast path accepted {text} as {a:?}, reference: {e:?}"),
+                (Err(e), _) if must_be_fast && reference.is_ok() => {
+                    panic!("fast path refused {text}: {e}")
+                }
+                (Err(_), _) => {}
+            }
+        }
+    }
+
+    #[test]
+    fn fast_create_decode_matches_the_value_edit() {
+        let ordinary = [
+            r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","namespace":"d"},"spec":{"containers":[]},"status":{"phase":"x"}}"#,
+            r#"{"kind":"Pod","metadata":{"generation":7,"name":"a"},"status":{"phase":"x"},"spec":{"containers":[{"name":"c","status":1}]}}"#,
+            r#"{"kind":"Pod","metadata":{"name":"a","generation":7,"labels":{"status":"x"}}}"#,
+            r#"{"kind":"Pod","metadata":{"name":"a\u0062","generation":7},"st\u0061tus":{"phase":"x"},"spec":{}}"#,
+            r#"{"kind":"Pod","metadata":{}}"#,
+            r#"{"kind":"Pod","spec":{"containers":[]}}"#,
+            r#" {"kind":"Pod","metadata":{"name":"a"}} "#,
+        ];
+        for text in ordinary {
+            same::<Value>(text, true);
+            same::<Pod>(text, true);
+            same::<Derived>(text, text.contains("metadata"));
+            same::<OptionalMeta>(text, true);
+        }
+        let odd = [
+            r#"{"kind":"Pod","metadata":null,"status":null}"#,
+            r#"{"kind":"Pod","metadata":{"generation":"x"}}"#,
+            r#"{"kind":"Pod","metadata":{"generation":null}}"#,
+            r#"{"kind":"Pod","metadata":{"generation":1,"generation":2}}"#,
+            r#"{"kind":"Pod","metadata":{"name":"a"},"metadata":{"name":"b"}}"#,
+            r#"{"kind":"Pod","status":1,"status":2}"#,
+            r#"{"kind":"Pod","metadata":"x"}"#,
+            r#"{"kind":"Pod","metadata":[1]}"#,
+            r#"{"kind":"Pod","spec":{"containers":"no"}}"#,
+            r#"[1,2]"#,
+            r#""text""#,
+            r#"{"kind":"Pod"} trailing"#,
+            r#"{"kind":"Pod""#,
+            "",
+        ];
+        for text in odd {
+            same::<Value>(text, false);
+            same::<Pod>(text, false);
+            same::<Derived>(text, false);
+            same::<OptionalMeta>(text, false);
         }
     }
 }

@@ -26,9 +26,17 @@
 //! - status update: the stored object is kept, with only `status` (and `managedFields`) taken
 //!   from the request.
 //!
+//! On create the host makes one call, `create-sequence`, and the SDK runs
+//! `prepare_for_create` → `validate` → (if valid) `warnings_on_create` → `canonicalize` on one
+//! decoded object ([`glue::create_sequence`]); the result is the same as calling the hooks in
+//! turn, which [`testing::create`] checks.
+//!
 //! Test a plugin natively with `cargo test` through [`testing`], which runs the hooks in the
 //! order the host does.
 
+#[cfg(target_arch = "wasm32")]
+#[doc(hidden)]
+pub use talc as __talc;
 pub mod field;
 pub mod glue;
 pub mod log;
@@ -225,7 +233,8 @@ pub trait Strategy: 'static {
         Vec::new()
     }
 
-    /// `Canonicalize`.
+    /// `Canonicalize`. Must not change `metadata`: the host validates ObjectMeta on the object
+    /// the create sequence returns, i.e. after this hook.
     fn canonicalize(_obj: &mut Self::Object) {}
 
     /// `AllowCreateOnUpdate`. Default false.
@@ -294,10 +303,20 @@ pub trait Strategy: 'static {
 
 /// Export a [`Strategy`] implementation as this component's `strategy` interface.
 ///
-/// Expands to nothing on non-wasm targets, so the same crate builds natively for `cargo test`.
+/// Also installs the `talc` allocator (`talc::wasm::new_wasm_dynamic_allocator`, on
+/// `memory.grow`) as the component's global allocator instead of the default `dlmalloc`: a
+/// hook decodes a whole object into many small allocations and drops them at the end of the
+/// call, so allocation speed is a large part of a hook's cost in wasm (BENCHMARKS.md, "Strategy
+/// hooks"). A plugin using this macro must not declare its own. Expands to nothing on non-wasm targets, so the same
+/// crate builds natively for `cargo test`.
 #[macro_export]
 macro_rules! export_strategy {
     ($ty:ty) => {
+        #[cfg(target_arch = "wasm32")]
+        #[global_allocator]
+        static __WASM_APISERVER_ALLOC: $crate::__talc::wasm::WasmDynamicTalc =
+            $crate::__talc::wasm::new_wasm_dynamic_allocator();
+
         #[cfg(target_arch = "wasm32")]
         const _: () = {
             use $crate::bindings::exports::wasm_apiserver::strategy::strategy as __s;
@@ -318,6 +337,11 @@ macro_rules! export_strategy {
                 }
                 fn canonicalize(obj: String) -> Result<String, __t::HookError> {
                     $crate::glue::canonicalize::<$ty>(&obj).map_err(Into::into)
+                }
+                fn create_sequence(obj: String) -> Result<__t::CreateOutcome, __t::HookError> {
+                    $crate::glue::create_sequence::<$ty>(&obj)
+                        .map(Into::into)
+                        .map_err(Into::into)
                 }
                 fn allow_create_on_update() -> bool {
                     <$ty as $crate::Strategy>::allow_create_on_update()

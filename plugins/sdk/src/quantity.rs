@@ -319,6 +319,16 @@ pub fn parse(s: &str) -> Result<Quantity, String> {
     }
 
     // Magnitude = digits(num ++ denom) × base^exponent × 10^-len(denom), in nanos.
+    let nanos = match fast_magnitude(&p, base, exponent, format) {
+        Some(nanos) => nanos,
+        None => exact_magnitude(&p, base, exponent, format),
+    };
+    Ok(Quantity { nanos })
+}
+
+/// The signed value in nanos with a decimal digit vector: digits × base^exponent ×
+/// 10^(9 - len(denom)), rounded up in magnitude, saturating, binary-SI capped at 2^63-1 units.
+fn exact_magnitude(p: &Pieces<'_>, base: u32, exponent: i32, format: Format) -> i128 {
     let mut digits: Vec<u8> = p
         .num
         .bytes()
@@ -328,7 +338,7 @@ pub fn parse(s: &str) -> Result<Quantity, String> {
     let first_nonzero = digits.iter().position(|&d| d != 0).unwrap_or(digits.len());
     digits.drain(..first_nonzero);
     if digits.is_empty() {
-        return Ok(Quantity::default());
+        return 0;
     }
     let mut pow10 = 9 - p.denom.len() as i64;
     if base == 10 {
@@ -342,14 +352,68 @@ pub fn parse(s: &str) -> Result<Quantity, String> {
     if format == Format::BinarySI && magnitude > MAX_ALLOWED_NANOS {
         magnitude = MAX_ALLOWED_NANOS;
     }
-    let nanos = match (p.positive, magnitude) {
+    match (p.positive, magnitude) {
         (true, m) => m,
         // A saturated magnitude saturates the other way.
         (false, i128::MAX) => i128::MIN,
         (false, m) => -m,
-    };
-    Ok(Quantity { nanos })
+    }
 }
+
+/// The signed value in nanos computed with machine integers, when that is exact: at most 30
+/// significant digits and no intermediate overflow (else `None`, and the digit-vector path,
+/// which also saturates, decides). Same result as that path: digits × base^exponent ×
+/// 10^(9 - len(denom)), rounded up in magnitude, binary-SI capped at 2^63-1 units.
+fn fast_magnitude(p: &Pieces<'_>, base: u32, exponent: i32, format: Format) -> Option<i128> {
+    // 19 digits always fit a u64; 128-bit arithmetic is a library call inside wasm.
+    if p.num.len() + p.denom.len() > 19 {
+        return None;
+    }
+    let mut small: u64 = 0;
+    for c in p.num.bytes().chain(p.denom.bytes()) {
+        small = small * 10 + u64::from(c - b'0');
+    }
+    if small == 0 {
+        return Some(0);
+    }
+    let mut mantissa = u128::from(small);
+    let mut pow10 = 9 - p.denom.len() as i64;
+    if base == 10 {
+        pow10 += i64::from(exponent);
+    } else {
+        // Binary exponents are 10..=60; a shift that loses no bit is exact.
+        let shift = u32::try_from(exponent).ok()?;
+        if mantissa.leading_zeros() <= shift + 1 {
+            return None;
+        }
+        mantissa <<= shift;
+    }
+    let magnitude = if pow10 >= 0 {
+        mantissa.checked_mul(*POW10.get(usize::try_from(pow10).ok()?)?)?
+    } else {
+        let divisor = *POW10.get(usize::try_from(-pow10).ok()?)?;
+        mantissa.div_ceil(divisor)
+    };
+    let magnitude = i128::try_from(magnitude).ok()?;
+    let magnitude = if format == Format::BinarySI {
+        magnitude.min(MAX_ALLOWED_NANOS)
+    } else {
+        magnitude
+    };
+    Some(if p.positive { magnitude } else { -magnitude })
+}
+
+/// 10^0 ..= 10^38, the powers of ten a `u128` holds (table lookups: 128-bit multiplication is a
+/// library call inside wasm).
+const POW10: [u128; 39] = {
+    let mut t = [1u128; 39];
+    let mut i = 1;
+    while i < 39 {
+        t[i] = t[i - 1] * 10;
+        i += 1;
+    }
+    t
+};
 
 /// Multiply a big-endian decimal digit vector by 2.
 fn double_decimal(digits: &mut Vec<u8>) {
@@ -404,6 +468,53 @@ mod tests {
     }
 
     const UNIT: i128 = 1_000_000_000;
+
+    #[test]
+    fn machine_integer_path_matches_digit_vectors() {
+        let mut cases = Vec::new();
+        for num in [
+            "0",
+            "1",
+            "5",
+            "12",
+            "999",
+            "123456789",
+            "000123",
+            "99999999999999999999",
+            "123456789012345678901234567890",
+            "1234567890123456789012345678901",
+        ] {
+            for denom in [
+                "",
+                ".",
+                ".5",
+                ".000000001",
+                ".0000000001",
+                ".123456789123",
+                ".00000000000000000000000000000000000000001",
+            ] {
+                for suffix in [
+                    "", "n", "u", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi",
+                    "Ei", "e3", "e-3", "e-12", "E18", "e30", "e-45", "e40",
+                ] {
+                    for sign in ["", "-", "+"] {
+                        cases.push(format!("{sign}{num}{denom}{suffix}"));
+                    }
+                }
+            }
+        }
+        for c in cases {
+            let Ok(p) = parse_quantity_string(&c) else {
+                continue;
+            };
+            let Some((base, exponent, format)) = interpret_suffix(p.suffix) else {
+                continue;
+            };
+            if let Some(fast) = fast_magnitude(&p, base, exponent, format) {
+                assert_eq!(fast, exact_magnitude(&p, base, exponent, format), "{c}");
+            }
+        }
+    }
 
     #[test]
     fn decimal_si() {

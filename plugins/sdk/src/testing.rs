@@ -65,15 +65,29 @@ fn finish<S: Strategy + 'static>(
     }
 }
 
-/// Run prepare-for-create → validate → warnings-on-create → canonicalize.
+/// Run prepare-for-create → validate → warnings-on-create → canonicalize, hook by hook, and
+/// check that the one-call `create-sequence` (what the server calls) gives the same outcome:
+/// panics naming both when they differ.
 pub fn create<S: Strategy + 'static>(obj: Value) -> Outcome {
     let text = obj.to_string();
-    finish::<S>(
+    let steps = finish::<S>(
         glue::prepare_for_create::<S>(&text),
         |p| glue::validate::<S>(p),
         |p| glue::warnings_on_create::<S>(p),
         &obj,
-    )
+    );
+    if let Ok(fused) = glue::create_sequence::<S>(&text) {
+        let fused = Outcome {
+            object: serde_json::from_str(&fused.object).expect("create-sequence returned JSON"),
+            errors: fused.errors,
+            warnings: fused.warnings,
+        };
+        assert_eq!(
+            fused, steps,
+            "create-sequence (left) differs from the four hooks (right)"
+        );
+    }
+    steps
 }
 
 /// Run prepare-for-update → validate-update → warnings-on-update → canonicalize.
