@@ -51,9 +51,9 @@ const LIST_KEYS: usize = 10_000;
 /// Encoded size of one object.
 const OBJECT_BYTES: usize = 1024;
 /// Rounds per cheap measurement (throughput = median of the rounds).
-const ROUNDS: usize = 5;
+const ROUNDS: usize = 7;
 /// Length of one round of create / get / update.
-const ROUND: Duration = Duration::from_millis(700);
+const ROUND: Duration = Duration::from_millis(1000);
 /// Length of the write phase of one watch round.
 const WATCH_WRITE: Duration = Duration::from_millis(700);
 /// Upper bound on creates in one watch measurement (size of the start-time table).
