@@ -678,32 +678,24 @@ impl WasmStrategy {
             return Err(self.bad_output(hook, "not a JSON object".into()));
         }
         // Plain lookups rather than `Value::pointer`, which parses its argument on every call.
-        let field = |v: &'_ Value, path: &[&str]| -> Option<Value> {
-            path.iter().try_fold(v, |v, k| v.get(k)).cloned()
-        };
+        fn at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
+            path.iter().try_fold(v, |v, k| v.get(k))
+        }
         for path in [
             &["apiVersion"][..],
             &["kind"],
             &["metadata", "name"],
             &["metadata", "namespace"],
         ] {
-            let same = path
-                .iter()
-                .try_fold((input, &out), |(a, b), k| match (a.get(k), b.get(k)) {
-                    (Some(a), Some(b)) => Ok((a, b)),
-                    (None, None) => Err(true),
-                    _ => Err(false),
-                })
-                .map_or_else(|same| same, |(a, b)| a == b);
-            if !same {
-                let (before, after) = (field(input, path), field(&out, path));
+            let (before, after) = (at(input, path), at(&out, path));
+            if before != after {
                 return Err(self.bad_output(
                     hook,
                     format!(
                         "it changed {} from {} to {}",
                         path.join("."),
-                        before.map_or("nothing".into(), |v| v.to_string()),
-                        after.map_or("nothing".into(), |v| v.to_string())
+                        before.map_or("nothing".into(), Value::to_string),
+                        after.map_or("nothing".into(), Value::to_string)
                     ),
                 ));
             }
