@@ -325,12 +325,8 @@ fn list_options(r: &Resource, q: &Query) -> ApiResult<ListOptions> {
     })
 }
 
-/// The JSON of a list response (`{"apiVersion","kind":"<Kind>List","metadata","items"}`),
-/// written straight from the list's items: objects read from storage are copied from their
-/// stored bytes with their resourceVersion spliced in, cached ones serialized as they are, so
-/// no list builds a `Value` per object. Errors: a corrupt stored object answers 500, as
-/// kube-apiserver's list does when an object fails to decode.
-fn list_body(r: &Resource, list: &wasm_apiserver_storage::SharedListResult) -> ApiResult<Vec<u8>> {
+/// `metav1.ListMeta` of a list: resourceVersion, and continue / remainingItemCount when set.
+pub(super) fn list_meta(list: &wasm_apiserver_storage::SharedListResult) -> Value {
     let mut meta = json!({"resourceVersion": list.resource_version.to_string()});
     if let Some(c) = &list.continue_token {
         meta["continue"] = json!(c);
@@ -338,8 +334,17 @@ fn list_body(r: &Resource, list: &wasm_apiserver_storage::SharedListResult) -> A
     if let Some(n) = list.remaining_item_count {
         meta["remainingItemCount"] = json!(n);
     }
+    meta
+}
+
+/// The JSON of a list response (`{"apiVersion","kind":"<Kind>List","metadata","items"}`),
+/// written straight from the list's items: objects read from storage are copied from their
+/// stored bytes with their resourceVersion spliced in, cached ones serialized as they are, so
+/// no list builds a `Value` per object. Errors: a corrupt stored object answers 500, as
+/// kube-apiserver's list does when an object fails to decode.
+fn list_body(r: &Resource, list: &wasm_apiserver_storage::SharedListResult) -> ApiResult<Vec<u8>> {
     let head = json!({"apiVersion": r.description.api_version(), "kind": r.description.list_kind,
-                      "metadata": meta});
+                      "metadata": list_meta(list)});
     let mut out = serde_json::to_vec(&head).map_err(ApiError::internal)?;
     out.pop(); // the closing brace
     out.extend_from_slice(b",\"items\":[");
@@ -535,10 +540,7 @@ async fn dispatch(
             let list_opts = list_options(&r, q)?;
             let list = r.list(&ns, &list_opts).await?;
             let mut deleted = Vec::new();
-            for item in &list.items {
-                let item = item
-                    .to_arc()
-                    .map_err(|e| ApiError::from_storage(&e, &r.gr, ""))?;
+            for item in table::objects(&r, &list)? {
                 let n = item
                     .pointer("/metadata/name")
                     .and_then(Value::as_str)

@@ -174,8 +174,9 @@ fn columns(r: &Resource) -> Vec<Value> {
         .collect()
 }
 
-/// The objects of `list`, decoded where the storage handed out stored bytes.
-fn objects(r: &Resource, list: &SharedListResult) -> ApiResult<Vec<Arc<Value>>> {
+/// The objects of `list`, decoded where the storage handed out stored bytes. Errors: a corrupt
+/// stored object, as the storage error's Status.
+pub(super) fn objects(r: &Resource, list: &SharedListResult) -> ApiResult<Vec<Arc<Value>>> {
     list.items
         .iter()
         .map(|i| {
@@ -195,15 +196,8 @@ pub async fn list_table(
         .get("includeObject")
         .map(String::as_str)
         .unwrap_or("Metadata");
-    let mut meta = json!({"resourceVersion": list.resource_version.to_string()});
-    if let Some(c) = &list.continue_token {
-        meta["continue"] = json!(c);
-    }
-    if let Some(n) = list.remaining_item_count {
-        meta["remainingItemCount"] = json!(n);
-    }
     Ok(
-        json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": meta,
+        json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": super::handlers::list_meta(list),
               "columnDefinitions": columns(r), "rows": rows(r, objects(r, list)?, include).await?}),
     )
 }

@@ -27,8 +27,11 @@
 //!
 //! The client (this process, 2 runtime workers) and etcd share the machine.
 
+mod common;
+
+use common::{name, pod, OBJECT_BYTES};
 use futures::StreamExt;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -45,8 +48,6 @@ use wasm_apiserver_storage::{ListOptions, Storage, WatchEvent};
 const PODS: usize = 10_000;
 /// Namespaces they are spread over (`PODS / NAMESPACES` each).
 const NAMESPACES: usize = 100;
-/// Encoded size of one object.
-const OBJECT_BYTES: usize = 1024;
 /// Creates in flight while seeding.
 const SEED_CONCURRENCY: usize = 64;
 /// Timed rounds of the list comparison (after one untimed warm-up round).
@@ -67,46 +68,8 @@ const PROGRESS_NOTIFY: &str = "--experimental-watch-progress-notify-interval=200
 // ---------------------------------------------------------------------------------------------
 // Objects
 
-/// A pod-like object whose JSON encoding is `OBJECT_BYTES` long.
-fn pod(namespace: &str, name: &str) -> Value {
-    let mut obj = json!({
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": name,
-            "namespace": namespace,
-            "uid": "6f1c2a8e-3d4b-4c5a-9e8f-0a1b2c3d4e5f",
-            "creationTimestamp": "2025-01-01T00:00:00Z",
-            "labels": {"app": "bench", "tier": "web", "pod-template-hash": "5d9c7b8f6d"},
-            "annotations": {"bench/pad": ""},
-        },
-        "spec": {
-            "nodeName": "node-1",
-            "restartPolicy": "Always",
-            "serviceAccountName": "default",
-            "containers": [{
-                "name": "app",
-                "image": "registry.example/bench/app:1.2.3",
-                "ports": [{"containerPort": 8080, "protocol": "TCP"}],
-                "env": [{"name": "MODE", "value": "bench"}, {"name": "LEVEL", "value": "info"}],
-                "resources": {"requests": {"cpu": "100m", "memory": "128Mi"},
-                              "limits": {"cpu": "500m", "memory": "256Mi"}},
-            }],
-        },
-        "status": {"phase": "Running", "podIP": "10.0.0.17", "hostIP": "192.168.0.10"},
-    });
-    let len = serde_json::to_vec(&obj).unwrap().len();
-    let pad = OBJECT_BYTES.saturating_sub(len);
-    obj["metadata"]["annotations"]["bench/pad"] = Value::String("x".repeat(pad));
-    obj
-}
-
 fn namespace(i: usize) -> String {
     format!("ns-{:03}", i % NAMESPACES)
-}
-
-fn name(i: usize) -> String {
-    format!("pod-{i:07}")
 }
 
 /// Name of the object written in delivery round `round`.

@@ -24,10 +24,13 @@
 //!
 //! `-- etcd` or `-- embedded` runs one part; `-- list-profile` splits an embedded list's time.
 
+mod common;
+
+use common::{name, pod};
 use etcd_client::{Client, Compare, CompareOp, GetOptions as EtcdGet, Txn, TxnOp, WatchOptions};
 use futures::future::BoxFuture;
 use futures::FutureExt;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -48,8 +51,6 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 const CONCURRENCY: [usize; 3] = [1, 16, 64];
 /// Keys listed by `get_list` (and read / updated by `get` / `guaranteed_update`).
 const LIST_KEYS: usize = 10_000;
-/// Encoded size of one object.
-const OBJECT_BYTES: usize = 1024;
 /// Rounds per cheap measurement (throughput = median of the rounds).
 const ROUNDS: usize = 7;
 /// Length of one round of create / get / update.
@@ -67,44 +68,6 @@ type OpFn = dyn Fn(usize) -> BoxFuture<'static, Option<Duration>> + Send + Sync;
 
 // ---------------------------------------------------------------------------------------------
 // Objects
-
-/// A pod-like object named `name` whose JSON encoding is `OBJECT_BYTES` long.
-fn pod(namespace: &str, name: &str) -> Value {
-    let mut obj = json!({
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": name,
-            "namespace": namespace,
-            "uid": "6f1c2a8e-3d4b-4c5a-9e8f-0a1b2c3d4e5f",
-            "creationTimestamp": "2025-01-01T00:00:00Z",
-            "labels": {"app": "bench", "tier": "web", "pod-template-hash": "5d9c7b8f6d"},
-            "annotations": {"bench/pad": ""},
-        },
-        "spec": {
-            "nodeName": "node-1",
-            "restartPolicy": "Always",
-            "serviceAccountName": "default",
-            "containers": [{
-                "name": "app",
-                "image": "registry.example/bench/app:1.2.3",
-                "ports": [{"containerPort": 8080, "protocol": "TCP"}],
-                "env": [{"name": "MODE", "value": "bench"}, {"name": "LEVEL", "value": "info"}],
-                "resources": {"requests": {"cpu": "100m", "memory": "128Mi"},
-                              "limits": {"cpu": "500m", "memory": "256Mi"}},
-            }],
-        },
-        "status": {"phase": "Running", "podIP": "10.0.0.17", "hostIP": "192.168.0.10"},
-    });
-    let len = serde_json::to_vec(&obj).unwrap().len();
-    let pad = OBJECT_BYTES.saturating_sub(len);
-    obj["metadata"]["annotations"]["bench/pad"] = Value::String("x".repeat(pad));
-    obj
-}
-
-fn name(i: usize) -> String {
-    format!("pod-{i:07}")
-}
 
 /// The index in a `pod-NNNNNNN` name or key.
 fn index_of(key: &[u8]) -> usize {

@@ -105,6 +105,24 @@ pub struct SharedListResult {
     pub remaining_item_count: Option<i64>,
 }
 
+impl SharedListResult {
+    /// The list with owned objects: shared ones moved out when this list held the only
+    /// reference (else copied), stored ones decoded. Errors: [`crate::StorageError::CorruptObj`]
+    /// for the first stored object that is not JSON.
+    pub fn into_owned(self) -> Result<ListResult> {
+        Ok(ListResult {
+            items: self
+                .items
+                .into_iter()
+                .map(ListItem::into_value)
+                .collect::<Result<_>>()?,
+            resource_version: self.resource_version,
+            continue_token: self.continue_token,
+            remaining_item_count: self.remaining_item_count,
+        })
+    }
+}
+
 impl From<ListResult> for SharedListResult {
     fn from(l: ListResult) -> Self {
         SharedListResult {

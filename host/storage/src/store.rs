@@ -193,20 +193,9 @@ impl<B: Backend> KvStore<B> {
             .map_err(|e| StorageError::Internal(format!("unable to transform key {key:?}: {e}")))
     }
 
-    /// The object in `data` (an encoded object read at `key`) with resourceVersion `rev`.
-    fn parse(data: &[u8], key: &str, rev: i64) -> Result<Value> {
-        let mut obj: Value =
-            serde_json::from_slice(data).map_err(|e| StorageError::CorruptObj {
-                key: key.to_string(),
-                detail: e.to_string(),
-            })?;
-        set_resource_version(&mut obj, rev);
-        Ok(obj)
-    }
-
     fn decode_bytes(&self, value: &[u8], key: &str, rev: i64) -> Result<(Value, Vec<u8>, bool)> {
         let (data, stale) = self.untransform(value, key)?;
-        let obj = Self::parse(&data, key, rev)?;
+        let obj = parse_object(&data, key, rev)?;
         Ok((obj, data.into_owned(), stale))
     }
 
@@ -214,7 +203,7 @@ impl<B: Backend> KvStore<B> {
     /// the transformer is the identity (lists decode thousands of these).
     fn decode(&self, kv: &KeyValue, rev: i64) -> Result<Value> {
         let (data, _) = self.untransform(&kv.value, &kv.key)?;
-        Self::parse(&data, &kv.key, rev)
+        parse_object(&data, &kv.key, rev)
     }
 
     fn state_from(&self, kv: Option<&KeyValue>) -> Result<State> {
@@ -515,7 +504,18 @@ impl Serialize for MetadataForStorage<'_> {
     }
 }
 
-pub(crate) fn set_resource_version(obj: &mut Value, rev: i64) {
+/// The object in `data` (an encoded object read at `key`) with resourceVersion `rev`
+/// (etcd3 store.go `decode`). Errors: [`StorageError::CorruptObj`] when `data` is not JSON.
+pub(crate) fn parse_object(data: &[u8], key: &str, rev: i64) -> Result<Value> {
+    let mut obj: Value = serde_json::from_slice(data).map_err(|e| StorageError::CorruptObj {
+        key: key.to_string(),
+        detail: e.to_string(),
+    })?;
+    set_resource_version(&mut obj, rev);
+    Ok(obj)
+}
+
+fn set_resource_version(obj: &mut Value, rev: i64) {
     if let Some(m) = obj.as_object_mut() {
         // `entry` allocates its key: look `metadata` up first (it is almost always there).
         if !m.contains_key("metadata") {
@@ -681,18 +681,7 @@ impl<B: Backend> Storage for KvStore<B> {
     }
 
     async fn get_list(&self, key: &str, opts: &ListOptions) -> Result<ListResult> {
-        let list = self.list(key, opts).await?;
-        let items = list
-            .items
-            .into_iter()
-            .map(ListItem::into_value)
-            .collect::<Result<Vec<_>>>()?;
-        Ok(ListResult {
-            items,
-            resource_version: list.resource_version,
-            continue_token: list.continue_token,
-            remaining_item_count: list.remaining_item_count,
-        })
+        self.list(key, opts).await?.into_owned()
     }
 
     async fn get_list_shared(&self, key: &str, opts: &ListOptions) -> Result<SharedListResult> {
@@ -767,7 +756,7 @@ impl<B: Backend> Storage for KvStore<B> {
                     continue;
                 }
                 // The current object, as `state_from` decoded it.
-                return Self::parse(&state.data, &key, state.rev);
+                return parse_object(&state.data, &key, state.rev);
             }
             let ttl = outcome.ttl.unwrap_or(0) as i64;
             let resp = self.backend.put_if(&key, state.rev, data, ttl).await?;

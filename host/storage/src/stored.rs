@@ -36,13 +36,7 @@ impl StoredObject {
     /// missing, as etcd3's versioner does). Errors: [`StorageError::CorruptObj`] when the bytes
     /// are not JSON.
     pub fn decode(&self) -> Result<Value, StorageError> {
-        let mut obj: Value =
-            serde_json::from_slice(&self.data).map_err(|e| StorageError::CorruptObj {
-                key: self.key.clone(),
-                detail: e.to_string(),
-            })?;
-        crate::store::set_resource_version(&mut obj, self.resource_version as i64);
-        Ok(obj)
+        crate::store::parse_object(&self.data, &self.key, self.resource_version as i64)
     }
 
     /// Appends the object as JSON, with `metadata.resourceVersion`, to `out` — the same

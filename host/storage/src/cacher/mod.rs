@@ -56,7 +56,6 @@ use crate::interfaces::{
 };
 use crate::selection::{default_attrs, AttrsFunc};
 use crate::store::{parse_resource_version, INITIAL_EVENTS_END_ANNOTATION};
-use crate::stored::ListItem;
 use async_trait::async_trait;
 use serde_json::{json, Value};
 use state::{CacheState, Scope};
@@ -693,27 +692,11 @@ impl Storage for Cacher {
     }
 
     async fn get_list(&self, key: &str, opts: &ListOptions) -> Result<ListResult> {
-        let SharedListResult {
-            items,
-            resource_version,
-            continue_token,
-            remaining_item_count,
-        } = self.get_list_shared(key, opts).await?;
+        let list = self.get_list_shared(key, opts).await?;
         // Owned objects: copied outside the cache lock and off the async workers.
-        let items = tokio::task::spawn_blocking(move || {
-            items
-                .into_iter()
-                .map(ListItem::into_value)
-                .collect::<Result<Vec<_>>>()
-        })
-        .await
-        .map_err(|e| StorageError::Internal(format!("list copy failed: {e}")))??;
-        Ok(ListResult {
-            items,
-            resource_version,
-            continue_token,
-            remaining_item_count,
-        })
+        tokio::task::spawn_blocking(move || list.into_owned())
+            .await
+            .map_err(|e| StorageError::Internal(format!("list copy failed: {e}")))?
     }
 
     async fn get_list_shared(&self, key: &str, opts: &ListOptions) -> Result<SharedListResult> {
