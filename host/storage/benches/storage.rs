@@ -22,7 +22,8 @@
 //! the same machine as etcd, so client CPU is part of each figure; the last column is this
 //! process's CPU time per operation (client; for the embedded store, the whole store).
 //!
-//! `-- etcd` or `-- embedded` runs one part; `-- list-profile` splits an embedded list's time.
+//! `-- etcd` or `-- embedded` runs one part; `-- list-profile` splits an embedded list's time;
+//! `-- get-profile` a single get's; `-- watch-profile` runs only kv-etcd3's watch at 64 in flight.
 
 mod common;
 
@@ -917,6 +918,27 @@ async fn get_profile(endpoint: &str) {
     }
 }
 
+/// `-- watch-profile`: only kv-etcd3's watch at 64 in flight, 10 rounds (to run under
+/// `perf record`); prints each round's events/s and the process CPU per event.
+async fn watch_profile(endpoint: &str) {
+    let mut cfg = Etcd3Config::new([endpoint]);
+    cfg.compaction_interval = None;
+    let etcd3 = Arc::new(Etcd3::connect(cfg).await.expect("etcd3 backend"));
+    let kv = Kv::new(Arc::new(KvStore::new(
+        etcd3,
+        StoreConfig::new("/registry", "/pods", "v1", "Pod"),
+    )));
+    for round in 0..10 {
+        let setup = kv.watch(&format!("watch-profile-{round}")).await;
+        let s = watch_round(64, setup).await;
+        println!(
+            "round {round}: {:.0} events/s, {:.1} µs CPU/event",
+            s.ops as f64 / s.secs,
+            s.cpu_ns as f64 / s.ops as f64 / 1e3
+        );
+    }
+}
+
 /// CPU time used by this process so far (every thread's `schedstat`), ns.
 fn process_cpu_ns() -> u64 {
     let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
@@ -1028,6 +1050,11 @@ fn main() {
     if filter.iter().any(|f| f == "get-profile") {
         let etcd = EtcdServer::start();
         rt.block_on(get_profile(&etcd.endpoint));
+        return;
+    }
+    if filter.iter().any(|f| f == "watch-profile") {
+        let etcd = EtcdServer::start();
+        rt.block_on(watch_profile(&etcd.endpoint));
         return;
     }
     if filter.iter().any(|f| f == "list-profile") {
