@@ -449,7 +449,7 @@ async fn list_paging_with_limit_and_continue() {
 // 5b. A continue token that does not decode is 400 BadRequest "invalid continue token: continue
 //     key is not valid: …" (etcd3 store.go GetList wrapping storage.DecodeContinue).
 /// With the watch cache off every list is read from storage and written from the stored bytes
-/// (`ListItem::Stored`, resourceVersion spliced in): each listed object must equal what a GET
+/// (`SharedObject::Stored`, resourceVersion spliced in): each listed object must equal what a GET
 /// of it returns, label-selected lists (decoded in storage) too, and `kubectl get` must read it.
 #[tokio::test(flavor = "multi_thread")]
 async fn lists_from_storage_equal_the_objects() {
@@ -502,6 +502,123 @@ async fn lists_from_storage_equal_the_objects() {
         "jsonpath={.items[*].metadata.name}",
     ]);
     assert_eq!(out.trim(), "w1 w2 w3 w4");
+}
+
+/// With the watch cache off every watch reads the store's events, and an unfiltered watch
+/// writes each event from the stored bytes (`SharedObject::Stored`, resourceVersion spliced
+/// in): each event object must equal what the write returned (a DELETED: the last state with
+/// the delete's resourceVersion), for a label-selected watch (decoded in storage) too.
+#[tokio::test(flavor = "multi_thread")]
+async fn watches_from_storage_write_the_objects() {
+    let s = TestServer::start_with(
+        Backend::Embedded,
+        &["pods", "configmaps", "namespaces", "widgets"],
+        &["--watch-cache=false"],
+    );
+    let base = widgets(&s, "stored");
+    let (_, list) = get(&base).await;
+    let rv0 = list["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let url = |selector: &str| {
+        format!("{base}?watch=true&resourceVersion={rv0}&timeoutSeconds=10{selector}")
+    };
+    let mut all = Watch::open(&url("")).await;
+    let mut even = Watch::open(&url("&labelSelector=parity%3Deven")).await;
+    let (mut want_all, mut want_even) = (Vec::new(), Vec::new());
+    let mut objects = Vec::new();
+    for i in 1..=4 {
+        let mut w = widget(&format!("w{i}"), "small");
+        w["metadata"]["labels"] = json!({"parity": if i % 2 == 0 { "even" } else { "odd" }});
+        w["metadata"]["annotations"] =
+            json!({"note": "quote \" backslash \\ unicode \u{e9} \u{2028}"});
+        let (code, body) = post(&base, &w).await;
+        assert_eq!(code, 201, "{body}");
+        want_all.push(("ADDED", body.clone()));
+        if i % 2 == 0 {
+            want_even.push(("ADDED", body.clone()));
+        }
+        objects.push(body);
+    }
+    let (code, w2) = merge_patch(
+        &widget_url(&s, "stored", "w2"),
+        &json!({"spec": {"size": "large"}}),
+    )
+    .await;
+    assert_eq!(code, 200, "{w2}");
+    want_all.push(("MODIFIED", w2.clone()));
+    want_even.push(("MODIFIED", w2.clone()));
+    let (code, body) = delete(&widget_url(&s, "stored", "w4")).await;
+    assert_eq!(code, 200, "{body}");
+    want_all.push(("DELETED", objects[3].clone()));
+    want_even.push(("DELETED", objects[3].clone()));
+
+    for (w, want) in [(&mut all, want_all), (&mut even, want_even)] {
+        for (kind, obj) in want {
+            let ev = w.next(Duration::from_secs(5)).await.expect("an event");
+            assert_event_shape(&ev);
+            assert_eq!(ev["type"], kind, "{ev}");
+            let mut got = ev["object"].clone();
+            if kind == "DELETED" {
+                // The delete's resourceVersion, newer than the object's last one.
+                let (deleted, last) = (rv(&got).parse::<u64>().unwrap(), rv(&obj).parse().unwrap());
+                assert!(deleted > last, "{ev}");
+                got["metadata"]["resourceVersion"] = json!(rv(&obj));
+            }
+            assert_eq!(got, obj, "{kind}: the event object is the object");
+        }
+        assert!(w.next(Duration::from_millis(300)).await.is_none());
+    }
+}
+
+/// etcd3 watcher.go `transform`: an event whose object does not decode ends the watch with an
+/// ERROR event (an InternalError Status); nothing after it is delivered. The stored bytes are
+/// written over directly in etcd, under the watch cache (off) and the registry.
+#[tokio::test(flavor = "multi_thread")]
+async fn watch_of_a_corrupt_object_ends_with_an_error() {
+    let s = TestServer::start_with(
+        Backend::Etcd,
+        &["pods", "configmaps", "namespaces", "widgets"],
+        &["--watch-cache=false"],
+    );
+    let created = create_widget(&s, "corrupt", "w1", "small").await;
+    let base = widgets(&s, "corrupt");
+    let mut w = Watch::open(&format!(
+        "{base}?watch=true&resourceVersion={}&timeoutSeconds=10",
+        rv(&created)
+    ))
+    .await;
+    let mut etcd = etcd_client::Client::connect([s.etcd_endpoint().unwrap()], None)
+        .await
+        .expect("etcd client");
+    etcd.put(
+        "/registry/example.dev/widgets/corrupt/w1",
+        "{not json",
+        None,
+    )
+    .await
+    .expect("put garbage");
+    create_widget(&s, "corrupt", "w2", "small").await;
+    let ev = w
+        .next(Duration::from_secs(5))
+        .await
+        .expect("an ERROR event");
+    assert_event_shape(&ev);
+    assert_eq!(ev["type"], "ERROR", "{ev}");
+    assert_eq!(ev["object"]["kind"], "Status", "{ev}");
+    assert_eq!(ev["object"]["code"], 500, "{ev}");
+    assert!(
+        ev["object"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("/registry/example.dev/widgets/corrupt/w1"),
+        "{ev}"
+    );
+    assert!(
+        w.next(Duration::from_secs(2)).await.is_none(),
+        "the watch ended"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -21,7 +21,7 @@ use std::time::Duration;
 use wasm_apiserver_storage::selection::default_attrs;
 use wasm_apiserver_storage::{
     FieldSelector, LabelSelector, ListOptions, Preconditions, ResourceVersionMatch,
-    SelectionPredicate, WatchEvent,
+    SelectionPredicate, SharedObject, StorageError, WatchEvent,
 };
 
 /// The largest request body accepted (kube-apiserver's `--max-request-bytes` default, 3 MiB).
@@ -682,33 +682,41 @@ async fn watch_handler(
                     _ = tokio::time::sleep_until(deadline) => return None,
                     _ = shutdown.changed() => return None,
                 };
-                let (kind, object, is_error) = match ev {
-                    WatchEvent::Added(o) => ("ADDED", o, false),
-                    WatchEvent::Modified(o) => ("MODIFIED", o, false),
-                    WatchEvent::Deleted(o) => ("DELETED", o, false),
-                    WatchEvent::Bookmark(o) => ("BOOKMARK", o, false),
+                let (kind, object) = match ev {
+                    WatchEvent::Added(o) => ("ADDED", o),
+                    WatchEvent::Modified(o) => ("MODIFIED", o),
+                    WatchEvent::Deleted(o) => ("DELETED", o),
+                    WatchEvent::Bookmark(o) => ("BOOKMARK", o.into()),
                     WatchEvent::Error(e) => (
                         "ERROR",
-                        ApiError::from_storage(&e, &r.gr, "").status(),
-                        true,
+                        ApiError::from_storage(&e, &r.gr, "").status().into(),
                     ),
                 };
-                let object = if out == Output::Table && !is_error && kind != "BOOKMARK" {
-                    match table::object_table(&r, &object, first).await {
-                        Ok(t) => t,
-                        Err(e) => {
-                            let line =
-                                json!({"type": "ERROR", "object": e.status()}).to_string() + "\n";
-                            return Some((
-                                Ok::<_, std::io::Error>(Bytes::from(line)),
-                                (events, false, true),
-                            ));
-                        }
-                    }
+                let is_error = kind == "ERROR";
+                let line = if out == Output::Table && !is_error && kind != "BOOKMARK" {
+                    let row = match object.to_arc() {
+                        Ok(obj) => table::object_table(&r, &obj, first).await,
+                        Err(e) => Err(ApiError::from_storage(&e, &r.gr, "")),
+                    };
+                    row.map(|t| {
+                        (json!({"type": kind, "object": t}).to_string() + "\n").into_bytes()
+                    })
                 } else {
-                    object
+                    watch_line(kind, &object).map_err(|e| ApiError::from_storage(&e, &r.gr, ""))
                 };
-                let line = json!({"type": kind, "object": object}).to_string() + "\n";
+                let line = match line {
+                    Ok(line) => line,
+                    // An object that cannot be written ends the watch with an ERROR event (etcd3
+                    // watcher.go sends the decode error and stops).
+                    Err(e) => {
+                        let line =
+                            json!({"type": "ERROR", "object": e.status()}).to_string() + "\n";
+                        return Some((
+                            Ok::<_, std::io::Error>(Bytes::from(line)),
+                            (events, false, true),
+                        ));
+                    }
+                };
                 let next_first = first && (is_error || kind == "BOOKMARK");
                 Some((Ok(Bytes::from(line)), (events, next_first, is_error)))
             }
@@ -721,4 +729,17 @@ async fn watch_handler(
         HeaderValue::from_static("no-cache, private"),
     );
     Ok(resp)
+}
+
+/// One line of a watch response, `{"type":KIND,"object":OBJECT}\n` (`metav1.WatchEvent`
+/// framed as kube-apiserver's JSON watch framing: one event per line). A stored object is
+/// written from its bytes ([`SharedObject::write_json`]). Errors: the object does not decode.
+fn watch_line(kind: &str, object: &SharedObject) -> Result<Vec<u8>, StorageError> {
+    let mut out = Vec::with_capacity(64);
+    out.extend_from_slice(b"{\"type\":\"");
+    out.extend_from_slice(kind.as_bytes());
+    out.extend_from_slice(b"\",\"object\":");
+    object.write_json(&mut out)?;
+    out.extend_from_slice(b"}\n");
+    Ok(out)
 }

@@ -386,7 +386,7 @@ async fn bench_delivery(cacher: &Arc<Cacher>, port: u16) -> EtcdWatches {
                 let at = Instant::now();
                 match ev {
                     WatchEvent::Added(o) => {
-                        if let Some(round) = probe_round(&o) {
+                        if let Some(round) = probe_round(&o.to_arc().expect("decodes")) {
                             let _ = rtx.send((round, at));
                         }
                     }

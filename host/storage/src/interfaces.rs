@@ -5,7 +5,7 @@
 
 use crate::errors::Result;
 use crate::selection::SelectionPredicate;
-use crate::stored::ListItem;
+use crate::stored::SharedObject;
 use async_trait::async_trait;
 use futures::future::BoxFuture;
 use serde_json::Value;
@@ -91,12 +91,12 @@ pub struct ListResult {
 
 /// A list whose objects are not copied: the watch cache hands out its objects shared, as
 /// kube-apiserver's cacher hands out pointers to its cached objects, and an unfiltered list
-/// from storage hands out the stored bytes undecoded ([`ListItem`]). Same fields as
+/// from storage hands out the stored bytes undecoded ([`SharedObject`]). Same fields as
 /// [`ListResult`].
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SharedListResult {
     /// The objects; each has (or, decoded, gets) its `metadata.resourceVersion`.
-    pub items: Vec<ListItem>,
+    pub items: Vec<SharedObject>,
     /// The revision the list was read at.
     pub resource_version: u64,
     /// The continue token of the next page, if more remain.
@@ -114,7 +114,7 @@ impl SharedListResult {
             items: self
                 .items
                 .into_iter()
-                .map(ListItem::into_value)
+                .map(SharedObject::into_value)
                 .collect::<Result<_>>()?,
             resource_version: self.resource_version,
             continue_token: self.continue_token,
@@ -126,7 +126,7 @@ impl SharedListResult {
 impl From<ListResult> for SharedListResult {
     fn from(l: ListResult) -> Self {
         SharedListResult {
-            items: l.items.into_iter().map(ListItem::from).collect(),
+            items: l.items.into_iter().map(SharedObject::from).collect(),
             resource_version: l.resource_version,
             continue_token: l.continue_token,
             remaining_item_count: l.remaining_item_count,
@@ -134,16 +134,19 @@ impl From<ListResult> for SharedListResult {
     }
 }
 
-/// One event of [`Storage::watch`] (`watch.Event`).
+/// One event of [`Storage::watch`] (`watch.Event`). Objects are [`SharedObject`]s: the
+/// watch cache shares its decoded objects with every watcher, and an unfiltered watch on the
+/// backend hands out the stored bytes undecoded (a corrupt object is found where it is
+/// decoded or written: [`crate::StorageError::CorruptObj`]).
 #[derive(Clone, Debug)]
 pub enum WatchEvent {
     /// The object appeared (or started to match the predicate).
-    Added(Value),
+    Added(SharedObject),
     /// The object changed and still matches.
-    Modified(Value),
+    Modified(SharedObject),
     /// The object was deleted (or stopped matching); carries the delete revision as its
     /// resourceVersion.
-    Deleted(Value),
+    Deleted(SharedObject),
     /// A bookmark: an object with only `metadata.resourceVersion` (and maybe the
     /// `k8s.io/initial-events-end` annotation).
     Bookmark(Value),

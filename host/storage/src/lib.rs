@@ -27,7 +27,7 @@ pub use interfaces::{
     SharedListResult, Storage, TryUpdate, UpdateOutcome, ValidateDeletion, WatchEvent, WatchStream,
 };
 pub use selection::{Attrs, FieldSelector, LabelSelector, SelectionPredicate};
-pub use stored::{ListItem, StoredObject};
+pub use stored::{SharedObject, StoredObject};
 pub mod embedded;
 pub mod etcd3;
 pub mod store;

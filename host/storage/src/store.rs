@@ -15,7 +15,7 @@ use crate::interfaces::{
     SharedListResult, Storage, TryUpdate, ValidateDeletion, WatchEvent, WatchStream,
 };
 use crate::selection::SelectionPredicate;
-use crate::stored::{ListItem, StoredObject};
+use crate::stored::{SharedObject, StoredObject};
 use async_trait::async_trait;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{json, Value};
@@ -251,27 +251,30 @@ impl<B: Backend> KvStore<B> {
     /// The list item of `kv` if it matches `pred`. With nothing to evaluate (no label or field
     /// selector) the item is the stored bytes, moved out of `kv` undecoded; otherwise the
     /// object is decoded to evaluate the predicate and kept decoded.
-    fn list_item(&self, kv: KeyValue, pred: &SelectionPredicate) -> Result<Option<ListItem>> {
+    fn list_item(&self, kv: KeyValue, pred: &SelectionPredicate) -> Result<Option<SharedObject>> {
         if !pred.is_empty() {
             let obj = self.decode(&kv, kv.mod_revision)?;
-            return Ok(matches(pred, &obj)?.then(|| ListItem::Decoded(Arc::new(obj))));
+            return Ok(matches(pred, &obj)?.then(|| SharedObject::Decoded(Arc::new(obj))));
         }
-        let KeyValue {
-            key,
-            mut value,
-            mod_revision,
-            ..
-        } = kv;
+        let rev = kv.mod_revision;
+        self.stored(kv, rev).map(Some)
+    }
+
+    /// The object of `kv` undecoded, with resourceVersion `rev`: its bytes after the value
+    /// transformer (moved out of `kv` when the transformer is the identity). Errors: the
+    /// transformer's.
+    fn stored(&self, kv: KeyValue, rev: i64) -> Result<SharedObject> {
+        let KeyValue { key, mut value, .. } = kv;
         let transformed = match self.untransform(&value, &key)?.0 {
             Cow::Owned(v) => Some(v),
             Cow::Borrowed(_) => None,
         };
         let data = transformed.unwrap_or_else(|| std::mem::take(&mut value));
-        Ok(Some(ListItem::Stored(Arc::new(StoredObject {
+        Ok(SharedObject::Stored(Arc::new(StoredObject {
             key,
             data,
-            resource_version: mod_revision as u64,
-        }))))
+            resource_version: rev as u64,
+        })))
     }
 
     /// Where `delete` and `guaranteed_update` start: the caller's cached object (possibly
@@ -832,14 +835,16 @@ impl<B: Backend> KvStore<B> {
                         });
                     }
                 }
-                for kv in &resp.kvs {
-                    let obj = self.decode(kv, kv.mod_revision)?;
-                    if matches(pred, &obj)? && tx.send(WatchEvent::Added(obj)).await.is_err() {
-                        return Ok(());
+                let (more, last) = (resp.more, resp.kvs.last().map(|kv| kv.key.clone()));
+                for kv in resp.kvs {
+                    if let Some(obj) = self.list_item(kv, pred)? {
+                        if tx.send(WatchEvent::Added(obj)).await.is_err() {
+                            return Ok(());
+                        }
                     }
                 }
-                match (resp.more, resp.kvs.last()) {
-                    (true, Some(last)) => from = format!("{}\0", last.key),
+                match (more, last) {
+                    (true, Some(last)) => from = format!("{last}\0"),
                     _ => break,
                 }
             }
@@ -886,7 +891,7 @@ impl<B: Backend> KvStore<B> {
                 }
                 Some(WatchResponse::Events(batch)) => {
                     for e in batch {
-                        if let Some(ev) = self.transform(&e, pred)? {
+                        if let Some(ev) = self.transform(e, pred)? {
                             if tx.send(ev).await.is_err() {
                                 return Ok(());
                             }
@@ -898,46 +903,60 @@ impl<B: Backend> KvStore<B> {
     }
 
     /// etcd3 watcher `transform`: a raw event as seen through the predicate. Old objects carry
-    /// the event's revision (a DELETED object has the delete revision).
-    fn transform(&self, e: &KvEvent, pred: &SelectionPredicate) -> Result<Option<WatchEvent>> {
-        let rev = e.kv.mod_revision;
-        let old = match &e.prev_kv {
-            // With nothing to evaluate, an update's previous object is never looked at.
-            Some(_) if pred.is_empty() && e.event_type == EventType::Put => {
-                return Ok(Some(WatchEvent::Modified(self.decode(&e.kv, rev)?)));
+    /// the event's revision (a DELETED object has the delete revision). With nothing to
+    /// evaluate (no label or field selector) the objects are handed out undecoded, as
+    /// [`KvStore::list_item`] does; otherwise they are decoded to evaluate the predicate.
+    fn transform(&self, e: KvEvent, pred: &SelectionPredicate) -> Result<Option<WatchEvent>> {
+        let KvEvent {
+            event_type,
+            kv,
+            prev_kv,
+        } = e;
+        let rev = kv.mod_revision;
+        match (event_type, &prev_kv) {
+            (EventType::Delete, None) => {
+                return Err(StorageError::Internal(format!(
+                    "etcd event for key {:?} has no previous value (compacted?)",
+                    kv.key
+                )))
             }
-            Some(p) => Some(self.decode(p, rev)?),
-            None => None,
-        };
-        match e.event_type {
+            (EventType::Put, None) if kv.create_revision != kv.mod_revision => {
+                // etcd3 `parseEvent`: an update without its previous value (compacted)
+                // cannot be mapped through the predicate.
+                return Err(StorageError::Internal(format!(
+                    "etcd event received with PrevKv=nil (key={:?}, modRevision={}, type=PUT)",
+                    kv.key, kv.mod_revision
+                )));
+            }
+            _ => {}
+        }
+        if pred.is_empty() {
+            return Ok(Some(match (event_type, prev_kv) {
+                (EventType::Put, None) => WatchEvent::Added(self.stored(kv, rev)?),
+                (EventType::Put, Some(_)) => WatchEvent::Modified(self.stored(kv, rev)?),
+                (EventType::Delete, prev) => {
+                    WatchEvent::Deleted(self.stored(prev.expect("checked above"), rev)?)
+                }
+            }));
+        }
+        let decoded = |v: Value| SharedObject::Decoded(Arc::new(v));
+        let old = prev_kv.map(|p| self.decode(&p, rev)).transpose()?;
+        match event_type {
             EventType::Delete => {
-                let Some(old) = old else {
-                    return Err(StorageError::Internal(format!(
-                        "etcd event for key {:?} has no previous value (compacted?)",
-                        e.kv.key
-                    )));
-                };
-                Ok(matches(pred, &old)?.then_some(WatchEvent::Deleted(old)))
+                let old = old.expect("checked above");
+                Ok(matches(pred, &old)?.then(|| WatchEvent::Deleted(decoded(old))))
             }
             EventType::Put => {
-                if old.is_none() && e.kv.create_revision != e.kv.mod_revision {
-                    // etcd3 `parseEvent`: an update without its previous value (compacted)
-                    // cannot be mapped through the predicate.
-                    return Err(StorageError::Internal(format!(
-                        "etcd event received with PrevKv=nil (key={:?}, modRevision={}, type=PUT)",
-                        e.kv.key, e.kv.mod_revision
-                    )));
-                }
-                let cur = self.decode(&e.kv, rev)?;
+                let cur = self.decode(&kv, rev)?;
                 let cur_ok = matches(pred, &cur)?;
                 match old {
-                    None => Ok(cur_ok.then_some(WatchEvent::Added(cur))),
+                    None => Ok(cur_ok.then(|| WatchEvent::Added(decoded(cur)))),
                     Some(old) => {
                         let old_ok = matches(pred, &old)?;
                         Ok(match (cur_ok, old_ok) {
-                            (true, true) => Some(WatchEvent::Modified(cur)),
-                            (true, false) => Some(WatchEvent::Added(cur)),
-                            (false, true) => Some(WatchEvent::Deleted(old)),
+                            (true, true) => Some(WatchEvent::Modified(decoded(cur))),
+                            (true, false) => Some(WatchEvent::Added(decoded(cur))),
+                            (false, true) => Some(WatchEvent::Deleted(decoded(old))),
                             (false, false) => None,
                         })
                     }

@@ -1,15 +1,16 @@
-//! Objects of a list as the storage returned them: the stored bytes and their revision,
-//! decoded only when someone needs the object.
+//! Objects of a list or a watch event as the storage returned them: the stored bytes and
+//! their revision, decoded only when someone needs the object.
 //!
 //! kube-apiserver's etcd3 `GetList` (k8s.io/apiserver/pkg/storage/etcd3/store.go,
-//! `appendListItem`) decodes every object it lists and sets its resourceVersion from the key's
+//! `appendSharedObject`) decodes every object it lists and sets its resourceVersion from the key's
 //! `mod_revision`. For an unfiltered list nothing in storage needs the decoded object, so
-//! [`crate::store::KvStore`] hands out [`ListItem::Stored`] instead: the bytes move from the
-//! backend's response into the item without a copy, and [`ListItem::write_json`] writes the
+//! [`crate::store::KvStore`] hands out [`SharedObject::Stored`] instead: the bytes move from the
+//! backend's response into the item without a copy, and [`SharedObject::write_json`] writes the
 //! response straight from them, adding `metadata.resourceVersion` (stored objects never carry
 //! one: `KvStore` strips it before writing, as etcd3's `versioner.PrepareObjectForStorage`
-//! does). A list from the watch cache hands out its decoded objects shared
-//! ([`ListItem::Decoded`]).
+//! does). Watch events of an unfiltered watch are handed out the same way (etcd3
+//! watcher.go's `transform` decodes them). The watch cache hands out its decoded objects
+//! shared ([`SharedObject::Decoded`]): every list and every watcher gets the same `Arc`.
 
 use crate::errors::StorageError;
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
@@ -135,22 +136,24 @@ impl<'de: 'a, 'a> Deserialize<'de> for Members<'a> {
     }
 }
 
-/// One object of a [`crate::SharedListResult`]: decoded and shared, or as stored.
+/// One object of a [`crate::SharedListResult`] or a [`crate::WatchEvent`]: decoded and
+/// shared, or as stored.
 #[derive(Clone, Debug, PartialEq)]
-pub enum ListItem {
+pub enum SharedObject {
     /// A decoded object with its `metadata.resourceVersion`, shared without copying (the watch
     /// cache's objects; objects a selector was evaluated on).
     Decoded(Arc<Value>),
-    /// The stored bytes, decoded on demand (an unfiltered list read from the backend).
+    /// The stored bytes, decoded on demand (an unfiltered list or watch read from the
+    /// backend).
     Stored(Arc<StoredObject>),
 }
 
-impl ListItem {
+impl SharedObject {
     /// The object, decoded if needed. Errors: [`StorageError::CorruptObj`].
     pub fn to_arc(&self) -> Result<Arc<Value>, StorageError> {
         match self {
-            ListItem::Decoded(v) => Ok(v.clone()),
-            ListItem::Stored(s) => s.decode().map(Arc::new),
+            SharedObject::Decoded(v) => Ok(v.clone()),
+            SharedObject::Stored(s) => s.decode().map(Arc::new),
         }
     }
 
@@ -158,30 +161,40 @@ impl ListItem {
     /// or decoded. Errors: [`StorageError::CorruptObj`].
     pub fn into_value(self) -> Result<Value, StorageError> {
         match self {
-            ListItem::Decoded(v) => Ok(Arc::try_unwrap(v).unwrap_or_else(|v| (*v).clone())),
-            ListItem::Stored(s) => s.decode(),
+            SharedObject::Decoded(v) => Ok(Arc::try_unwrap(v).unwrap_or_else(|v| (*v).clone())),
+            SharedObject::Stored(s) => s.decode(),
         }
     }
 
     /// Appends the object as JSON to `out` (see [`StoredObject::write_json`]).
     pub fn write_json(&self, out: &mut Vec<u8>) -> Result<(), StorageError> {
         match self {
-            ListItem::Decoded(v) => serde_json::to_writer(&mut *out, &**v)
+            SharedObject::Decoded(v) => serde_json::to_writer(&mut *out, &**v)
                 .map_err(|e| StorageError::Internal(format!("unable to encode an object: {e}"))),
-            ListItem::Stored(s) => s.write_json(out),
+            SharedObject::Stored(s) => s.write_json(out),
         }
     }
 }
 
-impl From<Arc<Value>> for ListItem {
-    fn from(v: Arc<Value>) -> Self {
-        ListItem::Decoded(v)
+/// Compares the object (a stored one is decoded; one that does not decode equals nothing).
+impl PartialEq<Value> for SharedObject {
+    fn eq(&self, other: &Value) -> bool {
+        match self {
+            SharedObject::Decoded(v) => **v == *other,
+            SharedObject::Stored(s) => s.decode().is_ok_and(|v| v == *other),
+        }
     }
 }
 
-impl From<Value> for ListItem {
+impl From<Arc<Value>> for SharedObject {
+    fn from(v: Arc<Value>) -> Self {
+        SharedObject::Decoded(v)
+    }
+}
+
+impl From<Value> for SharedObject {
     fn from(v: Value) -> Self {
-        ListItem::Decoded(Arc::new(v))
+        SharedObject::Decoded(Arc::new(v))
     }
 }
 

@@ -16,7 +16,7 @@ use wasm_apiserver_storage::etcd3::{Etcd3, Etcd3Config};
 use wasm_apiserver_storage::selection::{default_attrs, FieldRequirement, FieldSelector};
 use wasm_apiserver_storage::store::{KvStore, StoreConfig};
 use wasm_apiserver_storage::testing::etcd::EtcdServer;
-use wasm_apiserver_storage::ListItem;
+use wasm_apiserver_storage::SharedObject;
 use wasm_apiserver_storage::{
     GetOptions, ListOptions, Preconditions, ResourceVersionMatch, SelectionPredicate, Storage,
     StorageError, UpdateOutcome, WatchEvent, WatchStream,
@@ -228,12 +228,12 @@ async fn next_change(w: &mut WatchStream) -> WatchEvent {
     }
 }
 
-fn obj_of(e: &WatchEvent) -> &Value {
+fn obj_of(e: &WatchEvent) -> Value {
     match e {
-        WatchEvent::Added(o)
-        | WatchEvent::Modified(o)
-        | WatchEvent::Deleted(o)
-        | WatchEvent::Bookmark(o) => o,
+        WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o) => {
+            o.clone().into_value().expect("the event object decodes")
+        }
+        WatchEvent::Bookmark(o) => o.clone(),
         WatchEvent::Error(err) => panic!("unexpected ERROR event: {err:?}"),
     }
 }
@@ -425,7 +425,7 @@ async fn watch_from_rv_in_ring_buffer() {
                 _ => "OTHER",
             };
             assert_eq!(got_type, want_type, "event {i} from {start}");
-            assert_eq!(obj_of(&e), want, "event {i} from {start}");
+            assert_eq!(&obj_of(&e), want, "event {i} from {start}");
         }
         assert!(
             tokio::time::timeout(Duration::from_millis(300), w.recv())
@@ -478,7 +478,7 @@ async fn too_old_rv_gives_expired() {
         .await
         .unwrap();
     for want in &written[7..] {
-        assert_eq!(obj_of(&next(&mut w).await), want);
+        assert_eq!(&obj_of(&next(&mut w).await), want);
     }
     // One below it is gone.
     let mut w = c
@@ -910,12 +910,12 @@ async fn reflector(c: Arc<Cacher>, state: Arc<Mutex<ReflectorState>>, stop: Arc<
                     need_list = true;
                     break;
                 }
-                WatchEvent::Bookmark(o) => (o, "BOOKMARK"),
-                WatchEvent::Added(o) => (o, "ADDED"),
-                WatchEvent::Modified(o) => (o, "MODIFIED"),
-                WatchEvent::Deleted(o) => (o, "DELETED"),
+                WatchEvent::Bookmark(_) => (obj_of(&e), "BOOKMARK"),
+                WatchEvent::Added(_) => (obj_of(&e), "ADDED"),
+                WatchEvent::Modified(_) => (obj_of(&e), "MODIFIED"),
+                WatchEvent::Deleted(_) => (obj_of(&e), "DELETED"),
             };
-            let r = rv(obj);
+            let r = rv(&obj);
             if kind == "BOOKMARK" {
                 assert!(r >= prev, "bookmark {r} behind {prev}");
                 st.last_rv = st.last_rv.max(r);
@@ -926,7 +926,7 @@ async fn reflector(c: Arc<Cacher>, state: Arc<Mutex<ReflectorState>>, stop: Arc<
                 "{kind} at {r} after {prev}: duplicated or out of order"
             );
             st.streams.last_mut().unwrap().rvs.push(r);
-            let key = key_of(obj);
+            let key = key_of(&obj);
             match kind {
                 "ADDED" => assert!(
                     st.objects.insert(key.clone(), obj.clone()).is_none(),
@@ -1124,7 +1124,7 @@ async fn shared_lists_hand_out_cached_objects_without_copying() {
         .unwrap();
     assert_eq!(a.items.len(), 5);
     for (x, y) in a.items.iter().zip(&b.items) {
-        let (ListItem::Decoded(x), ListItem::Decoded(y)) = (x, y) else {
+        let (SharedObject::Decoded(x), SharedObject::Decoded(y)) = (x, y) else {
             panic!("the cache hands out decoded objects: {x:?} {y:?}");
         };
         assert!(

@@ -9,7 +9,7 @@ use crate::continue_token;
 use crate::errors::{Result, StorageError};
 use crate::interfaces::{ListResult, WatchEvent};
 use crate::selection::{Attrs, SelectionPredicate};
-use crate::stored::ListItem;
+use crate::stored::SharedObject;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
@@ -212,8 +212,10 @@ impl CacheState {
     /// watch reported an error (the caller restarts the watch).
     pub fn apply(&mut self, config: &CacherConfig, ev: WatchEvent) -> Result<bool> {
         let (kind, obj) = match ev {
-            WatchEvent::Added(o) | WatchEvent::Modified(o) => (EventKind::Put, o),
-            WatchEvent::Deleted(o) => (EventKind::Delete, o),
+            // A stored object is decoded here, once for every watcher of the cache; a corrupt
+            // one fails the backend watch (the caller restarts it).
+            WatchEvent::Added(o) | WatchEvent::Modified(o) => (EventKind::Put, o.into_value()?),
+            WatchEvent::Deleted(o) => (EventKind::Delete, o.into_value()?),
             WatchEvent::Bookmark(o) => {
                 let rv = rv_of(&o);
                 if rv > self.rv {
@@ -349,15 +351,15 @@ impl CacheState {
         scope: &Scope,
         pred: &SelectionPredicate,
         limit: i64,
-    ) -> Result<(ListResult, Vec<ListItem>)> {
-        let mut items: Vec<ListItem> = Vec::new();
+    ) -> Result<(ListResult, Vec<SharedObject>)> {
+        let mut items: Vec<SharedObject> = Vec::new();
         let mut last_key: Option<&String> = None;
         let mut has_more = false;
         let mut remaining: i64 = 0;
         let mut iter = self.candidates(config, scope, pred);
         for (k, e) in iter.by_ref() {
             if matches(pred, &e.obj, e.attrs.as_deref())? {
-                items.push(ListItem::Decoded(e.obj.clone()));
+                items.push(SharedObject::Decoded(e.obj.clone()));
                 last_key = Some(k);
             }
             if limit > 0 && items.len() as i64 >= limit {

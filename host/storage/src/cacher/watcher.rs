@@ -80,7 +80,7 @@ pub(crate) fn transform(ev: &CacheEvent, spec: &WatcherSpec) -> Result<Option<Wa
     let pred = &spec.pred;
     match ev.kind {
         EventKind::Delete => Ok(matches(pred, &ev.obj, ev.attrs.as_deref())?
-            .then(|| WatchEvent::Deleted((*ev.obj).clone()))),
+            .then(|| WatchEvent::Deleted(ev.obj.clone().into()))),
         EventKind::Put => {
             let cur_ok = matches(pred, &ev.obj, ev.attrs.as_deref())?;
             let old_ok = match &ev.prev {
@@ -88,11 +88,11 @@ pub(crate) fn transform(ev: &CacheEvent, spec: &WatcherSpec) -> Result<Option<Wa
                 None => None,
             };
             Ok(match (cur_ok, old_ok) {
-                (true, Some(true)) => Some(WatchEvent::Modified((*ev.obj).clone())),
-                (true, _) => Some(WatchEvent::Added((*ev.obj).clone())),
+                (true, Some(true)) => Some(WatchEvent::Modified(ev.obj.clone().into())),
+                (true, _) => Some(WatchEvent::Added(ev.obj.clone().into())),
                 (false, Some(true)) => {
                     let prev = ev.prev.as_ref().expect("old_ok implies prev");
-                    Some(WatchEvent::Deleted(with_rv(&prev.obj, ev.rv)))
+                    Some(WatchEvent::Deleted(with_rv(&prev.obj, ev.rv).into()))
                 }
                 (false, _) => None,
             })
@@ -126,7 +126,7 @@ pub(crate) async fn run(
                     .counters
                     .events_dispatched
                     .fetch_add(1, Ordering::Relaxed);
-                if tx.send(WatchEvent::Added((*obj).clone())).await.is_err() {
+                if tx.send(WatchEvent::Added(obj.into())).await.is_err() {
                     return;
                 }
             }

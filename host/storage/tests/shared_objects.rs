@@ -1,9 +1,10 @@
-//! `KvStore`'s list items: an unfiltered `get_list_shared` hands out the stored bytes
-//! undecoded (`ListItem::Stored`), a filtered one the objects it decoded to evaluate the
-//! selector; `get_list` and `ListItem::write_json` both turn them into the same objects, with
-//! the resourceVersion of each key; corrupt stored bytes are an error when the item is used,
-//! and a value transformer runs before the bytes are handed out. (The conformance suite runs
-//! every `get_list` case through the same path.)
+//! `KvStore`'s list items and watch objects: an unfiltered `get_list_shared` or `watch` hands
+//! out the stored bytes undecoded (`SharedObject::Stored`), a filtered one the objects it
+//! decoded to evaluate the selector; `get_list` and `SharedObject::write_json` both turn them
+//! into the same objects, with the resourceVersion of each key (a DELETED event: the delete's);
+//! corrupt stored bytes are an error when the item is used, and a value transformer runs
+//! before the bytes are handed out. (The conformance suite runs every `get_list` and `watch`
+//! case through the same paths.)
 
 use serde_json::{json, Value};
 use std::borrow::Cow;
@@ -12,7 +13,8 @@ use wasm_apiserver_storage::backend::Backend;
 use wasm_apiserver_storage::embedded::{Embedded, EmbeddedOptions};
 use wasm_apiserver_storage::store::{KvStore, StoreConfig, ValueTransformer};
 use wasm_apiserver_storage::{
-    LabelSelector, ListItem, ListOptions, SelectionPredicate, Storage, StorageError,
+    LabelSelector, ListOptions, Preconditions, SelectionPredicate, SharedObject, Storage,
+    StorageError, WatchEvent, WatchStream,
 };
 
 async fn store(
@@ -49,7 +51,7 @@ fn opts(label: &str, limit: i64) -> ListOptions {
     }
 }
 
-fn written(item: &ListItem) -> Value {
+fn written(item: &SharedObject) -> Value {
     let mut out = Vec::new();
     item.write_json(&mut out).unwrap();
     serde_json::from_slice(&out).unwrap()
@@ -81,7 +83,7 @@ async fn unfiltered_lists_hand_out_stored_bytes_that_write_as_the_objects() {
         assert_eq!(shared.continue_token.is_some(), limit > 0);
         assert_eq!(shared.remaining_item_count, (limit > 0).then_some(2));
         for (item, obj) in shared.items.iter().zip(&created) {
-            assert!(matches!(item, ListItem::Stored(_)), "{item:?}");
+            assert!(matches!(item, SharedObject::Stored(_)), "{item:?}");
             assert_eq!(&written(item), obj);
             assert_eq!(&*item.to_arc().unwrap(), obj);
         }
@@ -99,7 +101,7 @@ async fn filtered_lists_hand_out_the_decoded_matches() {
         .unwrap();
     assert_eq!(shared.items.len(), 3);
     for (item, obj) in shared.items.iter().zip(&web) {
-        assert!(matches!(item, ListItem::Decoded(_)), "{item:?}");
+        assert!(matches!(item, SharedObject::Decoded(_)), "{item:?}");
         assert_eq!(&written(item), obj);
     }
     let owned = s.get_list("/pods", &opts("app=web", 2)).await.unwrap();
@@ -133,6 +135,141 @@ async fn corrupt_stored_bytes_fail_the_list_where_the_object_is_used() {
         .await
         .unwrap_err();
     assert!(matches!(err, StorageError::CorruptObj { .. }), "{err:?}");
+}
+
+/// The next event's type and object (`None` for the object of an ERROR or BOOKMARK).
+async fn next(w: &mut WatchStream) -> (&'static str, Option<SharedObject>) {
+    let ev = tokio::time::timeout(std::time::Duration::from_secs(5), w.recv())
+        .await
+        .expect("an event within 5 s")
+        .expect("the watch is open");
+    match ev {
+        WatchEvent::Added(o) => ("ADDED", Some(o)),
+        WatchEvent::Modified(o) => ("MODIFIED", Some(o)),
+        WatchEvent::Deleted(o) => ("DELETED", Some(o)),
+        WatchEvent::Bookmark(_) => ("BOOKMARK", None),
+        WatchEvent::Error(e) => panic!("ERROR event: {e:?}"),
+    }
+}
+
+fn watch_opts(label: &str, rv: &str) -> ListOptions {
+    ListOptions {
+        resource_version: rv.into(),
+        ..opts(label, 0)
+    }
+}
+
+fn rv_of(obj: &Value) -> u64 {
+    obj["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn watches_hand_out_stored_bytes_unfiltered_and_decoded_matches_filtered() {
+    let (s, _b, _dir) = store(None).await;
+    let created = fill(&s).await;
+    // "0": the current state as ADDED (etcd3 watcher `sync`), then the changes.
+    let mut all = s.watch("/pods", watch_opts("", "0")).await.unwrap();
+    let mut web = s.watch("/pods", watch_opts("app=web", "0")).await.unwrap();
+    for (i, obj) in created.iter().enumerate() {
+        let (kind, item) = next(&mut all).await;
+        let item = item.unwrap();
+        assert_eq!(kind, "ADDED");
+        assert!(matches!(item, SharedObject::Stored(_)), "{item:?}");
+        assert_eq!(&written(&item), obj);
+        if i % 2 == 0 {
+            let (kind, item) = next(&mut web).await;
+            let item = item.unwrap();
+            assert_eq!(kind, "ADDED");
+            assert!(matches!(item, SharedObject::Decoded(_)), "{item:?}");
+            assert_eq!(&written(&item), obj);
+        }
+    }
+    let mut p0 = created[0].clone();
+    p0["metadata"]["labels"]["extra"] = json!("yes");
+    p0["metadata"]["resourceVersion"] = json!("");
+    let mut try_update = {
+        let p0 = p0.clone();
+        move |_old: Value, _meta| {
+            let p0 = p0.clone();
+            Box::pin(async move {
+                Ok(wasm_apiserver_storage::UpdateOutcome {
+                    object: p0,
+                    ttl: None,
+                })
+            }) as _
+        }
+    };
+    let updated = s
+        .guaranteed_update(
+            "/pods/ns/p0",
+            false,
+            &Preconditions::default(),
+            &mut try_update,
+            None,
+        )
+        .await
+        .unwrap();
+    let deleted = s
+        .delete(
+            "/pods/ns/p0",
+            &Preconditions::default(),
+            &mut |_| Box::pin(async { Ok(()) }),
+            None,
+        )
+        .await
+        .unwrap();
+    assert!(rv_of(&deleted) > rv_of(&updated));
+    for w in [&mut all, &mut web] {
+        let (kind, item) = next(w).await;
+        assert_eq!(
+            (kind, written(&item.unwrap())),
+            ("MODIFIED", updated.clone())
+        );
+        let (kind, item) = next(w).await;
+        let item = item.unwrap();
+        assert_eq!(kind, "DELETED");
+        // The last state with the delete's resourceVersion.
+        assert_eq!(written(&item), deleted);
+        assert_eq!(item.into_value().unwrap(), deleted);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn corrupt_stored_bytes_fail_the_watch_event_where_the_object_is_used() {
+    let (s, b, _dir) = store(None).await;
+    let created = fill(&s).await;
+    let rv = rv_of(created.last().unwrap()).to_string();
+    let mut all = s.watch("/pods", watch_opts("", &rv)).await.unwrap();
+    let mut web = s.watch("/pods", watch_opts("app=web", &rv)).await.unwrap();
+    b.put_if("/registry/pods/ns/p9", 0, b"{\"kind\":".to_vec(), 0)
+        .await
+        .unwrap();
+    let (kind, item) = next(&mut all).await;
+    assert_eq!(kind, "ADDED");
+    let item = item.unwrap();
+    let mut out = Vec::new();
+    assert!(matches!(
+        item.write_json(&mut out),
+        Err(StorageError::CorruptObj { ref key, .. }) if key == "/registry/pods/ns/p9"
+    ));
+    assert!(out.is_empty(), "nothing of the corrupt object is written");
+    assert!(matches!(
+        item.into_value(),
+        Err(StorageError::CorruptObj { .. })
+    ));
+    // A selector decodes the object in storage, so the filtered watch fails at once.
+    let ev = tokio::time::timeout(std::time::Duration::from_secs(5), web.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        matches!(ev, WatchEvent::Error(StorageError::CorruptObj { .. })),
+        "{ev:?}"
+    );
 }
 
 /// Stores every value reversed, so untransformed bytes are not JSON.
