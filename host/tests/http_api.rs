@@ -573,7 +573,7 @@ async fn watches_from_storage_write_the_objects() {
 }
 
 /// etcd3 watcher.go `transform`: an event whose object does not decode ends the watch with an
-/// ERROR event (an InternalError Status); nothing after it is delivered. The stored bytes are
+/// ERROR event (an InternalError Status); nothing after it is delivered. A GET of it is a 500. The stored bytes are
 /// written over directly in etcd, under the watch cache (off) and the registry.
 #[tokio::test(flavor = "multi_thread")]
 async fn watch_of_a_corrupt_object_ends_with_an_error() {
@@ -619,6 +619,11 @@ async fn watch_of_a_corrupt_object_ends_with_an_error() {
         w.next(Duration::from_secs(2)).await.is_none(),
         "the watch ended"
     );
+    // A GET (written from the stored bytes) of the corrupt object is a 500 InternalError.
+    let (code, body) = get(&widget_url(&s, "corrupt", "w1")).await;
+    assert_eq!(code, 500, "{body}");
+    assert_eq!(body["kind"], "Status", "{body}");
+    assert_eq!(body["reason"], "InternalError", "{body}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -11,8 +11,8 @@ use futures::FutureExt;
 use serde_json::{json, Value};
 use std::sync::Arc;
 use wasm_apiserver_storage::{
-    GetOptions, ListOptions, Preconditions, ResponseMeta, SharedListResult, StorageError,
-    UpdateOutcome, WatchStream,
+    GetOptions, ListOptions, Preconditions, ResponseMeta, SharedListResult, SharedObject,
+    StorageError, UpdateOutcome, WatchStream,
 };
 
 /// `maxNameGenerationCreateAttempts` (store.go).
@@ -115,6 +115,25 @@ impl Resource {
             ignore_not_found: false,
         };
         match self.storage.get(&self.key(ns, name), &opts).await {
+            Ok(Some(o)) => Ok(o),
+            Ok(None) => Err(ApiError::not_found(&self.gr, name)),
+            Err(e) => Err(self.storage_err(e, name)),
+        }
+    }
+
+    /// [`Store::get`] without an owned object: the watch cache's object shared, or the
+    /// stored bytes undecoded (a JSON GET writes its response from them).
+    pub async fn get_shared(
+        &self,
+        ns: &str,
+        name: &str,
+        resource_version: &str,
+    ) -> ApiResult<SharedObject> {
+        let opts = GetOptions {
+            resource_version: resource_version.into(),
+            ignore_not_found: false,
+        };
+        match self.storage.get_shared(&self.key(ns, name), &opts).await {
             Ok(Some(o)) => Ok(o),
             Ok(None) => Err(ApiError::not_found(&self.gr, name)),
             Err(e) => Err(self.storage_err(e, name)),

@@ -432,14 +432,26 @@ async fn dispatch(
     match *method {
         Method::GET if watch => watch_handler(state, &r, &ns, &name, q, out).await,
         Method::GET if !name.is_empty() => {
-            let obj = r
-                .get(
-                    &ns,
-                    &name,
-                    q.get("resourceVersion").map(String::as_str).unwrap_or(""),
-                )
-                .await?;
-            respond_object(&r, obj, out, StatusCode::OK, &[]).await
+            let rv = q.get("resourceVersion").map(String::as_str).unwrap_or("");
+            match out {
+                Output::Json => {
+                    // Written from the stored bytes or the cache's object, without a copy.
+                    let obj = r.get_shared(&ns, &name, rv).await?;
+                    let mut body = Vec::new();
+                    obj.write_json(&mut body)
+                        .map_err(|e| ApiError::from_storage(&e, &r.gr, &name))?;
+                    Ok((
+                        StatusCode::OK,
+                        [(axum::http::header::CONTENT_TYPE, "application/json")],
+                        body,
+                    )
+                        .into_response())
+                }
+                Output::Table => {
+                    let obj = r.get(&ns, &name, rv).await?;
+                    respond_object(&r, obj, out, StatusCode::OK, &[]).await
+                }
+            }
         }
         Method::GET => {
             let opts = list_options(&r, q)?;

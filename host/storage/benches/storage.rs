@@ -1,7 +1,8 @@
 //! Storage benchmark: `cargo bench -p wasm-apiserver-storage --bench storage`.
 //!
 //! One run reports, at 1, 16 and 64 operations in flight, with ~1 KiB pod-like JSON objects:
-//! `create`, `get`, `guaranteed_update`, a list of 10,000 keys (`get_list_shared`, the call the
+//! `create`, `get` (`get_shared`, the call the registry serves a JSON GET by: the stored bytes,
+//! undecoded), `guaranteed_update`, a list of 10,000 keys (`get_list_shared`, the call the
 //! registry serves lists by: stored bytes, undecoded), and the watch delivery
 //! rate (events/s seen by one watcher while the writers create), for
 //!
@@ -16,7 +17,8 @@
 //!
 //! raw-etcd and kv-etcd3 run against the same etcd and are interleaved round by round
 //! (A B, B A, A B), so drift on the shared machine hits both alike. Throughput is the median of
-//! the rounds; latency percentiles are over every operation of every round (for `get_list`: the
+//! the rounds; their ratio is the median of the per-round ratios (each pair of rounds ran back
+//! to back); latency percentiles are over every operation of every round (for `get_list`: the
 //! call itself; dropping the 10,000 returned objects counts in ops/s only). The watch row's
 //! latency is from the start of a create to the watcher seeing its event. The raw watcher
 //! tells events apart by their etcd key; kv-etcd3's by the key of the event's stored object
@@ -26,7 +28,8 @@
 //! process's CPU time per operation (client; for the embedded store, the whole store).
 //!
 //! `-- etcd` or `-- embedded` runs one part; `-- list-profile` splits an embedded list's time;
-//! `-- get-profile` a single get's; `-- watch-profile` runs only kv-etcd3's watch at 64 in flight.
+//! `-- get-profile` a single get's; `-- watch-profile` runs only kv-etcd3's watch at 64 in flight,
+//! `-- profile-<raw|kv>-<create|get|update>` only one system's operation (for `perf record`).
 
 mod common;
 
@@ -55,12 +58,13 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 const CONCURRENCY: [usize; 3] = [1, 16, 64];
 /// Keys listed by `get_list` (and read / updated by `get` / `guaranteed_update`).
 const LIST_KEYS: usize = 10_000;
-/// Rounds per cheap measurement (throughput = median of the rounds).
-const ROUNDS: usize = 7;
+/// Rounds per cheap measurement (throughput = median of the rounds; a ratio between two
+/// systems = median of the per-round ratios).
+const ROUNDS: usize = 21;
 /// Length of one round of create / get / update.
-const ROUND: Duration = Duration::from_millis(1000);
+const ROUND: Duration = Duration::from_millis(500);
 /// Length of the write phase of one watch round.
-const WATCH_WRITE: Duration = Duration::from_millis(700);
+const WATCH_WRITE: Duration = Duration::from_millis(400);
 /// Upper bound on creates in one watch measurement (size of the start-time table).
 const WATCH_MAX_OPS: usize = 200_000;
 /// Largest gRPC message the raw client accepts (a 10,000-key list is ~10 MiB).
@@ -94,9 +98,13 @@ struct Sample {
 }
 
 /// One measured figure.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Row {
+    /// Median of the rounds' rates.
     ops_per_sec: f64,
+    /// Each round's ops/s, in round order (round `i` of two interleaved systems ran
+    /// back to back).
+    rates: Vec<f64>,
     p50: Duration,
     p99: Duration,
     ops: usize,
@@ -111,16 +119,21 @@ fn percentile(sorted: &[u64], p: usize) -> Duration {
     Duration::from_nanos(sorted[(sorted.len() * p / 100).min(sorted.len() - 1)])
 }
 
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
 fn row_of(samples: Vec<Sample>) -> Row {
-    let mut rates: Vec<f64> = samples.iter().map(|s| s.ops as f64 / s.secs).collect();
-    rates.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let rates: Vec<f64> = samples.iter().map(|s| s.ops as f64 / s.secs).collect();
     let mut lat: Vec<u64> = samples
         .iter()
         .flat_map(|s| s.lat_ns.iter().copied())
         .collect();
     lat.sort_unstable();
     Row {
-        ops_per_sec: rates[rates.len() / 2],
+        ops_per_sec: median(rates.clone()),
+        rates,
         p50: percentile(&lat, 50),
         p99: percentile(&lat, 99),
         ops: samples.iter().map(|s| s.ops).sum(),
@@ -485,8 +498,10 @@ impl Kv {
             let storage = storage.clone();
             async move {
                 let key = format!("/pods/list/{}", name(i * 7919 % LIST_KEYS));
+                // `get_shared`: the call the registry serves a JSON GET through (the stored
+                // bytes, undecoded, as raw etcd hands them out).
                 let got = storage
-                    .get(&key, &GetOptions::default())
+                    .get_shared(&key, &GetOptions::default())
                     .await
                     .expect("get");
                 assert!(got.is_some());
@@ -629,11 +644,11 @@ impl Results {
         self.rows.push((system, op, conc, row));
     }
 
-    fn get(&self, system: &str, op: usize, conc: usize) -> Option<Row> {
+    fn get(&self, system: &str, op: usize, conc: usize) -> Option<&Row> {
         self.rows
             .iter()
             .find(|(s, o, c, _)| *s == system && *o == op && *c == conc)
-            .map(|r| r.3)
+            .map(|r| &r.3)
     }
 }
 
@@ -724,15 +739,17 @@ async fn bench_etcd(res: &mut Results, endpoint: &str) {
     ] {
         for conc in CONCURRENCY {
             let rows = measure(conc, ROUNDS, ROUND, 0, &make).await;
-            res.add("raw-etcd", op, conc, rows[0]);
-            res.add("kv-etcd3", op, conc, rows[1]);
+            let [raw_row, kv_row] = <[Row; 2]>::try_from(rows).unwrap();
+            res.add("raw-etcd", op, conc, raw_row);
+            res.add("kv-etcd3", op, conc, kv_row);
         }
     }
     for conc in CONCURRENCY {
         let (rounds, dur, min_ops) = list_plan(conc);
         let rows = measure(conc, rounds, dur, min_ops, &[raw.list(), kv.list()]).await;
-        res.add("raw-etcd", 3, conc, rows[0]);
-        res.add("kv-etcd3", 3, conc, rows[1]);
+        let [raw_row, kv_row] = <[Row; 2]>::try_from(rows).unwrap();
+        res.add("raw-etcd", 3, conc, raw_row);
+        res.add("kv-etcd3", 3, conc, kv_row);
     }
     for conc in CONCURRENCY {
         let (mut raw_rounds, mut kv_rounds) = (Vec::new(), Vec::new());
@@ -781,13 +798,13 @@ async fn bench_embedded(res: &mut Results, dir: &std::path::Path) {
     for (op, make) in [(0, kv.create()), (1, kv.get()), (2, kv.update())] {
         for conc in CONCURRENCY {
             let rows = measure(conc, ROUNDS, ROUND, 0, std::slice::from_ref(&make)).await;
-            res.add("kv-embedded", op, conc, rows[0]);
+            res.add("kv-embedded", op, conc, rows.into_iter().next().unwrap());
         }
     }
     for conc in CONCURRENCY {
         let (rounds, dur, min_ops) = list_plan(conc);
         let rows = measure(conc, rounds, dur, min_ops, &[kv.list()]).await;
-        res.add("kv-embedded", 3, conc, rows[0]);
+        res.add("kv-embedded", 3, conc, rows.into_iter().next().unwrap());
     }
     for conc in CONCURRENCY {
         let mut rounds = Vec::new();
@@ -949,6 +966,50 @@ async fn watch_profile(endpoint: &str) {
     }
 }
 
+/// `-- profile-<raw|kv>-<create|get|update>[-<in flight>]`: only that system's operation (64
+/// in flight unless given), 8 rounds (to run under `perf record`, one system at a time); prints each round's
+/// ops/s and the process CPU per operation.
+async fn op_profile(endpoint: &str, which: &str) {
+    let mut parts = which.split('-').skip(1);
+    let (system, op) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+    let conc: usize = parts.next().and_then(|c| c.parse().ok()).unwrap_or(64);
+    let raw = Raw {
+        client: Client::connect([endpoint], None).await.expect("raw client"),
+        value: Arc::new(serde_json::to_vec(&pod("bench", "pod-template")).unwrap()),
+        next: Arc::new(AtomicUsize::new(0)),
+    };
+    let mut cfg = Etcd3Config::new([endpoint]);
+    cfg.compaction_interval = None;
+    let etcd3 = Arc::new(Etcd3::connect(cfg).await.expect("etcd3 backend"));
+    let kv = Kv::new(Arc::new(KvStore::new(
+        etcd3,
+        StoreConfig::new("/registry", "/pods", "v1", "Pod"),
+    )));
+    if op != "create" {
+        match system {
+            "raw" => seed_raw(&raw).await,
+            _ => seed_kv(&kv).await,
+        }
+    }
+    let f = match (system, op) {
+        ("raw", "create") => raw.create(),
+        ("raw", "get") => raw.get(),
+        ("raw", "update") => raw.update(),
+        ("kv", "create") => kv.create(),
+        ("kv", "get") => kv.get(),
+        ("kv", "update") => kv.update(),
+        _ => panic!("profile-<raw|kv>-<create|get|update>, not {which}"),
+    };
+    for round in 0..8 {
+        let s = drive(conc, ROUND, 0, usize::MAX, f.clone()).await;
+        println!(
+            "{which} round {round}: {:.0} ops/s, {:.1} µs CPU/op",
+            s.ops as f64 / s.secs,
+            s.cpu_ns as f64 / s.ops as f64 / 1e3
+        );
+    }
+}
+
 /// CPU time used by this process so far (every thread's `schedstat`), ns.
 fn process_cpu_ns() -> u64 {
     let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
@@ -987,6 +1048,12 @@ fn report(res: &Results, total: Duration) {
     println!();
     println!("### kv-etcd3 / raw-etcd (target ≥ 0.90)");
     println!();
+    println!(
+        "Median of the per-round ratios (round i of kv-etcd3 / round i of raw-etcd, which ran \
+         back to back), and in brackets the lowest and highest round ratio; a single round \
+         (lists above 1 in flight): the ratio of the two rounds."
+    );
+    println!();
     println!("| operation | 1 | 16 | 64 |");
     println!("|---|---:|---:|---:|");
     let mut worst = f64::INFINITY;
@@ -996,9 +1063,22 @@ fn report(res: &Results, total: Duration) {
             .map(
                 |&c| match (res.get("raw-etcd", op, c), res.get("kv-etcd3", op, c)) {
                     (Some(raw), Some(kv)) => {
-                        let ratio = kv.ops_per_sec / raw.ops_per_sec;
+                        let per_round: Vec<f64> = kv
+                            .rates
+                            .iter()
+                            .zip(&raw.rates)
+                            .map(|(k, r)| k / r)
+                            .collect();
+                        let ratio = median(per_round.clone());
                         worst = worst.min(ratio);
-                        format!("{ratio:.2}{}", if ratio >= 0.90 { "" } else { " ✗" })
+                        let lo = per_round.iter().copied().fold(f64::INFINITY, f64::min);
+                        let hi = per_round.iter().copied().fold(0.0, f64::max);
+                        let range = if per_round.len() > 1 {
+                            format!(" ({lo:.2}–{hi:.2})")
+                        } else {
+                            String::new()
+                        };
+                        format!("{ratio:.2}{}{range}", if ratio >= 0.90 { "" } else { " ✗" })
                     }
                     _ => "–".into(),
                 },
@@ -1060,6 +1140,11 @@ fn main() {
     if filter.iter().any(|f| f == "get-profile") {
         let etcd = EtcdServer::start();
         rt.block_on(get_profile(&etcd.endpoint));
+        return;
+    }
+    if let Some(f) = filter.iter().find(|f| f.starts_with("profile-")) {
+        let etcd = EtcdServer::start();
+        rt.block_on(op_profile(&etcd.endpoint, f));
         return;
     }
     if filter.iter().any(|f| f == "watch-profile") {

@@ -216,6 +216,15 @@ pub trait Storage: Send + Sync {
     /// `Get`: `KeyNotFound`, or `Ok(None)` with `ignore_not_found`.
     async fn get(&self, key: &str, opts: &GetOptions) -> Result<Option<Value>>;
 
+    /// [`Storage::get`] without an owned object: the watch cache answers with its object
+    /// shared, `KvStore` with the stored bytes undecoded (the registry serves a JSON GET
+    /// through this and writes the response from it). Same errors as `get`, except that a
+    /// corrupt stored object is found only when it is decoded or written. The default wraps
+    /// `get`.
+    async fn get_shared(&self, key: &str, opts: &GetOptions) -> Result<Option<SharedObject>> {
+        Ok(self.get(key, opts).await?.map(SharedObject::from))
+    }
+
     /// `GetList`: a recursive list under `key/` or the single `key`, with the resourceVersion,
     /// paging and predicate rules of etcd3's `GetList`.
     async fn get_list(&self, key: &str, opts: &ListOptions) -> Result<ListResult>;

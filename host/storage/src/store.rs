@@ -193,10 +193,16 @@ impl<B: Backend> KvStore<B> {
             .map_err(|e| StorageError::Internal(format!("unable to transform key {key:?}: {e}")))
     }
 
-    fn decode_bytes(&self, value: &[u8], key: &str, rev: i64) -> Result<(Value, Vec<u8>, bool)> {
-        let (data, stale) = self.untransform(value, key)?;
+    /// The object in `value` (read at `key`, revision `rev`), the bytes it decoded from (moved
+    /// out of `value` when the transformer is the identity), and whether they are stale.
+    fn decode_bytes(&self, value: Vec<u8>, key: &str, rev: i64) -> Result<(Value, Vec<u8>, bool)> {
+        let (data, stale) = self.untransform(&value, key)?;
         let obj = parse_object(&data, key, rev)?;
-        Ok((obj, data.into_owned(), stale))
+        let data = match data {
+            Cow::Owned(d) => d,
+            Cow::Borrowed(_) => value,
+        };
+        Ok((obj, data, stale))
     }
 
     /// The object of `kv` with resourceVersion `rev`, without copying the stored bytes when
@@ -206,7 +212,7 @@ impl<B: Backend> KvStore<B> {
         parse_object(&data, &kv.key, rev)
     }
 
-    fn state_from(&self, kv: Option<&KeyValue>) -> Result<State> {
+    fn state_from(&self, kv: Option<KeyValue>) -> Result<State> {
         match kv {
             None => Ok(State {
                 obj: None,
@@ -215,10 +221,11 @@ impl<B: Backend> KvStore<B> {
                 stale: false,
             }),
             Some(kv) => {
-                let (obj, data, stale) = self.decode_bytes(&kv.value, &kv.key, kv.mod_revision)?;
+                let rev = kv.mod_revision;
+                let (obj, data, stale) = self.decode_bytes(kv.value, &kv.key, rev)?;
                 Ok(State {
                     obj: Some(obj),
-                    rev: kv.mod_revision,
+                    rev,
                     data,
                     stale,
                 })
@@ -228,7 +235,7 @@ impl<B: Backend> KvStore<B> {
 
     async fn current_state(&self, key: &str) -> Result<State> {
         let resp = self.backend.range(key, "", 0, 0).await?;
-        self.state_from(resp.kvs.first())
+        self.state_from(resp.kvs.into_iter().next())
     }
 
     fn state_from_hint(&self, key: &str, hint: Value) -> Result<State> {
@@ -627,7 +634,7 @@ impl<B: Backend> Storage for KvStore<B> {
             }
             let resp = self.backend.delete_if(&key, state.rev).await?;
             if !resp.succeeded {
-                state = self.state_from(resp.kv.as_ref())?;
+                state = self.state_from(resp.kv)?;
                 is_current = true;
                 continue;
             }
@@ -667,6 +674,14 @@ impl<B: Backend> Storage for KvStore<B> {
     }
 
     async fn get(&self, key: &str, opts: &GetOptions) -> Result<Option<Value>> {
+        self.get_shared(key, opts)
+            .await?
+            .map(SharedObject::into_value)
+            .transpose()
+    }
+
+    /// etcd3 store.go `Get`, the object left undecoded.
+    async fn get_shared(&self, key: &str, opts: &GetOptions) -> Result<Option<SharedObject>> {
         let key = self.prepare_key(key, false)?;
         let min_rv = parse_resource_version(&opts.resource_version)?;
         let resp = self.backend.range(&key, "", 0, 0).await?;
@@ -676,8 +691,11 @@ impl<B: Backend> Storage for KvStore<B> {
                 current: resp.header_revision as u64,
             });
         }
-        match resp.kvs.first() {
-            Some(kv) => Ok(Some(self.decode(kv, kv.mod_revision)?)),
+        match resp.kvs.into_iter().next() {
+            Some(kv) => {
+                let rev = kv.mod_revision;
+                self.stored(kv, rev).map(Some)
+            }
             None if opts.ignore_not_found => Ok(None),
             None => Err(StorageError::KeyNotFound { key }),
         }
@@ -764,7 +782,7 @@ impl<B: Backend> Storage for KvStore<B> {
             let ttl = outcome.ttl.unwrap_or(0) as i64;
             let resp = self.backend.put_if(&key, state.rev, data, ttl).await?;
             if !resp.succeeded {
-                state = self.state_from(resp.kv.as_ref())?;
+                state = self.state_from(resp.kv)?;
                 is_current = true;
                 continue;
             }

@@ -1,4 +1,4 @@
-//! `KvStore`'s list items and watch objects: an unfiltered `get_list_shared` or `watch` hands
+//! `KvStore`'s shared objects: `get_shared`, an unfiltered `get_list_shared` or `watch` hand
 //! out the stored bytes undecoded (`SharedObject::Stored`), a filtered one the objects it
 //! decoded to evaluate the selector; `get_list` and `SharedObject::write_json` both turn them
 //! into the same objects, with the resourceVersion of each key (a DELETED event: the delete's);
@@ -135,6 +135,48 @@ async fn corrupt_stored_bytes_fail_the_list_where_the_object_is_used() {
         .await
         .unwrap_err();
     assert!(matches!(err, StorageError::CorruptObj { .. }), "{err:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn get_shared_hands_out_the_stored_bytes_and_get_decodes_them() {
+    let (s, b, _dir) = store(None).await;
+    let created = fill(&s).await;
+    let opts = wasm_apiserver_storage::GetOptions::default();
+    for (i, obj) in created.iter().enumerate() {
+        let key = format!("/pods/ns/p{i}");
+        let item = s.get_shared(&key, &opts).await.unwrap().unwrap();
+        assert!(matches!(item, SharedObject::Stored(_)), "{item:?}");
+        assert_eq!(&written(&item), obj);
+        assert_eq!(&s.get(&key, &opts).await.unwrap().unwrap(), obj);
+    }
+    let missing = wasm_apiserver_storage::GetOptions {
+        ignore_not_found: true,
+        ..Default::default()
+    };
+    assert!(s
+        .get_shared("/pods/ns/nope", &missing)
+        .await
+        .unwrap()
+        .is_none());
+    assert!(matches!(
+        s.get_shared("/pods/ns/nope", &opts).await,
+        Err(StorageError::KeyNotFound { .. })
+    ));
+    // A corrupt object: `get` fails, `get_shared` fails where the object is used.
+    b.put_if("/registry/pods/ns/p9", 0, b"{\"kind\":".to_vec(), 0)
+        .await
+        .unwrap();
+    assert!(matches!(
+        s.get("/pods/ns/p9", &opts).await,
+        Err(StorageError::CorruptObj { .. })
+    ));
+    let item = s.get_shared("/pods/ns/p9", &opts).await.unwrap().unwrap();
+    let mut out = Vec::new();
+    assert!(matches!(
+        item.write_json(&mut out),
+        Err(StorageError::CorruptObj { .. })
+    ));
+    assert!(out.is_empty());
 }
 
 /// The next event's type and object (`None` for the object of an ERROR or BOOKMARK).

@@ -56,6 +56,7 @@ use crate::interfaces::{
 };
 use crate::selection::{default_attrs, AttrsFunc};
 use crate::store::{parse_resource_version, INITIAL_EVENTS_END_ANNOTATION};
+use crate::stored::SharedObject;
 use async_trait::async_trait;
 use serde_json::{json, Value};
 use state::{CacheState, Scope};
@@ -655,30 +656,42 @@ impl Storage for Cacher {
     }
 
     async fn get(&self, key: &str, opts: &GetOptions) -> Result<Option<Value>> {
+        // A cached object is copied outside the cache lock.
+        self.get_shared(key, opts)
+            .await?
+            .map(SharedObject::into_value)
+            .transpose()
+    }
+
+    async fn get_shared(&self, key: &str, opts: &GetOptions) -> Result<Option<SharedObject>> {
         self.ensure_started();
         let shared = &self.shared;
         if opts.resource_version.is_empty() {
             shared.delegated();
-            return shared.inner.get(key, opts).await;
+            return shared.inner.get_shared(key, opts).await;
         }
         let rv = parse_resource_version(&opts.resource_version)?;
         let scope = shared.scope(key, false)?;
         if !shared.wait_fresh(rv, None).await? {
             shared.delegated();
-            return shared.inner.get(key, opts).await;
+            return shared.inner.get_shared(key, opts).await;
         }
         let found = {
             let st = shared.read();
             if !st.ready {
                 None
             } else {
-                Some(st.objects.get(&scope.key).map(|e| (*e.obj).clone()))
+                Some(
+                    st.objects
+                        .get(&scope.key)
+                        .map(|e| SharedObject::Decoded(e.obj.clone())),
+                )
             }
         };
         match found {
             None => {
                 shared.delegated();
-                shared.inner.get(key, opts).await
+                shared.inner.get_shared(key, opts).await
             }
             Some(obj) => {
                 shared.served_from_cache();
