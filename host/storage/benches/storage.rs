@@ -34,7 +34,10 @@
 mod common;
 
 use common::{name, pod};
-use etcd_client::{Client, Compare, CompareOp, GetOptions as EtcdGet, Txn, TxnOp, WatchOptions};
+use etcd_client::{
+    Client, CompactionOptions, Compare, CompareOp, DeleteOptions, GetOptions as EtcdGet, Txn,
+    TxnOp, WatchOptions,
+};
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use serde_json::Value;
@@ -58,9 +61,11 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 const CONCURRENCY: [usize; 3] = [1, 16, 64];
 /// Keys listed by `get_list` (and read / updated by `get` / `guaranteed_update`).
 const LIST_KEYS: usize = 10_000;
-/// Rounds per cheap measurement (throughput = median of the rounds; a ratio between two
-/// systems = median of the per-round ratios).
+/// Rounds per cheap measurement of raw-etcd and kv-etcd3 (throughput = median of the rounds;
+/// their ratio = median of the per-round ratios: single rounds vary by ±30% on this VM).
 const ROUNDS: usize = 21;
+/// Rounds per measurement of kv-embedded (no ratio to take).
+const EMBEDDED_ROUNDS: usize = 11;
 /// Length of one round of create / get / update.
 const ROUND: Duration = Duration::from_millis(500);
 /// Length of the write phase of one watch round.
@@ -699,6 +704,42 @@ fn list_plan(conc: usize) -> (usize, Duration, usize) {
     }
 }
 
+/// Between two measurements: delete what the create and watch rounds wrote, compact etcd to
+/// its current revision and defragment it, so each measurement starts from the same etcd (the
+/// 2 × 10,000 list keys, no history) instead of one that grew with every earlier round.
+async fn settle(client: &Client) {
+    let mut kv = client.kv_client();
+    for prefix in [
+        "/rawbench/pods/create/",
+        "/rawbench/pods/watch-",
+        "/registry/pods/create/",
+        "/registry/pods/watch-",
+    ] {
+        kv.delete(prefix, Some(DeleteOptions::new().with_prefix()))
+            .await
+            .expect("delete");
+    }
+    let rev = kv
+        .get("/", Some(EtcdGet::new().with_count_only()))
+        .await
+        .expect("revision")
+        .header()
+        .map(|h| h.revision())
+        .unwrap_or(0);
+    // Nothing written since the last compaction: etcd refuses to compact twice (not an error).
+    if let Err(e) = kv
+        .compact(rev, Some(CompactionOptions::new().with_physical()))
+        .await
+    {
+        assert!(e.to_string().contains("compacted"), "compact: {e}");
+    }
+    client
+        .maintenance_client()
+        .defragment()
+        .await
+        .expect("defragment");
+}
+
 async fn bench_etcd(res: &mut Results, endpoint: &str) {
     let client = Client::connect([endpoint], None).await.expect("raw client");
     let raw = Raw {
@@ -738,6 +779,7 @@ async fn bench_etcd(res: &mut Results, endpoint: &str) {
         (2, [raw.update(), kv.update()]),
     ] {
         for conc in CONCURRENCY {
+            settle(&raw.client).await;
             let rows = measure(conc, ROUNDS, ROUND, 0, &make).await;
             let [raw_row, kv_row] = <[Row; 2]>::try_from(rows).unwrap();
             res.add("raw-etcd", op, conc, raw_row);
@@ -745,6 +787,7 @@ async fn bench_etcd(res: &mut Results, endpoint: &str) {
         }
     }
     for conc in CONCURRENCY {
+        settle(&raw.client).await;
         let (rounds, dur, min_ops) = list_plan(conc);
         let rows = measure(conc, rounds, dur, min_ops, &[raw.list(), kv.list()]).await;
         let [raw_row, kv_row] = <[Row; 2]>::try_from(rows).unwrap();
@@ -752,6 +795,7 @@ async fn bench_etcd(res: &mut Results, endpoint: &str) {
         res.add("kv-etcd3", 3, conc, kv_row);
     }
     for conc in CONCURRENCY {
+        settle(&raw.client).await;
         let (mut raw_rounds, mut kv_rounds) = (Vec::new(), Vec::new());
         for round in 0..ROUNDS {
             for kv_turn in [round % 2 == 1, round % 2 == 0] {
@@ -797,7 +841,7 @@ async fn bench_embedded(res: &mut Results, dir: &std::path::Path) {
 
     for (op, make) in [(0, kv.create()), (1, kv.get()), (2, kv.update())] {
         for conc in CONCURRENCY {
-            let rows = measure(conc, ROUNDS, ROUND, 0, std::slice::from_ref(&make)).await;
+            let rows = measure(conc, EMBEDDED_ROUNDS, ROUND, 0, std::slice::from_ref(&make)).await;
             res.add("kv-embedded", op, conc, rows.into_iter().next().unwrap());
         }
     }
@@ -808,7 +852,7 @@ async fn bench_embedded(res: &mut Results, dir: &std::path::Path) {
     }
     for conc in CONCURRENCY {
         let mut rounds = Vec::new();
-        for round in 0..ROUNDS {
+        for round in 0..EMBEDDED_ROUNDS {
             let setup = kv.watch(&format!("watch-{conc}-{round}")).await;
             rounds.push(watch_round(conc, setup).await);
         }
