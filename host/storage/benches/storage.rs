@@ -29,7 +29,8 @@
 //!
 //! `-- etcd` or `-- embedded` runs one part; `-- list-profile` splits an embedded list's time;
 //! `-- get-profile` a single get's; `-- watch-profile` runs only kv-etcd3's watch at 64 in flight,
-//! `-- profile-<raw|kv>-<create|get|update>` only one system's operation (for `perf record`).
+//! `-- profile-<raw|kv>-<create|get|update|list>[-<in flight>]` only one system's operation
+//! (for `perf record`).
 
 mod common;
 
@@ -1010,7 +1011,7 @@ async fn watch_profile(endpoint: &str) {
     }
 }
 
-/// `-- profile-<raw|kv>-<create|get|update>[-<in flight>]`: only that system's operation (64
+/// `-- profile-<raw|kv>-<create|get|update|list>[-<in flight>]`: only that system's operation (64
 /// in flight unless given), 8 rounds (to run under `perf record`, one system at a time); prints each round's
 /// ops/s and the process CPU per operation.
 async fn op_profile(endpoint: &str, which: &str) {
@@ -1039,10 +1040,12 @@ async fn op_profile(endpoint: &str, which: &str) {
         ("raw", "create") => raw.create(),
         ("raw", "get") => raw.get(),
         ("raw", "update") => raw.update(),
+        ("raw", "list") => raw.list(),
+        ("kv", "list") => kv.list(),
         ("kv", "create") => kv.create(),
         ("kv", "get") => kv.get(),
         ("kv", "update") => kv.update(),
-        _ => panic!("profile-<raw|kv>-<create|get|update>, not {which}"),
+        _ => panic!("profile-<raw|kv>-<create|get|update|list>, not {which}"),
     };
     for round in 0..8 {
         let s = drive(conc, ROUND, 0, usize::MAX, f.clone()).await;
