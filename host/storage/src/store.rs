@@ -44,8 +44,9 @@ pub trait ValueTransformer: Send + Sync {
     fn from_storage(&self, data: &[u8], key: &str) -> Result<(Vec<u8>, bool)>;
 
     /// [`ValueTransformer::from_storage`], borrowing `data` when the stored bytes are the
-    /// encoded object (the identity transformer), so reads need not copy every value. The
-    /// default calls `from_storage`.
+    /// encoded object (the identity transformer), so reads need not copy every value (`KvStore`
+    /// then keeps `data` itself, moved out of the backend's response; a borrowed part of
+    /// `data` is copied). The default calls `from_storage`.
     #[allow(clippy::wrong_self_convention)]
     fn from_storage_cow<'a>(&self, data: &'a [u8], key: &str) -> Result<(Cow<'a, [u8]>, bool)> {
         let (data, stale) = self.from_storage(data, key)?;
@@ -200,7 +201,9 @@ impl<B: Backend> KvStore<B> {
         let obj = parse_object(&data, key, rev)?;
         let data = match data {
             Cow::Owned(d) => d,
-            Cow::Borrowed(_) => value,
+            Cow::Borrowed(b) if b.len() == value.len() => value,
+            // A transformer that borrowed part of the bytes.
+            Cow::Borrowed(b) => b.to_vec(),
         };
         Ok((obj, data, stale))
     }
@@ -274,7 +277,9 @@ impl<B: Backend> KvStore<B> {
         let KeyValue { key, mut value, .. } = kv;
         let transformed = match self.untransform(&value, &key)?.0 {
             Cow::Owned(v) => Some(v),
-            Cow::Borrowed(_) => None,
+            Cow::Borrowed(b) if b.len() == value.len() => None,
+            // A transformer that borrowed part of the bytes.
+            Cow::Borrowed(b) => Some(b.to_vec()),
         };
         let data = transformed.unwrap_or_else(|| std::mem::take(&mut value));
         Ok(SharedObject::Stored(Arc::new(StoredObject {

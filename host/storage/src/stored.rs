@@ -2,7 +2,7 @@
 //! their revision, decoded only when someone needs the object.
 //!
 //! kube-apiserver's etcd3 `GetList` (k8s.io/apiserver/pkg/storage/etcd3/store.go,
-//! `appendSharedObject`) decodes every object it lists and sets its resourceVersion from the key's
+//! `appendListItem`) decodes every object it lists and sets its resourceVersion from the key's
 //! `mod_revision`. For an unfiltered list nothing in storage needs the decoded object, so
 //! [`crate::store::KvStore`] hands out [`SharedObject::Stored`] instead: the bytes move from the
 //! backend's response into the item without a copy, and [`SharedObject::write_json`] writes the

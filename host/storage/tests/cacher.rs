@@ -495,6 +495,41 @@ async fn too_old_rv_gives_expired() {
 // Bookmarks.
 // -------------------------------------------------------------------------------------------
 
+/// kube's cacher hands every watcher (and every read from memory) the same cached object: one
+/// event is one `Arc`, not a copy per watcher.
+#[tokio::test(flavor = "multi_thread")]
+async fn watchers_and_cache_reads_share_one_object() {
+    let env = embedded_env(|_| {}).await;
+    let c = &*env.cacher;
+    let a = create(c, &pod("ns", "a")).await;
+    let from = rv(&a).to_string();
+    let mut w1 = c.watch("/pods/ns", watch_opts(&from, false)).await.unwrap();
+    let mut w2 = c.watch("/pods/", watch_opts(&from, false)).await.unwrap();
+    let b = create(c, &pod("ns", "b")).await;
+    let shared = |e: WatchEvent| match e {
+        WatchEvent::Added(SharedObject::Decoded(o)) => o,
+        other => panic!("expected ADDED with the cache's object, got {other:?}"),
+    };
+    let (o1, o2) = (shared(next(&mut w1).await), shared(next(&mut w2).await));
+    assert_eq!(*o1, b);
+    assert!(Arc::ptr_eq(&o1, &o2), "both watchers got the same object");
+    let got = c
+        .get_shared(
+            "/pods/ns/b",
+            &GetOptions {
+                resource_version: rv(&b).to_string(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    match got {
+        SharedObject::Decoded(o) => assert!(Arc::ptr_eq(&o, &o1), "a read from memory too"),
+        other => panic!("expected the cache's object, got {other:?}"),
+    }
+}
+
 /// sendInitialEvents=true: ADDED for the state at the storage's current RV, then the
 /// `k8s.io/initial-events-end` bookmark carrying the cache's RV (the global revision here),
 /// then live events.

@@ -15,6 +15,7 @@
 use super::Shared;
 use crate::errors::StorageError;
 use crate::interfaces::{ListOptions, WatchEvent, WatchStream};
+use crate::stored::SharedObject;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
@@ -97,11 +98,23 @@ async fn consume(
             }
         }
         let mut error = None;
+        // Stored objects are decoded before the cache's write lock is taken (kube decodes in
+        // the etcd3 watcher, outside the watchCache lock); a corrupt one ends the batch there.
+        let mut decoded = Vec::with_capacity(batch.len());
+        for ev in batch {
+            match decode_event(ev) {
+                Ok(ev) => decoded.push(ev),
+                Err(e) => {
+                    error = Some(e);
+                    break;
+                }
+            }
+        }
         let mut changed = false;
         let mut applied = 0u64;
         {
             let mut st = shared.write();
-            for ev in batch {
+            for ev in decoded {
                 let is_event = !matches!(ev, WatchEvent::Bookmark(_) | WatchEvent::Error(_));
                 match st.apply(&shared.config, ev) {
                     Ok(c) => {
@@ -227,4 +240,21 @@ pub(crate) async fn run(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
         }
     }
     shared.invalidate();
+}
+
+/// `ev` with a stored object decoded (and shared, so applying it moves it into the cache
+/// without a copy). Errors: the object does not decode (`CorruptObj`).
+fn decode_event(ev: WatchEvent) -> Result<WatchEvent, StorageError> {
+    let decode = |o: SharedObject| -> Result<SharedObject, StorageError> {
+        Ok(match o {
+            SharedObject::Stored(s) => SharedObject::Decoded(Arc::new(s.decode()?)),
+            decoded => decoded,
+        })
+    };
+    Ok(match ev {
+        WatchEvent::Added(o) => WatchEvent::Added(decode(o)?),
+        WatchEvent::Modified(o) => WatchEvent::Modified(decode(o)?),
+        WatchEvent::Deleted(o) => WatchEvent::Deleted(decode(o)?),
+        other => other,
+    })
 }

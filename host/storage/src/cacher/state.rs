@@ -212,8 +212,9 @@ impl CacheState {
     /// watch reported an error (the caller restarts the watch).
     pub fn apply(&mut self, config: &CacherConfig, ev: WatchEvent) -> Result<bool> {
         let (kind, obj) = match ev {
-            // A stored object is decoded here, once for every watcher of the cache; a corrupt
-            // one fails the backend watch (the caller restarts it).
+            // The reflector decodes stored objects before taking the lock (a decoded object
+            // held only here moves out without a copy); a corrupt one fails the backend watch
+            // (the caller restarts it).
             WatchEvent::Added(o) | WatchEvent::Modified(o) => (EventKind::Put, o.into_value()?),
             WatchEvent::Deleted(o) => (EventKind::Delete, o.into_value()?),
             WatchEvent::Bookmark(o) => {
