@@ -68,6 +68,17 @@ fn json_response(code: StatusCode, body: &Value, warnings: &[String]) -> Respons
     resp
 }
 
+/// A 200 response whose body is JSON text already written (an object or a list from its
+/// `SharedObject`s).
+fn json_bytes_response(body: Vec<u8>) -> Response {
+    (
+        StatusCode::OK,
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        body,
+    )
+        .into_response()
+}
+
 fn is_dry_run(q: &Query) -> ApiResult<bool> {
     match q.get("dryRun").map(String::as_str) {
         None | Some("") => Ok(false),
@@ -440,12 +451,7 @@ async fn dispatch(
                     let mut body = Vec::new();
                     obj.write_json(&mut body)
                         .map_err(|e| ApiError::from_storage(&e, &r.gr, &name))?;
-                    Ok((
-                        StatusCode::OK,
-                        [(axum::http::header::CONTENT_TYPE, "application/json")],
-                        body,
-                    )
-                        .into_response())
+                    Ok(json_bytes_response(body))
                 }
                 Output::Table => {
                     let obj = r.get(&ns, &name, rv).await?;
@@ -463,12 +469,7 @@ async fn dispatch(
                     let body = tokio::task::spawn_blocking(move || list_body(&r2, &list))
                         .await
                         .map_err(ApiError::internal)??;
-                    Ok((
-                        StatusCode::OK,
-                        [(axum::http::header::CONTENT_TYPE, "application/json")],
-                        body,
-                    )
-                        .into_response())
+                    Ok(json_bytes_response(body))
                 }
                 Output::Table => {
                     let t = table::list_table(&r, &list, q).await?;

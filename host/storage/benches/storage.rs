@@ -990,16 +990,21 @@ async fn get_profile(endpoint: &str) {
     }
 }
 
-/// `-- watch-profile`: only kv-etcd3's watch at 64 in flight, 10 rounds (to run under
-/// `perf record`); prints each round's events/s and the process CPU per event.
-async fn watch_profile(endpoint: &str) {
+/// kv-etcd3 on the etcd at `endpoint` (no compactor).
+async fn kv_etcd3(endpoint: &str) -> Kv {
     let mut cfg = Etcd3Config::new([endpoint]);
     cfg.compaction_interval = None;
     let etcd3 = Arc::new(Etcd3::connect(cfg).await.expect("etcd3 backend"));
-    let kv = Kv::new(Arc::new(KvStore::new(
+    Kv::new(Arc::new(KvStore::new(
         etcd3,
         StoreConfig::new("/registry", "/pods", "v1", "Pod"),
-    )));
+    )))
+}
+
+/// `-- watch-profile`: only kv-etcd3's watch at 64 in flight, 10 rounds (to run under
+/// `perf record`); prints each round's events/s and the process CPU per event.
+async fn watch_profile(endpoint: &str) {
+    let kv = kv_etcd3(endpoint).await;
     for round in 0..10 {
         let setup = kv.watch(&format!("watch-profile-{round}")).await;
         let s = watch_round(64, setup).await;
@@ -1011,9 +1016,9 @@ async fn watch_profile(endpoint: &str) {
     }
 }
 
-/// `-- profile-<raw|kv>-<create|get|update|list>[-<in flight>]`: only that system's operation (64
-/// in flight unless given), 8 rounds (to run under `perf record`, one system at a time); prints each round's
-/// ops/s and the process CPU per operation.
+/// `-- profile-<raw|kv>-<create|get|update|list>[-<in flight>]`: only that system's
+/// operation (64 in flight unless given), 8 rounds (to run under `perf record`, one system at
+/// a time); prints each round's ops/s and the process CPU per operation.
 async fn op_profile(endpoint: &str, which: &str) {
     let mut parts = which.split('-').skip(1);
     let (system, op) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
@@ -1023,13 +1028,7 @@ async fn op_profile(endpoint: &str, which: &str) {
         value: Arc::new(serde_json::to_vec(&pod("bench", "pod-template")).unwrap()),
         next: Arc::new(AtomicUsize::new(0)),
     };
-    let mut cfg = Etcd3Config::new([endpoint]);
-    cfg.compaction_interval = None;
-    let etcd3 = Arc::new(Etcd3::connect(cfg).await.expect("etcd3 backend"));
-    let kv = Kv::new(Arc::new(KvStore::new(
-        etcd3,
-        StoreConfig::new("/registry", "/pods", "v1", "Pod"),
-    )));
+    let kv = kv_etcd3(endpoint).await;
     if op != "create" {
         match system {
             "raw" => seed_raw(&raw).await,
