@@ -446,23 +446,31 @@ async fn list_paging_with_limit_and_continue() {
     );
 }
 
-// 5b. A continue token that does not decode is 400 BadRequest "invalid continue token: continue
-//     key is not valid: …" (etcd3 store.go GetList wrapping storage.DecodeContinue).
+/// The standard plugins with `--watch-cache=false`: every read and watch goes to storage.
+fn without_watch_cache(backend: Backend) -> TestServer {
+    TestServer::start_with(
+        backend,
+        &["pods", "configmaps", "namespaces", "widgets"],
+        &["--watch-cache=false"],
+    )
+}
+
+/// Widget `w{i}` labelled `parity=even|odd`, with an annotation that needs JSON escapes.
+fn parity_widget(i: usize) -> Value {
+    let mut w = widget(&format!("w{i}"), "small");
+    w["metadata"]["labels"] = json!({"parity": if i.is_multiple_of(2) { "even" } else { "odd" }});
+    w["metadata"]["annotations"] = json!({"note": "quote \" backslash \\ unicode \u{e9} \u{2028}"});
+    w
+}
+
 /// With the watch cache off every list is read from storage and written from the stored bytes
 /// (`SharedObject::Stored`, resourceVersion spliced in): each listed object must equal what a GET
 /// of it returns, label-selected lists (decoded in storage) too, and `kubectl get` must read it.
 #[tokio::test(flavor = "multi_thread")]
 async fn lists_from_storage_equal_the_objects() {
-    let s = TestServer::start_with(
-        Backend::Embedded,
-        &["pods", "configmaps", "namespaces", "widgets"],
-        &["--watch-cache=false"],
-    );
+    let s = without_watch_cache(Backend::Embedded);
     for i in 1..=4 {
-        let mut w = widget(&format!("w{i}"), "small");
-        w["metadata"]["labels"] = json!({"parity": if i % 2 == 0 { "even" } else { "odd" }});
-        w["metadata"]["annotations"] =
-            json!({"note": "quote \" backslash \\ unicode \u{e9} \u{2028}"});
+        let w = parity_widget(i);
         let (code, body) = post(&widgets(&s, "stored"), &w).await;
         assert_eq!(code, 201, "{body}");
     }
@@ -510,11 +518,7 @@ async fn lists_from_storage_equal_the_objects() {
 /// the delete's resourceVersion), for a label-selected watch (decoded in storage) too.
 #[tokio::test(flavor = "multi_thread")]
 async fn watches_from_storage_write_the_objects() {
-    let s = TestServer::start_with(
-        Backend::Embedded,
-        &["pods", "configmaps", "namespaces", "widgets"],
-        &["--watch-cache=false"],
-    );
+    let s = without_watch_cache(Backend::Embedded);
     let base = widgets(&s, "stored");
     let (_, list) = get(&base).await;
     let rv0 = list["metadata"]["resourceVersion"]
@@ -529,10 +533,7 @@ async fn watches_from_storage_write_the_objects() {
     let (mut want_all, mut want_even) = (Vec::new(), Vec::new());
     let mut objects = Vec::new();
     for i in 1..=4 {
-        let mut w = widget(&format!("w{i}"), "small");
-        w["metadata"]["labels"] = json!({"parity": if i % 2 == 0 { "even" } else { "odd" }});
-        w["metadata"]["annotations"] =
-            json!({"note": "quote \" backslash \\ unicode \u{e9} \u{2028}"});
+        let w = parity_widget(i);
         let (code, body) = post(&base, &w).await;
         assert_eq!(code, 201, "{body}");
         want_all.push(("ADDED", body.clone()));
@@ -581,11 +582,7 @@ async fn watches_from_storage_write_the_objects() {
 /// written over directly in etcd, under the watch cache (off) and the registry.
 #[tokio::test(flavor = "multi_thread")]
 async fn watch_of_a_corrupt_object_ends_with_an_error() {
-    let s = TestServer::start_with(
-        Backend::Etcd,
-        &["pods", "configmaps", "namespaces", "widgets"],
-        &["--watch-cache=false"],
-    );
+    let s = without_watch_cache(Backend::Etcd);
     let created = create_widget(&s, "corrupt", "w1", "small").await;
     let base = widgets(&s, "corrupt");
     let mut w = Watch::open(&format!(
@@ -628,6 +625,8 @@ async fn watch_of_a_corrupt_object_ends_with_an_error() {
     assert_eq!(body["reason"], "InternalError", "{body}");
 }
 
+// 5b. A continue token that does not decode is 400 BadRequest "invalid continue token: continue
+//     key is not valid: …" (etcd3 store.go GetList wrapping storage.DecodeContinue).
 #[tokio::test(flavor = "multi_thread")]
 async fn garbage_continue_token_is_a_bad_request() {
     let s = TestServer::start(Backend::Embedded);

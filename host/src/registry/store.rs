@@ -108,17 +108,12 @@ impl Resource {
         ApiError::from_storage(&e, &self.gr, name)
     }
 
-    /// `Store.Get`.
+    /// `Store.Get`: [`Store::get_shared`], decoded (or copied out of the watch cache).
     pub async fn get(&self, ns: &str, name: &str, resource_version: &str) -> ApiResult<Value> {
-        let opts = GetOptions {
-            resource_version: resource_version.into(),
-            ignore_not_found: false,
-        };
-        match self.storage.get(&self.key(ns, name), &opts).await {
-            Ok(Some(o)) => Ok(o),
-            Ok(None) => Err(ApiError::not_found(&self.gr, name)),
-            Err(e) => Err(self.storage_err(e, name)),
-        }
+        self.get_shared(ns, name, resource_version)
+            .await?
+            .into_value()
+            .map_err(|e| self.storage_err(e, name))
     }
 
     /// [`Store::get`] without an owned object: the watch cache's object shared, or the
