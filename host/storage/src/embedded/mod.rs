@@ -487,7 +487,7 @@ impl Backend for Embedded {
             progress_interval: self.opts.progress_interval,
         };
         watch::spawn(self.shared.clone(), spec, live, tx);
-        Ok(rx)
+        Ok(WatchReceiver::from_channel(rx))
     }
 
     async fn current_revision(&self) -> Result<i64, BackendError> {

@@ -1,23 +1,24 @@
-//! etcd watches forwarded as [`WatchResponse`]s, as `k8s.io/apiserver/pkg/storage/etcd3/
-//! watcher.go` (`startWatching`) opens and reads them: `WithPrevKV`, `WithPrefix` for recursive
-//! watches, `WithRev(start)`, `WithProgressNotify` when asked. A compaction cancel becomes
+//! etcd watches as [`WatchResponse`]s, as `k8s.io/apiserver/pkg/storage/etcd3/watcher.go`
+//! (`startWatching`) opens and reads them: `WithPrevKV`, `WithPrefix` for recursive watches,
+//! `WithRev(start)`, `WithProgressNotify` when asked. A compaction cancel becomes
 //! `Error(Compacted)`; a cancel for any other reason or a broken stream becomes
-//! `Error(Unreachable)`; either ends the watch. Dropping the receiver cancels the etcd watch.
+//! `Error(Unreachable)`; either ends the watch.
+//!
+//! The receiver is the gRPC watch stream itself ([`EtcdWatch`]): each etcd response is
+//! converted when the consumer polls, with no forwarding task between them. Dropping the
+//! receiver drops the gRPC stream (HTTP/2 `RST_STREAM`), which ends the etcd watch.
 
 use super::{convert_kv, Shared};
 use crate::backend::{EventType, KvEvent, WatchReceiver, WatchResponse};
 use crate::errors::BackendError;
 use etcd_client::{Client, WatchOptions, WatchStream};
+use futures::Stream;
+use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
-use tokio::sync::mpsc;
+use std::task::{ready, Context, Poll};
 
-/// Capacity of a watch channel (etcd3 watcher's `outgoingBufSize`).
-pub(crate) const WATCH_CHANNEL_CAPACITY: usize = 100;
-
-/// Open an etcd watch and spawn the task that forwards it. Waits for etcd's `created`
-/// response (bounded by the request timeout), so a write made after this returns is seen by
-/// a watch "from now on" (`start_revision == 0`).
+/// Open an etcd watch. Waits for etcd's `created` response (bounded by the request timeout),
+/// so a write made after this returns is seen by a watch "from now on" (`start_revision == 0`).
 pub(crate) async fn start(
     client: &Client,
     shared: Arc<Shared>,
@@ -63,135 +64,145 @@ pub(crate) async fn start(
             )))
         }
     };
-    let (tx, rx) = mpsc::channel(WATCH_CHANNEL_CAPACITY);
-    tokio::spawn(forward(stream, first, tx, shared));
-    Ok(rx)
-}
-
-/// What to do after one etcd watch response.
-enum Step {
-    Continue,
-    Stop,
-}
-
-/// Turn one etcd response into zero or one [`WatchResponse`]s and send it.
-async fn handle(
-    resp: etcd_client::WatchResponse,
-    tx: &mpsc::Sender<WatchResponse>,
-    shared: &Shared,
-) -> Step {
-    if resp.compact_revision() > 0 {
-        // etcd cancels a watch whose start revision was compacted (`ErrCompacted`).
-        shared.saw_compacted(resp.compact_revision());
-        let _ = tx
-            .send(WatchResponse::Error(BackendError::Compacted(
-                resp.compact_revision(),
-            )))
-            .await;
-        return Step::Stop;
+    let mut watch = EtcdWatch {
+        stream: Some(stream),
+        pending: None,
+        shared,
+    };
+    // The `created` response, or the cancel of a watch from a compacted revision.
+    let first = match first {
+        Some(resp) => Ok(resp),
+        None => Err(watch.closed()),
+    };
+    match watch.step(first) {
+        Step::Skip => {}
+        Step::Yield(msg) => watch.pending = Some(msg),
+        Step::Last(msg) => {
+            watch.pending = Some(msg);
+            watch.stream = None;
+        }
     }
-    if resp.canceled() {
-        let reason = if resp.cancel_reason().is_empty() {
-            "watch canceled by etcd".to_string()
-        } else {
-            resp.cancel_reason().to_string()
+    Ok(WatchReceiver::new(watch))
+}
+
+/// What one etcd response becomes.
+enum Step {
+    /// Nothing to deliver (the `created` response).
+    Skip,
+    /// A message; the watch goes on.
+    Yield(WatchResponse),
+    /// The final message (an error); the watch is over.
+    Last(WatchResponse),
+}
+
+/// An etcd watch read as a stream of [`WatchResponse`]s; ends after an `Error`.
+struct EtcdWatch {
+    /// `None` once the watch is over.
+    stream: Option<WatchStream>,
+    /// A message to deliver before reading the stream (from the first response).
+    pending: Option<WatchResponse>,
+    shared: Arc<Shared>,
+}
+
+impl EtcdWatch {
+    fn closed(&self) -> BackendError {
+        BackendError::Unreachable(format!(
+            "etcd {}: watch stream closed",
+            self.shared.endpoints
+        ))
+    }
+
+    /// Map one item of etcd's stream.
+    fn step(&self, item: Result<etcd_client::WatchResponse, BackendError>) -> Step {
+        let resp = match item {
+            Ok(resp) => resp,
+            Err(e) => return Step::Last(WatchResponse::Error(e)),
         };
-        let _ = tx
-            .send(WatchResponse::Error(BackendError::Unreachable(format!(
+        let shared = &self.shared;
+        if resp.compact_revision() > 0 {
+            // etcd cancels a watch whose start revision was compacted (`ErrCompacted`).
+            shared.saw_compacted(resp.compact_revision());
+            return Step::Last(WatchResponse::Error(BackendError::Compacted(
+                resp.compact_revision(),
+            )));
+        }
+        if resp.canceled() {
+            let reason = if resp.cancel_reason().is_empty() {
+                "watch canceled by etcd"
+            } else {
+                resp.cancel_reason()
+            };
+            return Step::Last(WatchResponse::Error(BackendError::Unreachable(format!(
                 "etcd {}: {reason}",
                 shared.endpoints
-            ))))
-            .await;
-        return Step::Stop;
-    }
-    let msg = if !resp.events().is_empty() {
-        let events = resp
-            .events()
-            .iter()
-            .filter_map(|ev| {
-                let kv = ev.kv()?;
-                Some(KvEvent {
-                    event_type: match ev.event_type() {
-                        etcd_client::EventType::Put => EventType::Put,
-                        etcd_client::EventType::Delete => EventType::Delete,
-                    },
-                    kv: convert_kv(kv),
-                    prev_kv: ev.prev_kv().map(convert_kv),
+            ))));
+        }
+        if !resp.events().is_empty() {
+            let events = resp
+                .events()
+                .iter()
+                .filter_map(|ev| {
+                    let kv = ev.kv()?;
+                    Some(KvEvent {
+                        event_type: match ev.event_type() {
+                            etcd_client::EventType::Put => EventType::Put,
+                            etcd_client::EventType::Delete => EventType::Delete,
+                        },
+                        kv: convert_kv(kv),
+                        prev_kv: ev.prev_kv().map(convert_kv),
+                    })
                 })
-            })
-            .collect();
-        WatchResponse::Events(events)
-    } else if resp.created() {
-        return Step::Continue;
-    } else {
-        // An empty, non-created response is a progress notification.
-        WatchResponse::Progress(resp.header().map(|h| h.revision()).unwrap_or(0))
-    };
-    match tx.send(msg).await {
-        Ok(()) => Step::Continue,
-        Err(_) => Step::Stop,
+                .collect();
+            Step::Yield(WatchResponse::Events(events))
+        } else if resp.created() {
+            Step::Skip
+        } else {
+            // An empty, non-created response is a progress notification.
+            Step::Yield(WatchResponse::Progress(
+                resp.header().map(|h| h.revision()).unwrap_or(0),
+            ))
+        }
+    }
+
+    /// A failed read of etcd's stream.
+    fn failed(&self, e: etcd_client::Error) -> BackendError {
+        match super::errors::classify(&e, &self.shared.endpoints) {
+            super::errors::Classified::Compacted => BackendError::Compacted(
+                self.shared
+                    .compacted
+                    .load(std::sync::atomic::Ordering::SeqCst),
+            ),
+            _ => BackendError::Unreachable(format!(
+                "etcd {}: watch stream failed: {e}",
+                self.shared.endpoints
+            )),
+        }
     }
 }
 
-/// The forwarding task: reads etcd's stream until it ends, errors, is canceled, or the
-/// receiver goes away (then the etcd watch is canceled and the stream dropped).
-async fn forward(
-    mut stream: WatchStream,
-    first: Option<etcd_client::WatchResponse>,
-    tx: mpsc::Sender<WatchResponse>,
-    shared: Arc<Shared>,
-) {
-    let watch_id = match first {
-        Some(resp) => {
-            let id = resp.watch_id();
-            if let Step::Stop = handle(resp, &tx, &shared).await {
-                return;
-            }
-            id
+impl Stream for EtcdWatch {
+    type Item = WatchResponse;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<WatchResponse>> {
+        let this = &mut *self;
+        if let Some(msg) = this.pending.take() {
+            return Poll::Ready(Some(msg));
         }
-        None => {
-            let _ = tx
-                .send(WatchResponse::Error(BackendError::Unreachable(format!(
-                    "etcd {}: watch stream closed",
-                    shared.endpoints
-                ))))
-                .await;
-            return;
-        }
-    };
-    loop {
-        tokio::select! {
-            _ = tx.closed() => {
-                let _ = tokio::time::timeout(Duration::from_secs(1), stream.cancel(watch_id)).await;
-                return;
-            }
-            msg = stream.message() => match msg {
-                Ok(Some(resp)) => {
-                    if let Step::Stop = handle(resp, &tx, &shared).await {
-                        return;
-                    }
-                }
-                Ok(None) => {
-                    let _ = tx
-                        .send(WatchResponse::Error(BackendError::Unreachable(format!(
-                            "etcd {}: watch stream closed",
-                            shared.endpoints
-                        ))))
-                        .await;
-                    return;
-                }
-                Err(e) => {
-                    let err = match super::errors::classify(&e, &shared.endpoints) {
-                        super::errors::Classified::Compacted => {
-                            BackendError::Compacted(shared.compacted.load(std::sync::atomic::Ordering::SeqCst))
-                        }
-                        _ => BackendError::Unreachable(format!(
-                            "etcd {}: watch stream failed: {e}",
-                            shared.endpoints
-                        )),
-                    };
-                    let _ = tx.send(WatchResponse::Error(err)).await;
-                    return;
+        loop {
+            let Some(stream) = this.stream.as_mut() else {
+                return Poll::Ready(None);
+            };
+            let item = match ready!(Pin::new(stream).poll_next(cx)) {
+                Some(Ok(resp)) => Ok(resp),
+                Some(Err(e)) => Err(this.failed(e)),
+                None => Err(this.closed()),
+            };
+            match this.step(item) {
+                Step::Skip => continue,
+                Step::Yield(msg) => return Poll::Ready(Some(msg)),
+                Step::Last(msg) => {
+                    this.stream = None;
+                    return Poll::Ready(Some(msg));
                 }
             }
         }
