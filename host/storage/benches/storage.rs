@@ -27,7 +27,9 @@
 //! the same machine as etcd, so client CPU is part of each figure; the last column is this
 //! process's CPU time per operation (client; for the embedded store, the whole store).
 //!
-//! `-- etcd` or `-- embedded` runs one part; `-- list-profile` splits an embedded list's time;
+//! `-- etcd` or `-- embedded` runs one part; `-- etcd:<op>[,<op>…]` only the named operations of
+//! the etcd part (`create`, `get`, `update`, `list`, `watch`), with the same method;
+//! `-- list-profile` splits an embedded list's time;
 //! `-- get-profile` a single get's; `-- watch-profile` runs only kv-etcd3's watch at 64 in flight,
 //! `-- profile-<raw|kv>-<create|get|update|list>[-<in flight>]` only one system's operation
 //! (for `perf record`).
@@ -741,7 +743,11 @@ async fn settle(client: &Client) {
         .expect("defragment");
 }
 
-async fn bench_etcd(res: &mut Results, endpoint: &str) {
+/// Names of the operations `-- etcd:<op>,…` selects, in [`OPS`] order.
+const OP_NAMES: [&str; 5] = ["create", "get", "update", "list", "watch"];
+
+/// The etcd part: raw-etcd against kv-etcd3 for the operations whose [`OPS`] index is in `ops`.
+async fn bench_etcd(res: &mut Results, endpoint: &str, ops: &[usize]) {
     let client = Client::connect([endpoint], None).await.expect("raw client");
     let raw = Raw {
         client,
@@ -758,19 +764,26 @@ async fn bench_etcd(res: &mut Results, endpoint: &str) {
     let kv = Kv::new(storage);
 
     let t = Instant::now();
-    seed_raw(&raw).await;
-    seed_kv(&kv).await;
-    eprintln!(
-        "etcd: seeded 2 × {LIST_KEYS} objects in {:.1} s",
-        t.elapsed().as_secs_f64()
-    );
+    let seeded = ops.iter().any(|op| (1..=3).contains(op));
+    if seeded {
+        seed_raw(&raw).await;
+        seed_kv(&kv).await;
+        eprintln!(
+            "etcd: seeded 2 × {LIST_KEYS} objects in {:.1} s",
+            t.elapsed().as_secs_f64()
+        );
+    }
     // Warm-up (connections, etcd's caches).
     measure(
         16,
         1,
         Duration::from_millis(300),
         0,
-        &[raw.create(), kv.create(), raw.get(), kv.get()],
+        &if seeded {
+            vec![raw.create(), kv.create(), raw.get(), kv.get()]
+        } else {
+            vec![raw.create(), kv.create()]
+        },
     )
     .await;
 
@@ -779,6 +792,9 @@ async fn bench_etcd(res: &mut Results, endpoint: &str) {
         (1, [raw.get(), kv.get()]),
         (2, [raw.update(), kv.update()]),
     ] {
+        if !ops.contains(&op) {
+            continue;
+        }
         for conc in CONCURRENCY {
             settle(&raw.client).await;
             let rows = measure(conc, ROUNDS, ROUND, 0, &make).await;
@@ -787,7 +803,7 @@ async fn bench_etcd(res: &mut Results, endpoint: &str) {
             res.add("kv-etcd3", op, conc, kv_row);
         }
     }
-    for conc in CONCURRENCY {
+    for conc in CONCURRENCY.into_iter().filter(|_| ops.contains(&3)) {
         settle(&raw.client).await;
         let (rounds, dur, min_ops) = list_plan(conc);
         let rows = measure(conc, rounds, dur, min_ops, &[raw.list(), kv.list()]).await;
@@ -795,7 +811,7 @@ async fn bench_etcd(res: &mut Results, endpoint: &str) {
         res.add("raw-etcd", 3, conc, raw_row);
         res.add("kv-etcd3", 3, conc, kv_row);
     }
-    for conc in CONCURRENCY {
+    for conc in CONCURRENCY.into_iter().filter(|_| ops.contains(&4)) {
         settle(&raw.client).await;
         let (mut raw_rounds, mut kv_rounds) = (Vec::new(), Vec::new());
         for round in 0..ROUNDS {
@@ -1172,7 +1188,12 @@ fn main() {
         .skip(1)
         .filter(|a| !a.starts_with("--"))
         .collect();
-    let want = |s: &str| filter.is_empty() || filter.iter().any(|f| s.contains(f.as_str()));
+    let want = |s: &str| {
+        filter.is_empty()
+            || filter
+                .iter()
+                .any(|f| s.contains(f.split(':').next().unwrap_or_default()))
+    };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -1203,10 +1224,24 @@ fn main() {
         return;
     }
     let mut res = Results::default();
+    let etcd_ops: Option<Vec<usize>> =
+        filter
+            .iter()
+            .find_map(|f| f.strip_prefix("etcd:"))
+            .map(|list| {
+                list.split(',')
+                    .map(|op| {
+                        OP_NAMES.iter().position(|n| *n == op).unwrap_or_else(|| {
+                            panic!("etcd:<op>,… with op in {OP_NAMES:?}, not {op}")
+                        })
+                    })
+                    .collect()
+            });
     if want("etcd") {
         let etcd = EtcdServer::start();
         eprintln!("etcd at {} ({})", etcd.endpoint, etcd.dir.display());
-        rt.block_on(bench_etcd(&mut res, &etcd.endpoint));
+        let ops = etcd_ops.unwrap_or_else(|| (0..OPS.len()).collect());
+        rt.block_on(bench_etcd(&mut res, &etcd.endpoint, &ops));
         drop(etcd);
     }
     if want("embedded") {
