@@ -11,6 +11,10 @@
 //!   `Txn(If(mod_revision == read)).Then(Put).Else(Get)`, as `guaranteed_update` without a cached
 //!   object does; list = `Get` with a range; watch = etcd watch with `prev_kv`) — the physical
 //!   limit of etcd on this machine;
+//! * `raw-etcd+json` (guaranteed_update only): raw-etcd's update doing the JSON work
+//!   `guaranteed_update` does for its caller (decode the value read, change it as the
+//!   benchmark's `try_update` does, encode it, drop it) — what the JSON codec costs, and
+//!   `KvStore`'s own overhead beyond it;
 //! * `kv-etcd3`: `KvStore<Etcd3>` through the `Storage` trait;
 //! * `kv-embedded`: `KvStore<Embedded>` (durable, `EmbeddedOptions::default()`) through the
 //!   `Storage` trait.
@@ -381,6 +385,39 @@ impl Raw {
                     }
                     rev = cur;
                 }
+                None
+            }
+            .boxed()
+        })
+    }
+
+    /// [`Raw::update`] doing the JSON work `guaranteed_update` does for its caller: decode the
+    /// value read, change it as `Kv::update`'s `try_update` does, encode it, drop it.
+    fn update_json(&self) -> Arc<OpFn> {
+        let client = self.client.clone();
+        Arc::new(move |i| {
+            let client = client.clone();
+            async move {
+                let key = raw_key("list", i % LIST_KEYS);
+                let resp = client
+                    .kv_client()
+                    .get(key.clone(), None)
+                    .await
+                    .expect("raw get");
+                let mut rev = resp.kvs()[0].mod_revision();
+                let mut obj: Value =
+                    serde_json::from_slice(resp.kvs()[0].value()).expect("raw object");
+                let generation = GENERATION.fetch_add(1, Ordering::Relaxed).to_string();
+                obj["metadata"]["annotations"]["bench/gen"] = Value::String(generation);
+                let value = serde_json::to_vec(&obj).expect("encode");
+                loop {
+                    let (ok, cur) = raw_put_if(&client, key.clone(), rev, value.clone()).await;
+                    if ok {
+                        break;
+                    }
+                    rev = cur;
+                }
+                drop(obj);
                 None
             }
             .boxed()
@@ -788,17 +825,23 @@ async fn bench_etcd(res: &mut Results, endpoint: &str, ops: &[usize]) {
     .await;
 
     for (op, make) in [
-        (0, [raw.create(), kv.create()]),
-        (1, [raw.get(), kv.get()]),
-        (2, [raw.update(), kv.update()]),
+        (0, vec![raw.create(), kv.create()]),
+        (1, vec![raw.get(), kv.get()]),
+        // raw-etcd+json first: rounds run [+json, raw, kv] then [kv, raw, +json], so raw-etcd
+        // and kv-etcd3 still run back to back.
+        (2, vec![raw.update_json(), raw.update(), kv.update()]),
     ] {
         if !ops.contains(&op) {
             continue;
         }
         for conc in CONCURRENCY {
             settle(&raw.client).await;
-            let rows = measure(conc, ROUNDS, ROUND, 0, &make).await;
-            let [raw_row, kv_row] = <[Row; 2]>::try_from(rows).unwrap();
+            let mut rows = measure(conc, ROUNDS, ROUND, 0, &make).await;
+            let kv_row = rows.pop().expect("kv row");
+            let raw_row = rows.pop().expect("raw row");
+            if let Some(json_row) = rows.pop() {
+                res.add("raw-etcd+json", op, conc, json_row);
+            }
             res.add("raw-etcd", op, conc, raw_row);
             res.add("kv-etcd3", op, conc, kv_row);
         }
@@ -1092,7 +1135,7 @@ fn report(res: &Results, total: Duration) {
         "| system | operation | in flight | ops/s | p50 ms | p99 ms | bench-process CPU µs/op |"
     );
     println!("|---|---|---:|---:|---:|---:|---:|");
-    for system in ["raw-etcd", "kv-etcd3", "kv-embedded"] {
+    for system in ["raw-etcd", "raw-etcd+json", "kv-etcd3", "kv-embedded"] {
         for (op, op_name) in OPS.iter().enumerate() {
             for conc in CONCURRENCY {
                 if let Some(r) = res.get(system, op, conc) {
@@ -1125,28 +1168,39 @@ fn report(res: &Results, total: Duration) {
             .map(
                 |&c| match (res.get("raw-etcd", op, c), res.get("kv-etcd3", op, c)) {
                     (Some(raw), Some(kv)) => {
-                        let per_round: Vec<f64> = kv
-                            .rates
-                            .iter()
-                            .zip(&raw.rates)
-                            .map(|(k, r)| k / r)
-                            .collect();
-                        let ratio = median(per_round.clone());
+                        let (ratio, cell) = ratio_cell(kv, raw);
                         worst = worst.min(ratio);
-                        let lo = per_round.iter().copied().fold(f64::INFINITY, f64::min);
-                        let hi = per_round.iter().copied().fold(0.0, f64::max);
-                        let range = if per_round.len() > 1 {
-                            format!(" ({lo:.2}–{hi:.2})")
-                        } else {
-                            String::new()
-                        };
-                        format!("{ratio:.2}{}{range}", if ratio >= 0.90 { "" } else { " ✗" })
+                        cell
                     }
                     _ => "–".into(),
                 },
             )
             .collect();
         println!("| {op_name} | {} |", cells.join(" | "));
+    }
+    // What the JSON work costs: a raw client doing it, against raw-etcd and against KvStore.
+    for (name, a, b) in [
+        (
+            "update: raw-etcd+json / raw-etcd",
+            "raw-etcd+json",
+            "raw-etcd",
+        ),
+        (
+            "update: kv-etcd3 / raw-etcd+json",
+            "kv-etcd3",
+            "raw-etcd+json",
+        ),
+    ] {
+        let cells: Vec<String> = CONCURRENCY
+            .iter()
+            .map(|&c| match (res.get(a, 2, c), res.get(b, 2, c)) {
+                (Some(a), Some(b)) => ratio_cell(a, b).1,
+                _ => "–".into(),
+            })
+            .collect();
+        if cells.iter().any(|c| c != "–") {
+            println!("| {name} | {} |", cells.join(" | "));
+        }
     }
     println!();
     println!("### Targets");
@@ -1172,6 +1226,22 @@ fn report(res: &Results, total: Duration) {
     }
     println!();
     println!("Total benchmark time: {:.0} s", total.as_secs_f64());
+}
+
+/// The median of the per-round ratios `a / b` and the table cell showing it with the range
+/// of the round ratios (✗ below 0.90).
+fn ratio_cell(a: &Row, b: &Row) -> (f64, String) {
+    let per_round: Vec<f64> = a.rates.iter().zip(&b.rates).map(|(x, y)| x / y).collect();
+    let ratio = median(per_round.clone());
+    let lo = per_round.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = per_round.iter().copied().fold(0.0, f64::max);
+    let range = if per_round.len() > 1 {
+        format!(" ({lo:.2}–{hi:.2})")
+    } else {
+        String::new()
+    };
+    let mark = if ratio >= 0.90 { "" } else { " ✗" };
+    (ratio, format!("{ratio:.2}{mark}{range}"))
 }
 
 fn met(ok: bool) -> &'static str {
