@@ -33,6 +33,8 @@
 //!
 //! `-- etcd` or `-- embedded` runs one part; `-- etcd:<op>[,<op>…]` only the named operations of
 //! the etcd part (`create`, `get`, `update`, `list`, `watch`), with the same method;
+//! `-- rounds=<N>` measures raw-etcd and kv-etcd3 in N rounds instead of 21 (a quieter, longer
+//! run: the median of N per-round ratios moves ~√(21/N) as much between runs);
 //! `-- list-profile` splits an embedded list's time;
 //! `-- get-profile` a single get's; `-- watch-profile` runs only kv-etcd3's watch at 64 in flight,
 //! `-- profile-<raw|kv>-<create|get|update|list>[-<in flight>]` only one system's operation
@@ -69,8 +71,15 @@ const CONCURRENCY: [usize; 3] = [1, 16, 64];
 /// Keys listed by `get_list` (and read / updated by `get` / `guaranteed_update`).
 const LIST_KEYS: usize = 10_000;
 /// Rounds per cheap measurement of raw-etcd and kv-etcd3 (throughput = median of the rounds;
-/// their ratio = median of the per-round ratios: single rounds vary by ±30% on this VM).
+/// their ratio = median of the per-round ratios: single rounds vary by ±30% on this VM), unless
+/// `-- rounds=<N>` says otherwise.
 const ROUNDS: usize = 21;
+/// The rounds of this run: [`ROUNDS`] or `-- rounds=<N>`.
+static RUN_ROUNDS: AtomicUsize = AtomicUsize::new(ROUNDS);
+
+fn rounds() -> usize {
+    RUN_ROUNDS.load(Ordering::Relaxed)
+}
 /// Rounds per measurement of kv-embedded (no ratio to take).
 const EMBEDDED_ROUNDS: usize = 11;
 /// Length of one round of create / get / update.
@@ -735,10 +744,10 @@ async fn seed_kv(kv: &Kv) {
     drive(64, Duration::ZERO, LIST_KEYS, LIST_KEYS, op).await;
 }
 
-/// Lists: median of `ROUNDS` rounds at 1 in flight (cheap); one round of at least `conc` lists above.
+/// Lists: median of [`rounds`] rounds at 1 in flight (cheap); one round of at least `conc` lists above.
 fn list_plan(conc: usize) -> (usize, Duration, usize) {
     if conc == 1 {
-        (ROUNDS, Duration::from_millis(600), 5)
+        (rounds(), Duration::from_millis(600), 5)
     } else {
         (1, Duration::from_millis(500), conc)
     }
@@ -836,7 +845,7 @@ async fn bench_etcd(res: &mut Results, endpoint: &str, ops: &[usize]) {
         }
         for conc in CONCURRENCY {
             settle(&raw.client).await;
-            let mut rows = measure(conc, ROUNDS, ROUND, 0, &make).await;
+            let mut rows = measure(conc, rounds(), ROUND, 0, &make).await;
             let kv_row = rows.pop().expect("kv row");
             let raw_row = rows.pop().expect("raw row");
             if let Some(json_row) = rows.pop() {
@@ -857,7 +866,7 @@ async fn bench_etcd(res: &mut Results, endpoint: &str, ops: &[usize]) {
     for conc in CONCURRENCY.into_iter().filter(|_| ops.contains(&4)) {
         settle(&raw.client).await;
         let (mut raw_rounds, mut kv_rounds) = (Vec::new(), Vec::new());
-        for round in 0..ROUNDS {
+        for round in 0..rounds() {
             for kv_turn in [round % 2 == 1, round % 2 == 0] {
                 if kv_turn {
                     let setup = kv.watch(&format!("watch-kv-{conc}-{round}")).await;
@@ -1258,12 +1267,12 @@ fn main() {
         .skip(1)
         .filter(|a| !a.starts_with("--"))
         .collect();
-    let want = |s: &str| {
-        filter.is_empty()
-            || filter
-                .iter()
-                .any(|f| s.contains(f.split(':').next().unwrap_or_default()))
-    };
+    let parts: Vec<&str> = filter
+        .iter()
+        .filter(|f| !f.starts_with("rounds="))
+        .map(|f| f.split(':').next().unwrap_or_default())
+        .collect();
+    let want = |s: &str| parts.is_empty() || parts.iter().any(|p| s.contains(p));
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -1292,6 +1301,9 @@ fn main() {
     if filter.iter().any(|f| f == "list-profile") {
         rt.block_on(list_profile());
         return;
+    }
+    if let Some(n) = filter.iter().find_map(|f| f.strip_prefix("rounds=")) {
+        RUN_ROUNDS.store(n.parse().expect("rounds=<N>"), Ordering::Relaxed);
     }
     let mut res = Results::default();
     let etcd_ops: Option<Vec<usize>> =
