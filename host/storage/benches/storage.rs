@@ -333,6 +333,26 @@ async fn raw_put_if(client: &Client, key: String, expected: i64, value: Vec<u8>)
     (resp.succeeded(), current)
 }
 
+/// The raw update of list key `i`: `Get`, then `Txn(If(mod_revision == read)).Then(Put)` of
+/// `new_value(the bytes read)` until it applies.
+async fn raw_update(client: &Client, i: usize, new_value: impl FnOnce(&[u8]) -> Vec<u8>) {
+    let key = raw_key("list", i % LIST_KEYS);
+    let resp = client
+        .kv_client()
+        .get(key.clone(), None)
+        .await
+        .expect("raw get");
+    let mut rev = resp.kvs()[0].mod_revision();
+    let value = new_value(resp.kvs()[0].value());
+    loop {
+        let (ok, cur) = raw_put_if(client, key.clone(), rev, value.clone()).await;
+        if ok {
+            break;
+        }
+        rev = cur;
+    }
+}
+
 struct Raw {
     client: Client,
     value: Arc<Vec<u8>>,
@@ -380,20 +400,7 @@ impl Raw {
             let client = client.clone();
             let value = value.clone();
             async move {
-                let key = raw_key("list", i % LIST_KEYS);
-                let resp = client
-                    .kv_client()
-                    .get(key.clone(), None)
-                    .await
-                    .expect("raw get");
-                let mut rev = resp.kvs()[0].mod_revision();
-                loop {
-                    let (ok, cur) = raw_put_if(&client, key.clone(), rev, value.to_vec()).await;
-                    if ok {
-                        break;
-                    }
-                    rev = cur;
-                }
+                raw_update(&client, i, |_| value.to_vec()).await;
                 None
             }
             .boxed()
@@ -407,26 +414,13 @@ impl Raw {
         Arc::new(move |i| {
             let client = client.clone();
             async move {
-                let key = raw_key("list", i % LIST_KEYS);
-                let resp = client
-                    .kv_client()
-                    .get(key.clone(), None)
-                    .await
-                    .expect("raw get");
-                let mut rev = resp.kvs()[0].mod_revision();
-                let mut obj: Value =
-                    serde_json::from_slice(resp.kvs()[0].value()).expect("raw object");
-                let generation = GENERATION.fetch_add(1, Ordering::Relaxed).to_string();
-                obj["metadata"]["annotations"]["bench/gen"] = Value::String(generation);
-                let value = serde_json::to_vec(&obj).expect("encode");
-                loop {
-                    let (ok, cur) = raw_put_if(&client, key.clone(), rev, value.clone()).await;
-                    if ok {
-                        break;
-                    }
-                    rev = cur;
-                }
-                drop(obj);
+                raw_update(&client, i, |read| {
+                    let mut obj: Value = serde_json::from_slice(read).expect("raw object");
+                    let generation = GENERATION.fetch_add(1, Ordering::Relaxed).to_string();
+                    obj["metadata"]["annotations"]["bench/gen"] = Value::String(generation);
+                    serde_json::to_vec(&obj).expect("encode")
+                })
+                .await;
                 None
             }
             .boxed()
