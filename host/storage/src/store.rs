@@ -194,17 +194,24 @@ impl<B: Backend> KvStore<B> {
             .map_err(|e| StorageError::Internal(format!("unable to transform key {key:?}: {e}")))
     }
 
+    /// The encoded object stored in `value` at `key`, owned (`value` itself when the
+    /// transformer is the identity), and whether it is stale.
+    fn untransform_owned(&self, value: Vec<u8>, key: &str) -> Result<(Vec<u8>, bool)> {
+        let (data, stale) = self.untransform(&value, key)?;
+        let data = match data {
+            Cow::Owned(d) => Some(d),
+            Cow::Borrowed(b) if b.len() == value.len() => None,
+            // A transformer that borrowed part of the bytes.
+            Cow::Borrowed(b) => Some(b.to_vec()),
+        };
+        Ok((data.unwrap_or(value), stale))
+    }
+
     /// The object in `value` (read at `key`, revision `rev`), the bytes it decoded from (moved
     /// out of `value` when the transformer is the identity), and whether they are stale.
     fn decode_bytes(&self, value: Vec<u8>, key: &str, rev: i64) -> Result<(Value, Vec<u8>, bool)> {
-        let (data, stale) = self.untransform(&value, key)?;
+        let (data, stale) = self.untransform_owned(value, key)?;
         let obj = parse_object(&data, key, rev)?;
-        let data = match data {
-            Cow::Owned(d) => d,
-            Cow::Borrowed(b) if b.len() == value.len() => value,
-            // A transformer that borrowed part of the bytes.
-            Cow::Borrowed(b) => b.to_vec(),
-        };
         Ok((obj, data, stale))
     }
 
@@ -274,14 +281,8 @@ impl<B: Backend> KvStore<B> {
     /// transformer (moved out of `kv` when the transformer is the identity). Errors: the
     /// transformer's.
     fn stored(&self, kv: KeyValue, rev: i64) -> Result<SharedObject> {
-        let KeyValue { key, mut value, .. } = kv;
-        let transformed = match self.untransform(&value, &key)?.0 {
-            Cow::Owned(v) => Some(v),
-            Cow::Borrowed(b) if b.len() == value.len() => None,
-            // A transformer that borrowed part of the bytes.
-            Cow::Borrowed(b) => Some(b.to_vec()),
-        };
-        let data = transformed.unwrap_or_else(|| std::mem::take(&mut value));
+        let KeyValue { key, value, .. } = kv;
+        let (data, _) = self.untransform_owned(value, &key)?;
         Ok(SharedObject::Stored(Arc::new(StoredObject {
             key,
             data,
