@@ -359,3 +359,88 @@ async fn stored_items_are_the_transformed_bytes() {
         assert_eq!(&written(item), obj);
     }
 }
+
+/// Stores every value behind a header and reads it back as a borrowed slice after the header,
+/// as an envelope-style transformer (`k8s:enc:…` prefixes) would.
+struct Header;
+
+const HEADER: &[u8] = b"hdr:";
+
+impl ValueTransformer for Header {
+    fn to_storage(
+        &self,
+        data: Vec<u8>,
+        _key: &str,
+    ) -> wasm_apiserver_storage::errors::Result<Vec<u8>> {
+        Ok([HEADER, &data].concat())
+    }
+    fn from_storage(
+        &self,
+        data: &[u8],
+        key: &str,
+    ) -> wasm_apiserver_storage::errors::Result<(Vec<u8>, bool)> {
+        let (v, stale) = self.from_storage_cow(data, key)?;
+        Ok((v.into_owned(), stale))
+    }
+    fn from_storage_cow<'a>(
+        &self,
+        data: &'a [u8],
+        _key: &str,
+    ) -> wasm_apiserver_storage::errors::Result<(Cow<'a, [u8]>, bool)> {
+        let body = data
+            .strip_prefix(HEADER)
+            .ok_or_else(|| wasm_apiserver_storage::StorageError::Internal("no header".into()))?;
+        Ok((Cow::Borrowed(body), false))
+    }
+}
+
+/// A transformer that borrows part of the stored bytes: reads (stored and decoded) and an
+/// update's no-op check see exactly that part, not the whole stored value.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_transformer_borrowing_part_of_the_bytes() {
+    let (s, b, _dir) = store(Some(Arc::new(Header))).await;
+    let created = fill(&s).await;
+    let raw = b.range("/registry/pods/ns/p0", "", 0, 0).await.unwrap();
+    assert!(
+        raw.kvs[0].value.starts_with(HEADER),
+        "stored with the header"
+    );
+
+    let got = s
+        .get_shared("/pods/ns/p0", &Default::default())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(matches!(got, SharedObject::Stored(_)));
+    assert_eq!(written(&got), created[0]);
+    let shared = s.get_list_shared("/pods", &opts("", 0)).await.unwrap();
+    for (item, obj) in shared.items.iter().zip(&created) {
+        assert_eq!(&written(item), obj);
+    }
+
+    // An update that changes nothing is not written: the bytes compared are the object's.
+    let mut same = |obj: Value, _meta| {
+        Box::pin(async move {
+            Ok(wasm_apiserver_storage::UpdateOutcome {
+                object: obj,
+                ttl: None,
+            })
+        }) as _
+    };
+    let out = s
+        .guaranteed_update(
+            "/pods/ns/p0",
+            false,
+            &Preconditions::default(),
+            &mut same,
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(out, created[0]);
+    let after = b.range("/registry/pods/ns/p0", "", 0, 0).await.unwrap();
+    assert_eq!(
+        after.kvs[0].mod_revision, raw.kvs[0].mod_revision,
+        "no write"
+    );
+}
