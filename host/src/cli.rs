@@ -47,6 +47,14 @@ pub enum PluginCommand {
         #[command(flatten)]
         limits: PluginLimits,
     },
+    /// Compile the component read from standard input into a precompiled artifact at OUT
+    /// (the server runs this in a child process so it never holds the compiler's memory).
+    #[command(hide = true)]
+    Precompile {
+        /// Where to write the artifact.
+        #[arg(long)]
+        out: PathBuf,
+    },
 }
 
 /// Limits applied to every plugin call.
@@ -55,10 +63,11 @@ pub struct PluginLimits {
     /// Deadline of one strategy hook call, in milliseconds.
     #[arg(long = "plugin-call-timeout-ms", default_value_t = 1000)]
     pub call_timeout_ms: u64,
-    /// Cap on one plugin instance's memory, in MiB.
-    #[arg(long = "plugin-memory-limit-mib", default_value_t = 64)]
+    /// Cap on one plugin instance's linear memory, in MiB (instances together: twice this).
+    #[arg(long = "plugin-memory-limit-mib", default_value_t = 1024)]
     pub memory_limit_mib: usize,
-    /// Directory of precompiled plugin artifacts (created if missing).
+    /// Directory of precompiled plugin artifacts (created if missing). The server defaults it
+    /// to `<data-dir>/plugin-cache`.
     #[arg(long = "plugin-cache-dir")]
     pub cache_dir: Option<PathBuf>,
 }
@@ -70,6 +79,7 @@ impl PluginLimits {
             call_deadline: Duration::from_millis(self.call_timeout_ms),
             memory_limit: self.memory_limit_mib << 20,
             cache_dir: self.cache_dir.clone(),
+            compile_in_subprocess: false,
         }
     }
 }
@@ -125,6 +135,18 @@ pub struct ServeArgs {
     /// Plain-HTTP port to listen on.
     #[arg(long, default_value_t = 8080)]
     pub port: u16,
+    /// Deadline of a non-watch request, answered 504 when exceeded; also how long shutdown
+    /// waits for open connections before dropping them (kube-apiserver's --request-timeout).
+    #[arg(long, default_value = "60s", value_parser = humantime::parse_duration)]
+    pub request_timeout: std::time::Duration,
+    /// How long the server keeps serving after SIGTERM, with /readyz failing, before it closes
+    /// its listener (kube-apiserver's --shutdown-delay-duration).
+    #[arg(long, default_value = "0s", value_parser = humantime::parse_duration)]
+    pub shutdown_delay_duration: std::time::Duration,
+    /// Longest wait for a complete request head; an HTTP/1 connection idle for this long is
+    /// closed (kube-apiserver's ReadHeaderTimeout, 32 s).
+    #[arg(long, default_value = "32s", value_parser = humantime::parse_duration)]
+    pub read_header_timeout: std::time::Duration,
     #[command(flatten)]
     pub limits: PluginLimits,
 }
@@ -136,9 +158,20 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Some(Command::Plugin(PluginCommand::Test { file, dir, limits })) => {
             test(&file, &dir, &limits)
         }
+        Some(Command::Plugin(PluginCommand::Precompile { out })) => {
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes)?;
+            PluginRuntime::new(crate::plugin::RuntimeConfig::default())?
+                .precompile_to(&bytes, &out)?;
+            Ok(0)
+        }
         None => {
             let rt = tokio::runtime::Runtime::new()?;
-            rt.block_on(crate::server::serve(cli.serve))?;
+            let served = rt.block_on(crate::server::serve(cli.serve));
+            // Blocking tasks (a plugin call, a storage read) are not waited for: their
+            // connections are gone, and each is bounded by its own deadline anyway.
+            rt.shutdown_timeout(std::time::Duration::from_secs(1));
+            served?;
             Ok(0)
         }
     }

@@ -2,6 +2,7 @@
 //! components. See `ARCHITECTURE.md` at the repository root for the code map.
 
 pub mod cli;
+pub mod limits;
 pub mod metrics;
 pub mod plugin;
 pub mod registry;

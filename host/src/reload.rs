@@ -358,7 +358,8 @@ impl PluginManager {
                 "apiVersion": format!("{STATUS_GROUP}/v1"),
                 "kind": "StrategyPlugin",
                 "metadata": {"name": stem},
-                "spec": {"file": st.file.display().to_string()},
+                // The file's name only: the server's own paths are not the API's business.
+                "spec": {"file": st.file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()},
                 "status": {
                     "state": st.state.as_str(),
                     "sha256": st.sha256,

@@ -81,6 +81,12 @@ impl ApiError {
         self
     }
 
+    /// The same error with another message.
+    pub fn with_message(mut self, message: impl Into<String>) -> ApiError {
+        self.message = message.into();
+        self
+    }
+
     /// The `metav1.Status` body.
     pub fn status(&self) -> Value {
         let mut s = json!({
@@ -263,14 +269,17 @@ impl ApiError {
         )
     }
 
-    /// 415 for an unsupported body or patch type.
-    pub fn unsupported_media_type(content_type: &str) -> ApiError {
+    /// `NewUnsupportedMediaTypeError` (`handlers/negotiation/errors.go`): 415 for a body in a
+    /// media type the resource does not decode, naming the `accepted` ones.
+    pub fn unsupported_media_type(accepted: &[&str]) -> ApiError {
         ApiError::new(
             415,
             "UnsupportedMediaType",
-            "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml",
+            format!(
+                "the body of the request was in an unknown format - accepted media types include: {}",
+                accepted.join(", ")
+            ),
         )
-        .with_details(json!({"causes": [{"reason": "UnexpectedServerResponse", "message": content_type}]}))
     }
 
     /// 415 for a patch type the resource does not support (`patch.go`).
@@ -340,7 +349,17 @@ impl ApiError {
         match e {
             StrategyError::Rejected(Rejection::BadRequest(m)) => ApiError::bad_request(m),
             StrategyError::Rejected(Rejection::Invalid(errs)) => ApiError::invalid(gr, name, &errs),
-            StrategyError::Fault(f @ PluginFault::Timeout { .. }) => ApiError::internal(f),
+            // A huge object (the body limit allows 3 MiB of JSON, whose typed form can be
+            // hundreds of times larger) that a plugin cannot process within its memory or
+            // time limits is the request's size, not the plugin's fault.
+            StrategyError::Fault(
+                f @ (PluginFault::MemoryExceeded { input_bytes, .. }
+                | PluginFault::Timeout { input_bytes, .. }),
+            ) if input_bytes >= crate::plugin::LARGE_INPUT_BYTES => {
+                ApiError::request_entity_too_large(&format!(
+                    "{f}, processing an object of {input_bytes} bytes"
+                ))
+            }
             StrategyError::Fault(f) => ApiError::internal(f),
         }
     }

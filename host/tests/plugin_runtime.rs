@@ -16,7 +16,7 @@ fn runtime(deadline_ms: u64, memory_mib: usize) -> std::sync::Arc<PluginRuntime>
     PluginRuntime::new(RuntimeConfig {
         call_deadline: Duration::from_millis(deadline_ms),
         memory_limit: memory_mib << 20,
-        cache_dir: None,
+        ..RuntimeConfig::default()
     })
     .unwrap()
 }

@@ -29,7 +29,7 @@ use sha2::{Digest, Sha256};
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 use wasmtime::component::{Component, HasSelf, Linker};
@@ -54,6 +54,12 @@ pub const WIT_VERSION: &str = "0.1.0";
 pub const EPOCH_TICK: Duration = Duration::from_millis(10);
 /// A warm instance is replaced after this many calls, bounding what a leaking guest can hold.
 pub const MAX_CALLS_PER_INSTANCE: u64 = 10_000;
+/// A warm instance whose linear memory grew beyond this (a call on a very large object) is
+/// dropped after the call instead of kept, so its memory goes back at once.
+pub const MAX_WARM_MEMORY: usize = 64 << 20;
+/// A plugin call whose input JSON is at least this long and that runs out of memory is a
+/// request too large for the plugin (413), not a plugin fault (500).
+pub const LARGE_INPUT_BYTES: usize = 1 << 20;
 
 /// Limits and paths of the runtime.
 #[derive(Clone, Debug)]
@@ -61,18 +67,28 @@ pub struct RuntimeConfig {
     /// Deadline of one hook call (default 1 s). A call past it traps with
     /// [`PluginFault::Timeout`].
     pub call_deadline: Duration,
-    /// Cap on one instance's linear memory, bytes (default 64 MiB).
+    /// Cap on one instance's linear memory, bytes (default 1 GiB: what the standard `pods`
+    /// plugin needs for the worst pod under the 3 MiB body limit, ~190,000 volumes, is
+    /// between 512 MiB and 1 GiB). Instances together may hold at most twice this
+    /// (see [`PluginRuntime`]), so concurrent huge requests fail instead of exhausting the
+    /// host.
     pub memory_limit: usize,
     /// Directory for precompiled artifacts; `None` disables the disk cache.
     pub cache_dir: Option<PathBuf>,
+    /// Compile a component missing from the disk cache in a child process
+    /// (`wasm-apiserver plugin precompile`) and load the artifact it writes, so this process
+    /// never holds the compiler's peak memory (~900 MB for the 2.7 MB `pods` component). Needs
+    /// `cache_dir`; the server sets it, offline tools do not.
+    pub compile_in_subprocess: bool,
 }
 
 impl Default for RuntimeConfig {
     fn default() -> Self {
         RuntimeConfig {
             call_deadline: Duration::from_secs(1),
-            memory_limit: 64 << 20,
+            memory_limit: 1 << 30,
             cache_dir: None,
+            compile_in_subprocess: false,
         }
     }
 }
@@ -91,7 +107,7 @@ pub struct LoadError {
 #[derive(Debug, thiserror::Error)]
 pub enum LoadErrorKind {
     /// The file could not be read.
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {}: {source}", path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default())]
     Io {
         /// File path.
         path: PathBuf,
@@ -283,6 +299,11 @@ impl PluginRuntime {
                 }
             }
         }
+        if component.is_none() && self.config.compile_in_subprocess {
+            if let Some(path) = &cached {
+                component = self.compile_in_child(bytes, path);
+            }
+        }
         let component = match component {
             Some(c) => c,
             None => {
@@ -301,6 +322,48 @@ impl PluginRuntime {
             .unwrap()
             .insert(sha256.to_string(), component.clone());
         Ok(component)
+    }
+}
+
+impl PluginRuntime {
+    /// Compile `bytes` in a child process that writes the artifact to `path`, then load it.
+    /// `None` when that failed for any reason (the caller compiles in-process, which also
+    /// yields the precise compile error).
+    fn compile_in_child(&self, bytes: &[u8], path: &Path) -> Option<Component> {
+        use std::io::Write;
+        let exe = std::env::current_exe().ok()?;
+        let mut child = std::process::Command::new(exe)
+            .args(["plugin", "precompile", "--out"])
+            .arg(path)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|e| tracing::warn!(error = %e, "cannot start the compiler process"))
+            .ok()?;
+        let written = child.stdin.take().map(|mut i| i.write_all(bytes));
+        let out = child.wait_with_output().ok()?;
+        if !out.status.success() || !matches!(written, Some(Ok(()))) {
+            tracing::warn!(
+                stderr = %String::from_utf8_lossy(&out.stderr).trim(),
+                "compiling in a child process failed; compiling in-process"
+            );
+            return None;
+        }
+        // SAFETY: as for the cache in `compile`: an artifact this binary serialized, named by
+        // the engine's compatibility hash; wasmtime re-checks version and configuration.
+        unsafe { Component::deserialize_file(&self.engine, path) }
+            .map_err(|e| tracing::warn!(error = %e, "cannot load the child's artifact"))
+            .ok()
+    }
+
+    /// Compile a component and write its precompiled artifact to `out` (temp file + rename):
+    /// what `wasm-apiserver plugin precompile` runs in the child process. Errors: the bytes do
+    /// not compile, or the file cannot be written.
+    pub fn precompile_to(&self, bytes: &[u8], out: &Path) -> anyhow::Result<()> {
+        check_header(bytes).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let c = Component::new(&self.engine, bytes).map_err(|e| anyhow::anyhow!("{e:#}"))?;
+        write_artifact(&c, out)
     }
 }
 
@@ -418,7 +481,26 @@ pub struct HostState {
     plugin: Arc<str>,
     memory_limit: usize,
     memory_denied: bool,
+    /// Linear memory this instance holds, bytes (counted in [`MEMORY_IN_USE`]).
+    memory_bytes: usize,
     last_error_log: Option<String>,
+}
+
+/// Linear memory held by every plugin instance of the process, bytes; capped at twice the
+/// per-instance limit, so that a burst of calls on huge objects cannot take all the host's
+/// memory: past the cap a growing instance is refused, as over its own limit.
+static MEMORY_IN_USE: AtomicUsize = AtomicUsize::new(0);
+
+impl Drop for HostState {
+    fn drop(&mut self) {
+        MEMORY_IN_USE.fetch_sub(self.memory_bytes, Ordering::SeqCst);
+    }
+}
+
+thread_local! {
+    /// Bytes of JSON handed to the next plugin call on this thread (read and reset by
+    /// `WasmStrategy::call`), to tell a huge object from a hoarding plugin on a memory fault.
+    static INPUT_BYTES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 impl ResourceLimiter for HostState {
@@ -432,6 +514,14 @@ impl ResourceLimiter for HostState {
             self.memory_denied = true;
             return Ok(false);
         }
+        let grow = desired.saturating_sub(self.memory_bytes);
+        let before = MEMORY_IN_USE.fetch_add(grow, Ordering::SeqCst);
+        if before + grow > self.memory_limit.saturating_mul(2) {
+            MEMORY_IN_USE.fetch_sub(grow, Ordering::SeqCst);
+            self.memory_denied = true;
+            return Ok(false);
+        }
+        self.memory_bytes += grow;
         Ok(true)
     }
 
@@ -528,6 +618,7 @@ impl WasmStrategy {
                 plugin: Arc::from(inner.name.as_str()),
                 memory_limit: inner.config.memory_limit,
                 memory_denied: false,
+                memory_bytes: 0,
                 last_error_log: None,
             },
         );
@@ -556,6 +647,7 @@ impl WasmStrategy {
         f: impl FnOnce(&Guest, &mut Store<HostState>) -> wasmtime::Result<R>,
     ) -> Result<R, PluginFault> {
         let id = self.inner.id;
+        let input_bytes = INPUT_BYTES.with(|n| n.take());
         let warm = WARM.with(|w| w.borrow_mut().remove(&id));
         let mut warm = match warm {
             Some(w) => w,
@@ -581,7 +673,9 @@ impl WasmStrategy {
         match result {
             Ok(v) => {
                 warm.calls += 1;
-                if warm.calls < MAX_CALLS_PER_INSTANCE {
+                if warm.calls < MAX_CALLS_PER_INSTANCE
+                    && warm.store.data().memory_bytes <= MAX_WARM_MEMORY
+                {
                     WARM.with(|w| {
                         let mut w = w.borrow_mut();
                         if w.len() >= 8 {
@@ -594,7 +688,7 @@ impl WasmStrategy {
                 Ok(v)
             }
             Err(e) => {
-                let fault = self.fault(hook, e, warm.store.data());
+                let fault = self.fault(hook, e, warm.store.data(), input_bytes);
                 let kind = match &fault {
                     PluginFault::Timeout { .. } => "timeout",
                     PluginFault::MemoryExceeded { .. } => "memory",
@@ -611,7 +705,13 @@ impl WasmStrategy {
         }
     }
 
-    fn fault(&self, hook: &'static str, e: wasmtime::Error, state: &HostState) -> PluginFault {
+    fn fault(
+        &self,
+        hook: &'static str,
+        e: wasmtime::Error,
+        state: &HostState,
+        input_bytes: usize,
+    ) -> PluginFault {
         let plugin = self.inner.name.clone();
         if matches!(
             e.downcast_ref::<wasmtime::Trap>(),
@@ -621,6 +721,7 @@ impl WasmStrategy {
                 plugin,
                 hook,
                 deadline_ms: self.inner.config.call_deadline.as_millis() as u64,
+                input_bytes,
             };
         }
         if state.memory_denied {
@@ -628,6 +729,7 @@ impl WasmStrategy {
                 plugin,
                 hook,
                 limit_bytes: self.inner.config.memory_limit,
+                input_bytes,
             };
         }
         let mut message = match e.downcast_ref::<wasmtime::Trap>() {
@@ -711,6 +813,7 @@ fn json_text(v: &Value) -> String {
     // several reallocations per call.
     let mut buf = Vec::with_capacity(4096);
     serde_json::to_writer(&mut buf, v).expect("a Value always serializes");
+    INPUT_BYTES.with(|n| n.set(n.get() + buf.len()));
     String::from_utf8(buf).expect("serde_json writes UTF-8")
 }
 
@@ -723,6 +826,7 @@ fn with_json_text<R>(v: &Value, f: impl FnOnce(&str) -> R) -> R {
     let mut buf = BUF.with(|b| std::mem::take(&mut *b.borrow_mut()));
     buf.clear();
     serde_json::to_writer(&mut buf, v).expect("a Value always serializes");
+    INPUT_BYTES.with(|n| n.set(n.get() + buf.len()));
     let r = f(std::str::from_utf8(&buf).expect("serde_json writes UTF-8"));
     if buf.capacity() <= 1 << 20 {
         BUF.with(|b| *b.borrow_mut() = buf);

@@ -2,6 +2,7 @@
 //! (`k8s.io/apiserver/pkg/endpoints/handlers/{get,create,update,patch,delete,watch}.go`).
 //! Every failure is an [`ApiError`] turned into a `metav1.Status` once, here.
 
+use super::options::{self, WriteOptions};
 use super::request_info::{self, RequestInfo};
 use super::{table, AppState};
 use crate::registry::store::{
@@ -17,15 +18,13 @@ use futures::StreamExt;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 use wasm_apiserver_storage::selection::default_attrs;
 use wasm_apiserver_storage::{
     FieldSelector, LabelSelector, ListOptions, Preconditions, ResourceVersionMatch,
     SelectionPredicate, SharedObject, StorageError, WatchEvent,
 };
 
-/// The largest request body accepted (kube-apiserver's `--max-request-bytes` default, 3 MiB).
-pub const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
+pub use crate::limits::MAX_BODY_BYTES;
 
 type Query = HashMap<String, String>;
 
@@ -99,28 +98,37 @@ fn is_dry_run(q: &Query) -> ApiResult<bool> {
     }
 }
 
-/// Decode a JSON object body, or a protobuf one (`application/vnd.kubernetes.protobuf`) for
-/// the kinds [`super::protobuf`] converts. Errors: too large (413), not JSON or protobuf (400),
-/// not an object (400), another protobuf kind (415).
+/// Decode an object body by its `Content-Type` (`negotiation.NegotiateInputSerializer`):
+/// JSON (also when no type is given), YAML, or protobuf (`application/vnd.kubernetes.protobuf`)
+/// for the kinds [`super::protobuf`] converts. Errors: too large (413), a body that does not
+/// decode, nests deeper than [`crate::limits::MAX_DEPTH`] or is not an object (400), any other
+/// media type or another protobuf kind (415, naming the accepted types).
 fn decode_body(body: &Bytes, headers: &HeaderMap, r: &Resource) -> ApiResult<Value> {
     if body.len() > MAX_BODY_BYTES {
         return Err(ApiError::request_entity_too_large(&format!(
             "limit is {MAX_BODY_BYTES}"
         )));
     }
-    let ct = headers
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("application/json");
-    if ct.contains(super::protobuf::CONTENT_TYPE) {
-        return super::protobuf::decode(body, &r.description.api_version(), &r.description.kind);
+    let v = match super::negotiation::request_media_type(headers)?.as_str() {
+        super::negotiation::JSON => serde_json::from_slice::<Value>(body).map_err(|e| {
+            ApiError::bad_request(format!("error decoding the request body as JSON: {e}"))
+        })?,
+        super::negotiation::YAML => super::negotiation::decode_yaml(body)?,
+        super::negotiation::PROTOBUF => {
+            return super::protobuf::decode(body, &r.description.api_version(), &r.description.kind)
+        }
+        _ => {
+            return Err(ApiError::unsupported_media_type(
+                super::negotiation::accepted(r.description.group.is_empty()),
+            ))
+        }
+    };
+    if crate::limits::depth(&v, crate::limits::MAX_DEPTH) > crate::limits::MAX_DEPTH {
+        return Err(ApiError::bad_request(format!(
+            "error decoding the request body: nested deeper than the limit of {} levels",
+            crate::limits::MAX_DEPTH
+        )));
     }
-    if ct.contains("protobuf") {
-        return Err(ApiError::unsupported_media_type(ct));
-    }
-    let v: Value = serde_json::from_slice(body).map_err(|e| {
-        ApiError::bad_request(format!("error decoding the request body as JSON: {e}"))
-    })?;
     if !v.is_object() {
         return Err(ApiError::bad_request(
             "the request body must be a JSON object",
@@ -176,11 +184,13 @@ fn truncate(s: &str) -> String {
 /// `fieldValidation`: unknown fields against the plugin's schema, as `Strict` (400), `Warn`
 /// (warnings) or `Ignore`. Returns the warnings. (`k8s.io/apiserver` `fieldmanager` /
 /// `structured-merge-diff` strict decoding; the message matches kube-apiserver's.)
-fn field_validation(r: &Resource, obj: &Value, q: &Query) -> ApiResult<Vec<String>> {
-    let mode = q
-        .get("fieldValidation")
-        .map(String::as_str)
-        .unwrap_or("Warn");
+fn field_validation(
+    r: &Resource,
+    obj: &Value,
+    q: &Query,
+    verb: WriteOptions,
+) -> ApiResult<Vec<String>> {
+    let mode = options::field_validation(q, verb)?;
     if mode == "Ignore" {
         return Ok(Vec::new());
     }
@@ -460,6 +470,7 @@ async fn dispatch(
             }
         }
         Method::GET => {
+            options::timeout_seconds(q)?;
             let opts = list_options(&r, q)?;
             let list = r.list(&ns, &opts).await?;
             match out {
@@ -478,17 +489,19 @@ async fn dispatch(
             }
         }
         Method::POST if name.is_empty() && sub == Subresource::Main => {
+            options::field_validation(q, WriteOptions::Create)?;
             let obj = decode_body(&body, headers, &r)?;
             check_kind(&r, &obj)?;
-            let mut warnings = field_validation(&r, &obj, q)?;
+            let mut warnings = field_validation(&r, &obj, q, WriteOptions::Create)?;
             let res = r.create(&ns, obj, is_dry_run(q)?).await?;
             warnings.extend(res.warnings.iter().cloned());
             respond_write(&r, res, out, &warnings).await
         }
         Method::PUT if !name.is_empty() => {
+            options::field_validation(q, WriteOptions::Update)?;
             let obj = decode_body(&body, headers, &r)?;
             check_kind(&r, &obj)?;
-            let mut warnings = field_validation(&r, &obj, q)?;
+            let mut warnings = field_validation(&r, &obj, q, WriteOptions::Update)?;
             let res = r
                 .update(
                     &ns,
@@ -503,6 +516,7 @@ async fn dispatch(
             respond_write(&r, res, out, &warnings).await
         }
         Method::PATCH if !name.is_empty() => {
+            options::field_validation(q, WriteOptions::Patch)?;
             let ct = headers
                 .get("content-type")
                 .and_then(|v| v.to_str().ok())
@@ -517,7 +531,8 @@ async fn dispatch(
                     "limit is {MAX_BODY_BYTES}"
                 )));
             }
-            let (patch_fn, force_create) = super::patch::patcher(&r, &ct, &body, q)?;
+            let (patch_fn, force_create) =
+                super::patch::patcher(&r.description, &r.gr, &ct, &body, q)?;
             let res = r
                 .update(
                     &ns,
@@ -662,11 +677,7 @@ async fn watch_handler(
             },
         );
     }
-    let timeout = q
-        .get("timeoutSeconds")
-        .and_then(|t| t.parse::<u64>().ok())
-        .map(Duration::from_secs)
-        .unwrap_or(state.watch_timeout);
+    let timeout = options::watch_duration(options::timeout_seconds(q)?, state.watch_timeout);
     let events = r.watch(ns, opts).await?;
     let r = r.clone();
     let state = state.clone();

@@ -10,11 +10,15 @@
 
 pub mod discovery;
 pub mod handlers;
+pub mod negotiation;
 pub mod openapi;
+pub mod options;
 pub mod patch;
 pub mod protobuf;
 pub mod request_info;
+pub mod serving;
 pub mod table;
+pub mod timeout;
 
 use crate::cli::ServeArgs;
 use crate::plugin::PluginRuntime;
@@ -83,6 +87,10 @@ pub struct AppState {
     /// Set to `true` when the server starts shutting down: open watches end (as
     /// kube-apiserver closes them), so graceful shutdown only waits for short requests.
     pub shutdown: tokio::sync::watch::Receiver<bool>,
+    /// Set at SIGTERM, before the shutdown delay: `/readyz` fails from then on.
+    pub terminating: std::sync::atomic::AtomicBool,
+    /// Deadline of a non-long-running request (`--request-timeout`); see [`timeout`].
+    pub request_timeout: Duration,
 }
 
 impl AppState {
@@ -119,15 +127,27 @@ pub fn router(state: Arc<AppState>) -> Router {
         .fallback(|OriginalUri(uri): OriginalUri| async move {
             ApiError::no_route(uri.path()).into_response()
         })
-        .layer(axum::middleware::from_fn(observe))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            timeout::with_timeout,
+        ))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), observe))
         // The resource handler enforces its own limit and answers 413 as a Status.
         .layer(axum::extract::DefaultBodyLimit::disable())
         .with_state(state)
 }
 
 /// Count and time every resource request (`apiserver_request_total`,
-/// `apiserver_request_duration_seconds`); watches are counted, not timed.
-async fn observe(req: axum::extract::Request, next: axum::middleware::Next) -> Response {
+/// `apiserver_request_duration_seconds`); watches are counted, not timed. Labels come from a
+/// closed set, so no client can grow the series: only requests for a served resource (and a
+/// served subresource) are counted, as kube-apiserver instruments only the routes it installed
+/// (`endpoints/metrics/metrics.go` `InstrumentRouteFunc`; unknown paths reach NotFound
+/// uncounted); the verb comes from [`crate::metrics::verb`].
+async fn observe(
+    State(state): State<Arc<AppState>>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
     let method = req.method().as_str().to_string();
     let info = request_info::parse(req.uri().path());
     let watch = req
@@ -136,32 +156,50 @@ async fn observe(req: axum::extract::Request, next: axum::middleware::Next) -> R
         .is_some_and(|q| q.split('&').any(|p| p == "watch=true" || p == "watch=1"));
     let started = std::time::Instant::now();
     let resp = next.run(req).await;
-    if let Some(info) = info {
+    let served = info.and_then(|info| {
+        let labels = served_labels(&state.resources().resources, &info)?;
+        Some((info, labels))
+    });
+    if let Some((info, (group, resource))) = served {
         let verb = crate::metrics::verb(&method, !info.name.is_empty(), watch || info.watch_path);
-        let resource = if info.subresource.is_empty() {
-            info.resource.clone()
-        } else {
-            format!("{}/{}", info.resource, info.subresource)
-        };
         let m = crate::metrics::metrics();
         m.requests
             .with_label_values(&[
                 verb,
-                info.group.as_str(),
+                group.as_str(),
                 resource.as_str(),
                 resp.status().as_str(),
             ])
             .inc();
         if verb != "watch" {
             m.request_duration
-                .with_label_values(&[verb, info.group.as_str(), resource.as_str()])
+                .with_label_values(&[verb, group.as_str(), resource.as_str()])
                 .observe(started.elapsed().as_secs_f64());
         }
     }
     resp
 }
 
+/// The `group` and `resource` labels of a request: the served resource's names (with
+/// `/status` for a served status subresource); `None` for anything the server does not serve.
+fn served_labels(map: &ResourceMap, info: &request_info::RequestInfo) -> Option<(String, String)> {
+    let r = map.get(&info.group, &info.version, &info.resource)?;
+    let d = &r.description;
+    match info.subresource.as_str() {
+        "" => Some((d.group.clone(), d.plural.clone())),
+        "status" if d.has_status() => Some((d.group.clone(), format!("{}/status", d.plural))),
+        _ => None,
+    }
+}
+
 async fn readyz(State(state): State<Arc<AppState>>) -> Response {
+    if state.terminating.load(std::sync::atomic::Ordering::SeqCst) {
+        return (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "[-]shutdown failed: process is shutting down\nreadyz check failed\n",
+        )
+            .into_response();
+    }
     match state.backend.health().await {
         Ok(()) => "ok".into_response(),
         Err(e) => (
@@ -296,7 +334,16 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         factory.set_override(gr, b);
     }
     factory.set_watch_cache(args.watch_cache);
-    let runtime = PluginRuntime::new(args.limits.runtime_config())?;
+    let mut runtime_config = args.limits.runtime_config();
+    // Compiled artifacts are kept under the data dir unless told otherwise, and compiled in a
+    // child process, so the server's memory after start is that of the loaded artifacts only.
+    runtime_config.cache_dir = Some(
+        runtime_config
+            .cache_dir
+            .unwrap_or_else(|| args.data_dir.join("plugin-cache")),
+    );
+    runtime_config.compile_in_subprocess = true;
+    let runtime = PluginRuntime::new(runtime_config)?;
     let manager = Arc::new(PluginManager::new(
         runtime,
         args.plugin_dir.clone(),
@@ -305,6 +352,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let m = manager.clone();
     crate::metrics::set_cache_stats_source(Box::new(move || m.watch_cache_stats()));
 
+    let open_files = serving::raise_open_files_limit();
     let listener = tokio::net::TcpListener::bind((args.bind_address, args.port)).await?;
     let address = listener.local_addr()?.to_string();
     let (shutdown_tx, shutdown) = tokio::sync::watch::channel(false);
@@ -317,24 +365,39 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         watch_timeout: Duration::from_secs(args.min_request_timeout_seconds.max(1)),
         address: address.clone(),
         shutdown,
+        terminating: std::sync::atomic::AtomicBool::new(false),
+        request_timeout: args.request_timeout,
     });
     crate::reload::watch_folder(manager.clone(), state.clone(), args.plugin_reload);
     manager.rescan(&state).await;
     tracing::info!(dir = %args.plugin_dir.display(), plugins = manager.statuses().len(), "plugins loaded");
-    tracing::info!(%address, "serving");
+    tracing::info!(%address, open_files_limit = open_files, "serving");
     println!("wasm-apiserver listening on http://{address}");
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(async move {
-            let mut term =
-                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {},
-                _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending::<()>().await } } => {},
-            }
-            tracing::info!("shutting down: finishing requests in flight, closing watches");
-            let _ = shutdown_tx.send(true);
-        })
-        .await?;
+    let serving = serving::ServingConfig {
+        read_header_timeout: args.read_header_timeout,
+        shutdown_timeout: args.request_timeout,
+    };
+    let delay = args.shutdown_delay_duration;
+    let st = state.clone();
+    let dropped = serving::serve(listener, router(state), serving, async move {
+        let mut term =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {},
+            _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending::<()>().await } } => {},
+        }
+        // kube-apiserver's order: /readyz fails at once, the listener stays open for
+        // --shutdown-delay-duration (so load balancers notice), then closes; watches end.
+        st.terminating.store(true, std::sync::atomic::Ordering::SeqCst);
+        tracing::info!(delay_seconds = delay.as_secs_f64(), "shutting down: /readyz fails from now");
+        tokio::time::sleep(delay).await;
+        tracing::info!("shutting down: finishing requests in flight, closing watches");
+        let _ = shutdown_tx.send(true);
+    })
+    .await;
+    if dropped > 0 {
+        tracing::warn!(dropped, "shut down with connections dropped");
+    }
     Ok(())
 }
 

@@ -6,8 +6,11 @@
 //! configuration. Custom groups answer 415 to strategic merge patch, as kube-apiserver does for
 //! custom resources.
 
-use crate::registry::Resource;
-use crate::status::{ApiError, ApiResult};
+use crate::limits::{self, Exceeded};
+use crate::status::{ApiError, ApiResult, Gr};
+use crate::strategy::ResourceDescription;
+use json_patch::jsonptr::Pointer;
+use json_patch::PatchOperation;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -28,25 +31,31 @@ fn invalid_patch(msg: impl std::fmt::Display) -> ApiError {
 /// the object (server-side apply). Errors: 415 for unsupported types, 400 for a body that does
 /// not parse.
 pub fn patcher(
-    r: &Resource,
+    d: &ResourceDescription,
+    gr: &Gr,
     content_type: &str,
     body: &[u8],
     q: &HashMap<String, String>,
 ) -> ApiResult<(PatchFn, bool)> {
-    let gr = r.gr.clone();
+    let gr = gr.clone();
     let not_found = move |name: &str| ApiError::not_found(&gr, name);
     match content_type {
         "application/json-patch+json" => {
             let patch: json_patch::Patch = serde_json::from_slice(body)
                 .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
+            if patch.0.len() > limits::MAX_JSON_PATCH_OPERATIONS {
+                return Err(ApiError::request_entity_too_large(&format!(
+                    "The allowed maximum operations in a JSON patch is {}, got {}",
+                    limits::MAX_JSON_PATCH_OPERATIONS,
+                    patch.0.len()
+                )));
+            }
             Ok((
-                Arc::new(move |cur: &Value| {
+                bounded(move |cur: &Value| {
                     if cur.is_null() {
                         return Err(not_found(""));
                     }
-                    let mut doc = cur.clone();
-                    json_patch::patch(&mut doc, &patch).map_err(invalid_patch)?;
-                    Ok(doc)
+                    apply_json_patch(cur, &patch.0)
                 }),
                 false,
             ))
@@ -54,7 +63,7 @@ pub fn patcher(
         "application/merge-patch+json" => {
             let patch = parse_object(body)?;
             Ok((
-                Arc::new(move |cur: &Value| {
+                bounded(move |cur: &Value| {
                     if cur.is_null() {
                         return Err(not_found(""));
                     }
@@ -66,7 +75,6 @@ pub fn patcher(
             ))
         }
         "application/strategic-merge-patch+json" => {
-            let d = &r.description;
             if !d.group.is_empty() {
                 return Err(ApiError::unsupported_patch_type(
                     content_type,
@@ -76,7 +84,7 @@ pub fn patcher(
             let patch = parse_object(body)?;
             let schema = d.openapi_schema.clone();
             Ok((
-                Arc::new(move |cur: &Value| {
+                bounded(move |cur: &Value| {
                     if cur.is_null() {
                         return Err(not_found(""));
                     }
@@ -91,11 +99,21 @@ pub fn patcher(
                     "PATCH, application/apply-patch+yaml requests must provide a fieldManager",
                 ));
             }
-            let applied = parse_object(body).map_err(|_| {
-                ApiError::bad_request("the applied configuration must be JSON (kubectl sends JSON)")
-            })?;
+            // JSON (kubectl sends it) or YAML, as kube's apply decodes either.
+            let applied = match parse_object(body) {
+                Ok(v) => v,
+                Err(_) => {
+                    let v = super::negotiation::decode_yaml(body)?;
+                    if !v.is_object() {
+                        return Err(ApiError::bad_request(
+                            "the applied configuration must be an object",
+                        ));
+                    }
+                    v
+                }
+            };
             Ok((
-                Arc::new(move |cur: &Value| {
+                bounded(move |cur: &Value| {
                     if cur.is_null() {
                         return Ok(applied.clone());
                     }
@@ -106,8 +124,106 @@ pub fn patcher(
                 true,
             ))
         }
-        other => Err(ApiError::unsupported_media_type(other)),
+        // Built-in resources: go-restful refuses a type the route does not consume before
+        // kube's handler runs (`jsr311.go`, answered by `serviceErrorHandler`); custom
+        // resources: kube's patch handler names the patch types it accepts.
+        _ if d.group.is_empty() => {
+            Err(ApiError::unsupported_media_type(&[]).with_message("415: Unsupported Media Type"))
+        }
+        _ => Err(ApiError::unsupported_media_type(&[
+            "application/json-patch+json",
+            "application/merge-patch+json",
+            "application/apply-patch+yaml",
+        ])),
     }
+}
+
+/// Wrap a patch function so that the object it produces is checked against the bounds of
+/// [`crate::limits`]: deeper than [`limits::MAX_DEPTH`] → 422, JSON longer than
+/// [`limits::MAX_OBJECT_BYTES`] → 413 (kube-apiserver refuses an object over its request limit
+/// with `Request entity too large: limit is 3145728`).
+fn bounded(f: impl Fn(&Value) -> ApiResult<Value> + Send + Sync + 'static) -> PatchFn {
+    Arc::new(move |cur: &Value| {
+        let doc = f(cur)?;
+        match limits::check_object(&doc) {
+            Ok(()) => Ok(doc),
+            Err(Exceeded::Depth) => Err(too_deep()),
+            Err(Exceeded::Size(limit)) => Err(ApiError::request_entity_too_large(&format!(
+                "the patched object is larger than the limit of {limit} bytes"
+            ))),
+        }
+    })
+}
+
+fn too_deep() -> ApiError {
+    invalid_patch(format!(
+        "the patched object nests deeper than the limit of {} levels",
+        limits::MAX_DEPTH
+    ))
+}
+
+/// RFC 6902 JSON patch, one operation at a time, with kube-apiserver's guards
+/// (`handlers/patch.go` `applyJSPatch` over `evanphx/json-patch` v4):
+/// - a value an `add`, `replace`, `move` or `copy` would place is measured first: one that
+///   would nest the document deeper than [`limits::MAX_DEPTH`] is refused before it is built
+///   (so no operation can build a document too deep to drop or serialize);
+/// - the bytes `copy` operations add are summed and capped at
+///   [`limits::JSON_PATCH_MAX_COPY_BYTES`] (json-patch's `AccumulatedCopySizeLimit`, with its
+///   message), so a small patch cannot double a value into gigabytes;
+/// - `test` of a path that does not exist compares against `null`, as json-patch v4 does.
+///
+/// Errors: 422 `Invalid` naming the operation, as kube answers a failed patch application.
+pub fn apply_json_patch(cur: &Value, ops: &[PatchOperation]) -> ApiResult<Value> {
+    let mut doc = cur.clone();
+    let mut copied = 0usize;
+    let placed_too_deep = |path: &Pointer, v: &Value| {
+        path.count() + limits::depth(v, limits::MAX_DEPTH) > limits::MAX_DEPTH
+    };
+    for (i, op) in ops.iter().enumerate() {
+        match op {
+            PatchOperation::Add(o) if placed_too_deep(&o.path, &o.value) => return Err(too_deep()),
+            PatchOperation::Replace(o) if placed_too_deep(&o.path, &o.value) => {
+                return Err(too_deep())
+            }
+            PatchOperation::Move(o) => {
+                if let Ok(v) = doc.pointer(o.from.as_str()).ok_or(()) {
+                    if placed_too_deep(&o.path, v) {
+                        return Err(too_deep());
+                    }
+                }
+            }
+            PatchOperation::Copy(o) => {
+                if let Ok(v) = doc.pointer(o.from.as_str()).ok_or(()) {
+                    if placed_too_deep(&o.path, v) {
+                        return Err(too_deep());
+                    }
+                    // The document is bounded (stored object + body + earlier copies), so
+                    // measuring the value in full is bounded too.
+                    let size = limits::json_len_within(v, usize::MAX).unwrap_or(usize::MAX);
+                    copied = copied.saturating_add(size);
+                    if copied > limits::JSON_PATCH_MAX_COPY_BYTES {
+                        return Err(invalid_patch(format!(
+                            "Unable to complete the copy, the accumulated size increase of copy is {copied}, exceeding the limit {}",
+                            limits::JSON_PATCH_MAX_COPY_BYTES
+                        )));
+                    }
+                }
+            }
+            PatchOperation::Test(o)
+                if o.value.is_null() && doc.pointer(o.path.as_str()).is_none() =>
+            {
+                continue;
+            }
+            _ => {}
+        }
+        json_patch::patch_unsafe(&mut doc, std::slice::from_ref(op)).map_err(|e| {
+            invalid_patch(format!(
+                "operation '/{i}' failed at path '{}': {}",
+                e.path, e.kind
+            ))
+        })?;
+    }
+    Ok(doc)
 }
 
 fn parse_object(body: &[u8]) -> ApiResult<Value> {

@@ -94,7 +94,12 @@ pub fn decode(body: &[u8], api_version: &str, kind: &str) -> Result<Value, ApiEr
         ("v1", "ConfigMap") => config_map(message(&raw)?)?,
         ("v1", "Secret") => secret(message(&raw)?)?,
         ("v1", "Pod") => pod(message(&raw)?)?,
-        _ => return Err(ApiError::unsupported_media_type(CONTENT_TYPE)),
+        _ => {
+            return Err(ApiError::unsupported_media_type(&[
+                "application/json",
+                "application/yaml",
+            ]))
+        }
     };
     let mut obj = Map::new();
     obj.insert("kind".into(), Value::from(kind));
@@ -113,9 +118,8 @@ fn message<M: Message + Default>(raw: &[u8]) -> R<M> {
 
 /// 415 naming what cannot be converted.
 fn unsupported(what: String) -> ApiError {
-    let mut e = ApiError::unsupported_media_type(CONTENT_TYPE);
-    e.message = format!("{what}; send the object as application/json");
-    e
+    ApiError::unsupported_media_type(&[])
+        .with_message(format!("{what}; send the object as application/json"))
 }
 
 /// Build a JSON object from a k8s-pb struct, destructured exhaustively:

@@ -259,6 +259,8 @@ pub enum PluginFault {
         hook: &'static str,
         /// The configured deadline, milliseconds.
         deadline_ms: u64,
+        /// Bytes of JSON the call was given.
+        input_bytes: usize,
     },
     /// The guest tried to grow its memory past the cap.
     #[error(
@@ -271,6 +273,8 @@ pub enum PluginFault {
         hook: &'static str,
         /// The configured cap, bytes.
         limit_bytes: usize,
+        /// Bytes of JSON the call was given.
+        input_bytes: usize,
     },
     /// The guest returned something the contract forbids (not a JSON object, a changed
     /// name/namespace/kind, …).

@@ -46,6 +46,18 @@ impl TestServer {
     /// Start with the named plugins (from `target/plugins` or `target/test-plugins`) and extra
     /// flags.
     pub fn start_with(backend: Backend, plugins: &[&str], extra_args: &[&str]) -> TestServer {
+        TestServer::start_configured(backend, plugins, extra_args, |_| {})
+    }
+
+    /// [`TestServer::start_with`], with `configure` applied to the command before it is
+    /// spawned (resource limits, environment). `--plugin-cache-dir` in `extra_args` replaces
+    /// the shared test cache.
+    pub fn start_configured(
+        backend: Backend,
+        plugins: &[&str],
+        extra_args: &[&str],
+        configure: impl FnOnce(&mut Command),
+    ) -> TestServer {
         let dir = tempfile::tempdir().unwrap();
         let plugin_dir = dir.path().join("plugins.d");
         std::fs::create_dir_all(&plugin_dir).unwrap();
@@ -57,10 +69,11 @@ impl TestServer {
         cmd.arg("--plugin-dir")
             .arg(&plugin_dir)
             .arg("--data-dir")
-            .arg(dir.path().join("data"))
-            .arg("--plugin-cache-dir")
-            .arg(plugin_cache_dir())
-            .arg("--port")
+            .arg(dir.path().join("data"));
+        if !extra_args.contains(&"--plugin-cache-dir") {
+            cmd.arg("--plugin-cache-dir").arg(plugin_cache_dir());
+        }
+        cmd.arg("--port")
             .arg("0")
             .args(extra_args)
             .env("RUST_LOG", "info")
@@ -69,6 +82,7 @@ impl TestServer {
         if let Some(e) = &etcd {
             cmd.arg("--etcd-servers").arg(&e.endpoint);
         }
+        configure(&mut cmd);
         let mut child = cmd.spawn().expect("start wasm-apiserver");
         let log = Arc::new(Mutex::new(Vec::new()));
         let stderr = child.stderr.take().unwrap();
@@ -118,6 +132,29 @@ impl TestServer {
     /// The server's process id (to send it signals).
     pub fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// A field of the server's `/proc/<pid>/status` in KiB (`VmRSS`, `VmHWM`).
+    pub fn memory_kib(&self, field: &str) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {field} in /proc status"))
+    }
+
+    /// Wait for the server process to exit, at most `timeout`; its exit status, or `None`
+    /// if it is still running.
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
+        let start = Instant::now();
+        while start.elapsed() < timeout {
+            if let Some(st) = self.child.try_wait().unwrap() {
+                return Some(st);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        None
     }
 
     /// What the server logged so far.

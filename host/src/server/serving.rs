@@ -1,0 +1,118 @@
+//! Serving connections with kube-apiserver's bounds (`k8s.io/apiserver/pkg/server/
+//! secure_serving.go` `SecureServingInfo.Serve`, `genericapiserver.go` shutdown):
+//!
+//! - a request head must arrive within [`ServingConfig::read_header_timeout`] (kube's
+//!   `ReadHeaderTimeout`, 32 s) and be at most 1 MiB (`MaxHeaderBytes`). hyper's header timer
+//!   also runs while a kept-alive HTTP/1 connection waits for its next request, so an idle
+//!   connection is closed after the same 32 s (kube: `IdleTimeout` 90 s) — earlier than a
+//!   client's own idle limit, which clients handle by reconnecting;
+//! - HTTP/2 connections are pinged and closed when the peer stops answering, and carry at most
+//!   100 concurrent streams (kube's default `MaxConcurrentStreams`);
+//! - on shutdown the listener closes first, every connection is asked to finish (HTTP/1 after
+//!   its request in flight, HTTP/2 with GOAWAY), and connections still open after
+//!   [`ServingConfig::shutdown_timeout`] are dropped (kube's `ShutdownTimeout`, the request
+//!   timeout, 60 s), so a stalled client cannot hold the process;
+//! - a failed `accept` (for example, out of descriptors) is logged and retried after a pause
+//!   instead of ending the server.
+//!
+//! [`raise_open_files_limit`] lifts the descriptor soft limit to the hard limit, as Go's
+//! runtime does for kube-apiserver at start (`syscall/rlimit.go`).
+
+use axum::Router;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use std::future::Future;
+use std::time::Duration;
+use tokio::net::TcpListener;
+
+/// The bounds of [`serve`].
+#[derive(Clone, Debug)]
+pub struct ServingConfig {
+    /// Longest wait for a complete request head (and, on HTTP/1, for the next request).
+    pub read_header_timeout: Duration,
+    /// Longest wait, after shutdown begins, for open connections to finish.
+    pub shutdown_timeout: Duration,
+}
+
+/// The largest request head accepted, bytes (kube's `MaxHeaderBytes`, 1 MiB).
+pub const MAX_HEADER_BYTES: usize = 1 << 20;
+
+/// Serve `router` on `listener` until `shutdown` completes, then drain within
+/// [`ServingConfig::shutdown_timeout`]. Returns the number of connections dropped because they
+/// did not finish in time.
+pub async fn serve(
+    listener: TcpListener,
+    router: Router,
+    config: ServingConfig,
+    shutdown: impl Future<Output = ()>,
+) -> usize {
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(config.read_header_timeout)
+        .max_buf_size(MAX_HEADER_BYTES);
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .keep_alive_interval(Duration::from_secs(30))
+        .keep_alive_timeout(Duration::from_secs(20))
+        .max_concurrent_streams(100)
+        .max_header_list_size(MAX_HEADER_BYTES as u32);
+    let graceful = GracefulShutdown::new();
+    tokio::pin!(shutdown);
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    tracing::warn!(error = %e, "accept failed; retrying");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            _ = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let service = TowerToHyperService::new(router.clone());
+        let conn = builder
+            .serve_connection_with_upgrades(TokioIo::new(stream), service)
+            .into_owned();
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            if let Err(e) = conn.await {
+                tracing::debug!(error = %e, "connection ended with an error");
+            }
+        });
+    }
+    drop(listener);
+    let open = graceful.count();
+    tracing::info!(connections = open, "listener closed; draining connections");
+    match tokio::time::timeout(config.shutdown_timeout, graceful.shutdown()).await {
+        Ok(()) => 0,
+        Err(_) => {
+            tracing::warn!(
+                timeout_seconds = config.shutdown_timeout.as_secs(),
+                "connections still open at the shutdown timeout are dropped"
+            );
+            open.max(1)
+        }
+    }
+}
+
+/// Raise the open-files soft limit to the hard limit (Go's runtime does this for every Go
+/// program since 1.19, kube-apiserver included). Returns the limit in force afterwards; a
+/// failure is logged and leaves the limit as it was.
+pub fn raise_open_files_limit() -> u64 {
+    match rlimit::increase_nofile_limit(u64::MAX) {
+        Ok(n) => n,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot raise the open files limit");
+            rlimit::getrlimit(rlimit::Resource::NOFILE)
+                .map(|(soft, _)| soft)
+                .unwrap_or(0)
+        }
+    }
+}

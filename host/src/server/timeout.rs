@@ -1,0 +1,43 @@
+//! The deadline of non-long-running requests (`k8s.io/apiserver/pkg/server/filters/timeout.go`
+//! `WithTimeoutForNonLongRunningRequests`, `--request-timeout`, 60 s by default): a request
+//! that has not been answered in time — a slow plugin chain, a stalled storage, or a client
+//! that stops sending its body half-way — is answered 504 `Timeout` and its work is dropped.
+//! Watches are long-running and exempt (they end at their own `timeoutSeconds`).
+
+use super::AppState;
+use crate::status::ApiError;
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use std::sync::Arc;
+
+/// Whether a request is long-running (`BasicLongRunningRequestCheck` with the `watch` verb):
+/// `?watch=true|1` or a `/watch/` path.
+pub fn is_long_running(req: &Request) -> bool {
+    let watch_param = req
+        .uri()
+        .query()
+        .is_some_and(|q| q.split('&').any(|p| p == "watch=true" || p == "watch=1"));
+    watch_param || super::request_info::parse(req.uri().path()).is_some_and(|i| i.watch_path)
+}
+
+/// Run the request under [`AppState::request_timeout`] unless it is long-running. Errors: 504
+/// `Timeout: request did not complete within requested timeout - context deadline exceeded`,
+/// as kube answers.
+pub async fn with_timeout(
+    State(state): State<Arc<AppState>>,
+    req: Request,
+    next: Next,
+) -> Response {
+    if is_long_running(&req) {
+        return next.run(req).await;
+    }
+    match tokio::time::timeout(state.request_timeout, next.run(req)).await {
+        Ok(resp) => resp,
+        Err(_) => ApiError::timeout(
+            "request did not complete within requested timeout - context deadline exceeded",
+            0,
+        )
+        .into_response(),
+    }
+}
