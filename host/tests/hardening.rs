@@ -626,6 +626,18 @@ async fn huge_pods_within_the_body_limit_are_processed() {
         "never a server error: {code} {}",
         &body.to_string()[..300.min(body.to_string().len())]
     );
+    // A million invalid tolerations: a million field errors to return (past wasmtime's
+    // default 128 MiB per host call, a 500 before) — a 422, or 413 if the plugin runs out of
+    // time on it.
+    let tolerations = vec![json!({}); 1_000_000];
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "tol"},
+                     "spec": {"containers": [{"name": "a", "image": "x"}], "tolerations": tolerations}});
+    let (code, body) = send(client().post(format!("{pods}?dryRun=All")).json(&pod)).await;
+    assert!(
+        code == 422 || code == 413,
+        "never a server error: {code} {}",
+        &body.to_string()[..300.min(body.to_string().len())]
+    );
     still_serving(&s).await;
 }
 

@@ -623,6 +623,10 @@ impl WasmStrategy {
             },
         );
         store.limiter(|s| s as &mut dyn ResourceLimiter);
+        // What a hook may return is bounded by its memory, not by wasmtime's default 128 MiB
+        // per host call: a hook answering a million field errors on a 3 MB object (all
+        // within the limits) is a 422, not a fault.
+        store.set_hostcall_fuel(inner.config.memory_limit);
         store.set_epoch_deadline(self.deadline_ticks());
         let bindings = inner
             .pre
