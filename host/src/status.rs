@@ -349,6 +349,12 @@ impl ApiError {
         match e {
             StrategyError::Rejected(Rejection::BadRequest(m)) => ApiError::bad_request(m),
             StrategyError::Rejected(Rejection::Invalid(errs)) => ApiError::invalid(gr, name, &errs),
+            StrategyError::Fault(f @ PluginFault::Overloaded { .. }) => ApiError::new(
+                429,
+                "TooManyRequests",
+                format!("Too many requests: {f}, please try again later"),
+            )
+            .with_details(json!({"retryAfterSeconds": 1})),
             // A huge object (the body limit allows 3 MiB of JSON, whose typed form can be
             // hundreds of times larger) that a plugin cannot process within its memory or
             // time limits is the request's size, not the plugin's fault.

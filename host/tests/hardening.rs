@@ -82,13 +82,15 @@ async fn json_patch(s: &TestServer, query: &str, ops: &Value) -> (u16, Value) {
 /// The recipe: `copy` operations whose targets lie inside the copied value, so the
 /// document's depth doubles with every operation (~26,000 levels after 8) while the body
 /// itself nests ~100 deep. Before the bound, the process aborted on a worker's stack overflow.
-fn deep_copy_patch() -> Value {
+/// `levels` 100 is the recipe as reported (its `add` already passes the depth limit); 90
+/// keeps the `add` within it, so the `copy` guard is what refuses it.
+fn deep_copy_patch(levels: usize) -> Value {
     let mut v = json!("x");
-    for _ in 0..100 {
+    for _ in 0..levels {
         v = json!({"a": v});
     }
     let mut ops = vec![json!({"op": "add", "path": "/zz", "value": v})];
-    let mut leaf = "/a".repeat(100);
+    let mut leaf = "/a".repeat(levels);
     for _ in 0..8 {
         ops.push(json!({"op": "copy", "from": "/zz", "path": format!("/zz{leaf}/b")}));
         leaf = format!("{leaf}/b{leaf}");
@@ -110,8 +112,8 @@ fn doubling_copy_patch(copies: usize) -> Value {
 async fn patch_bounds(backend: Backend) {
     let s = TestServer::start(backend);
     seed(&s).await;
-    for query in ["?dryRun=All", ""] {
-        let (code, body) = json_patch(&s, query, &deep_copy_patch()).await;
+    for (query, levels) in [("?dryRun=All", 100), ("", 100), ("", 90)] {
+        let (code, body) = json_patch(&s, query, &deep_copy_patch(levels)).await;
         assert_status(code, &body, 422, "Invalid");
         assert!(
             body["message"]
@@ -121,9 +123,15 @@ async fn patch_bounds(backend: Backend) {
             "{body}"
         );
     }
+    // The first operation alone (a value 90 deep) applies: the refusal above was the copy's.
+    let first = Value::Array(vec![deep_copy_patch(90)[0].clone()]);
+    let (code, body) = json_patch(&s, "?dryRun=All", &first).await;
+    assert_eq!(code, 200, "{body}");
     still_serving(&s).await;
 
     let before = s.memory_kib("VmRSS");
+    // Reset the peak (VmHWM) to the current RSS, so the peak read below is the bomb's.
+    std::fs::write(format!("/proc/{}/clear_refs", s.pid()), "5").unwrap();
     let (code, body) = json_patch(&s, "", &doubling_copy_patch(18)).await;
     assert_status(code, &body, 422, "Invalid");
     assert!(
@@ -314,6 +322,16 @@ async fn stalled_connections_are_closed() {
         "half head kept open"
     );
 
+    // Nothing at all, or part of the HTTP/2 preface: closed at the same deadline.
+    for sent in [&b""[..], b"PRI * HT"] {
+        let mut silent = TcpStream::connect(host_port(&s)).unwrap();
+        silent.write_all(sent).unwrap();
+        assert!(
+            closed_within(&mut silent, Duration::from_secs(5)),
+            "connection that sent {sent:?} kept open"
+        );
+    }
+
     let mut idle = TcpStream::connect(host_port(&s)).unwrap();
     idle.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         .unwrap();
@@ -337,8 +355,9 @@ async fn stalled_connections_are_closed() {
     still_serving(&s).await;
 }
 
-// SIGTERM while clients hold connections with half-sent requests: the server stops within
-// the shutdown bound (the request timeout) instead of waiting for ever.
+// SIGTERM while clients hold connections with half-sent requests and one never reads a large
+// answer: the server stops within the shutdown bound (the request timeout) instead of waiting
+// for ever.
 #[tokio::test(flavor = "multi_thread")]
 async fn shutdown_is_bounded_with_stalled_clients() {
     let mut s = TestServer::start_with(
@@ -347,6 +366,19 @@ async fn shutdown_is_bounded_with_stalled_clients() {
         &["--request-timeout", "3s", "--read-header-timeout", "60s"],
     );
     seed(&s).await;
+    // ~27 MB of ConfigMaps: more than loopback's socket buffers hold, so a client that does
+    // not read keeps the response, and its connection, unfinished.
+    for i in 0..30 {
+        let (code, body) = send(client().post(configmaps(&s)).json(&json!({
+            "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": format!("big{i}")},
+            "data": {"d": "x".repeat(900_000)}})))
+        .await;
+        assert_eq!(code, 201, "{body}");
+    }
+    let mut slow_reader = TcpStream::connect(host_port(&s)).unwrap();
+    slow_reader
+        .write_all(b"GET /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
     let mut stalled = Vec::new();
     for _ in 0..4 {
         let mut c = TcpStream::connect(host_port(&s)).unwrap();
@@ -379,7 +411,7 @@ async fn readyz_fails_during_the_shutdown_delay() {
     let mut s = TestServer::start_with(
         Backend::Embedded,
         &["configmaps", "namespaces"],
-        &["--shutdown-delay-duration", "3s"],
+        &["--shutdown-delay-duration", "10s"],
     );
     seed(&s).await;
     let (code, _) = send(client().get(format!("{}/readyz", s.url))).await;
@@ -406,16 +438,16 @@ async fn readyz_fails_during_the_shutdown_delay() {
 // 400 idle connections still leave /readyz answering.
 #[tokio::test(flavor = "multi_thread")]
 async fn many_idle_connections_do_not_starve_readiness() {
+    let (_, hard) = rlimit_nofile();
     let s = TestServer::start_configured(
         Backend::Embedded,
         &["configmaps", "namespaces"],
         &[],
         |cmd| {
             use std::os::unix::process::CommandExt;
-            // SAFETY: setrlimit is async-signal-safe; nothing else runs in the child here.
+            // SAFETY: only setrlimit, async-signal-safe, runs between fork and exec.
             unsafe {
-                cmd.pre_exec(|| {
-                    let (_, hard) = rlimit_nofile();
+                cmd.pre_exec(move || {
                     set_nofile(256, hard);
                     Ok(())
                 });
@@ -598,7 +630,12 @@ fn short_names(n: usize) -> Vec<String> {
 // (~190,000 volumes, between 512 MiB and 1 GiB of plugin memory) are created.
 #[tokio::test(flavor = "multi_thread")]
 async fn huge_pods_within_the_body_limit_are_processed() {
-    let s = TestServer::start(Backend::Embedded);
+    // A generous deadline: this is about memory, and a loaded CI machine is slow.
+    let s = TestServer::start_with(
+        Backend::Embedded,
+        &["pods", "configmaps", "namespaces"],
+        &["--plugin-call-timeout-ms", "30000"],
+    );
     seed(&s).await;
     let pods = format!("{}/api/v1/namespaces/default/pods", s.url);
     let containers: Vec<Value> = (0..60_000)

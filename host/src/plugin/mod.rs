@@ -342,12 +342,27 @@ impl PluginRuntime {
             .map_err(|e| tracing::warn!(error = %e, "cannot start the compiler process"))
             .ok()?;
         let written = child.stdin.take().map(|mut i| i.write_all(bytes));
-        let out = child.wait_with_output().ok()?;
-        if !out.status.success() || !matches!(written, Some(Ok(()))) {
-            tracing::warn!(
-                stderr = %String::from_utf8_lossy(&out.stderr).trim(),
-                "compiling in a child process failed; compiling in-process"
-            );
+        // Bounded: a compile that hangs is killed (the in-process fallback then reports).
+        let started = std::time::Instant::now();
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(st)) => break Some(st),
+                Ok(None) if started.elapsed() < CHILD_COMPILE_TIMEOUT => {
+                    std::thread::sleep(Duration::from_millis(20))
+                }
+                _ => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    break None;
+                }
+            }
+        };
+        let mut stderr = String::new();
+        if let Some(mut e) = child.stderr.take() {
+            let _ = std::io::Read::read_to_string(&mut e, &mut stderr);
+        }
+        if !status.is_some_and(|s| s.success()) || !matches!(written, Some(Ok(()))) {
+            tracing::warn!(stderr = %stderr.trim(), "compiling in a child process failed; compiling in-process");
             return None;
         }
         // SAFETY: as for the cache in `compile`: an artifact this binary serialized, named by
@@ -367,10 +382,19 @@ impl PluginRuntime {
     }
 }
 
+/// How long a child compile may take before it is killed.
+const CHILD_COMPILE_TIMEOUT: Duration = Duration::from_secs(300);
+
 fn write_artifact(c: &Component, path: &Path) -> anyhow::Result<()> {
     let bytes = c.serialize().map_err(|e| anyhow::anyhow!("{e}"))?;
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&tmp, bytes)?;
+    {
+        // Durable before it is renamed into place: the loader maps artifacts unchecked.
+        use std::io::Write;
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(&bytes)?;
+        f.sync_all()?;
+    }
     std::fs::rename(&tmp, path)?;
     Ok(())
 }
@@ -481,9 +505,18 @@ pub struct HostState {
     plugin: Arc<str>,
     memory_limit: usize,
     memory_denied: bool,
+    /// The denial was the process-wide cap, not this instance's own limit.
+    memory_denied_by_total: bool,
     /// Linear memory this instance holds, bytes (counted in [`MEMORY_IN_USE`]).
     memory_bytes: usize,
+    /// The bytes of the last approved growth (refunded if the growth then fails).
+    last_growth: usize,
     last_error_log: Option<String>,
+}
+
+/// The most linear memory all instances together may hold: twice the per-instance limit.
+fn total_memory_cap(per_instance: usize) -> usize {
+    per_instance.saturating_mul(2)
 }
 
 /// Linear memory held by every plugin instance of the process, bytes; capped at twice the
@@ -498,15 +531,16 @@ impl Drop for HostState {
 }
 
 thread_local! {
-    /// Bytes of JSON handed to the next plugin call on this thread (read and reset by
-    /// `WasmStrategy::call`), to tell a huge object from a hoarding plugin on a memory fault.
+    /// Bytes of the largest JSON object handed to the next plugin call on this thread (read
+    /// and reset by `WasmStrategy::call`), to tell a huge object from a hoarding plugin on a
+    /// memory fault.
     static INPUT_BYTES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 impl ResourceLimiter for HostState {
     fn memory_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
@@ -514,15 +548,25 @@ impl ResourceLimiter for HostState {
             self.memory_denied = true;
             return Ok(false);
         }
-        let grow = desired.saturating_sub(self.memory_bytes);
+        let grow = desired.saturating_sub(current);
         let before = MEMORY_IN_USE.fetch_add(grow, Ordering::SeqCst);
-        if before + grow > self.memory_limit.saturating_mul(2) {
+        if before + grow > total_memory_cap(self.memory_limit) {
             MEMORY_IN_USE.fetch_sub(grow, Ordering::SeqCst);
             self.memory_denied = true;
+            self.memory_denied_by_total = true;
             return Ok(false);
         }
         self.memory_bytes += grow;
+        self.last_growth = grow;
         Ok(true)
+    }
+
+    fn memory_grow_failed(&mut self, _error: wasmtime::Error) -> wasmtime::Result<()> {
+        // Approved but not done: give the accounted bytes back.
+        MEMORY_IN_USE.fetch_sub(self.last_growth, Ordering::SeqCst);
+        self.memory_bytes -= self.last_growth;
+        self.last_growth = 0;
+        Ok(())
     }
 
     fn table_growing(
@@ -618,7 +662,9 @@ impl WasmStrategy {
                 plugin: Arc::from(inner.name.as_str()),
                 memory_limit: inner.config.memory_limit,
                 memory_denied: false,
+                memory_denied_by_total: false,
                 memory_bytes: 0,
+                last_growth: 0,
                 last_error_log: None,
             },
         );
@@ -665,6 +711,7 @@ impl WasmStrategy {
         {
             let data = warm.store.data_mut();
             data.memory_denied = false;
+            data.memory_denied_by_total = false;
             data.last_error_log = None;
         }
         let guest = warm.bindings.wasm_apiserver_strategy_strategy();
@@ -677,8 +724,12 @@ impl WasmStrategy {
         match result {
             Ok(v) => {
                 warm.calls += 1;
+                // Keep the instance for the next call unless it is worn, grew large, or memory
+                // is scarce (warm instances must not starve the calls that need memory).
                 if warm.calls < MAX_CALLS_PER_INSTANCE
                     && warm.store.data().memory_bytes <= MAX_WARM_MEMORY
+                    && MEMORY_IN_USE.load(Ordering::SeqCst)
+                        <= total_memory_cap(self.inner.config.memory_limit) / 2
                 {
                     WARM.with(|w| {
                         let mut w = w.borrow_mut();
@@ -696,6 +747,7 @@ impl WasmStrategy {
                 let kind = match &fault {
                     PluginFault::Timeout { .. } => "timeout",
                     PluginFault::MemoryExceeded { .. } => "memory",
+                    PluginFault::Overloaded { .. } => "overloaded",
                     PluginFault::BadOutput { .. } => "output",
                     PluginFault::Trap { .. } => "trap",
                 };
@@ -727,6 +779,9 @@ impl WasmStrategy {
                 deadline_ms: self.inner.config.call_deadline.as_millis() as u64,
                 input_bytes,
             };
+        }
+        if state.memory_denied_by_total {
+            return PluginFault::Overloaded { plugin, hook };
         }
         if state.memory_denied {
             return PluginFault::MemoryExceeded {
@@ -817,7 +872,7 @@ fn json_text(v: &Value) -> String {
     // several reallocations per call.
     let mut buf = Vec::with_capacity(4096);
     serde_json::to_writer(&mut buf, v).expect("a Value always serializes");
-    INPUT_BYTES.with(|n| n.set(n.get() + buf.len()));
+    INPUT_BYTES.with(|n| n.set(n.get().max(buf.len())));
     String::from_utf8(buf).expect("serde_json writes UTF-8")
 }
 
@@ -830,7 +885,7 @@ fn with_json_text<R>(v: &Value, f: impl FnOnce(&str) -> R) -> R {
     let mut buf = BUF.with(|b| std::mem::take(&mut *b.borrow_mut()));
     buf.clear();
     serde_json::to_writer(&mut buf, v).expect("a Value always serializes");
-    INPUT_BYTES.with(|n| n.set(n.get() + buf.len()));
+    INPUT_BYTES.with(|n| n.set(n.get().max(buf.len())));
     let r = f(std::str::from_utf8(&buf).expect("serde_json writes UTF-8"));
     if buf.capacity() <= 1 << 20 {
         BUF.with(|b| *b.borrow_mut() = buf);

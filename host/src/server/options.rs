@@ -13,12 +13,12 @@ use std::time::Duration;
 const MAX_WATCH_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
 
 /// `timeoutSeconds` as `metav1.ListOptions` decodes it: a base-10 `int64`
-/// (`runtime.Convert_Slice_string_To_Pointer_int64` → `strconv.ParseInt`). `None` when absent
-/// or empty. Errors: 400 with Go's `strconv.ParseInt` message, as `handlers/get.go` answers a
+/// (`runtime.Convert_Slice_string_To_Pointer_int64` → `strconv.ParseInt`). `None` when absent.
+/// Errors: 400 with Go's `strconv.ParseInt` message, as `handlers/get.go` answers a
 /// parameter that does not convert (`abc` → invalid syntax, `18446744073709551615` → value out
 /// of range).
 pub fn timeout_seconds(q: &HashMap<String, String>) -> ApiResult<Option<i64>> {
-    let Some(t) = q.get("timeoutSeconds").filter(|t| !t.is_empty()) else {
+    let Some(t) = q.get("timeoutSeconds") else {
         return Ok(None);
     };
     t.parse::<i64>().map(Some).map_err(|e| {

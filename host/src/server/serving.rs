@@ -2,7 +2,9 @@
 //! secure_serving.go` `SecureServingInfo.Serve`, `genericapiserver.go` shutdown):
 //!
 //! - a request head must arrive within [`ServingConfig::read_header_timeout`] (kube's
-//!   `ReadHeaderTimeout`, 32 s) and be at most 1 MiB (`MaxHeaderBytes`). hyper's header timer
+//!   `ReadHeaderTimeout`, 32 s) and be at most 1 MiB (`MaxHeaderBytes`); a connection that
+//!   sends nothing, or stalls inside the HTTP/2 preface before hyper has picked a protocol, is
+//!   closed at the same deadline. hyper's header timer
 //!   also runs while a kept-alive HTTP/1 connection waits for its next request, so an idle
 //!   connection is closed after the same 32 s (kube: `IdleTimeout` 90 s) — earlier than a
 //!   client's own idle limit, which clients handle by reconnecting;
@@ -24,6 +26,8 @@ use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
 
@@ -40,8 +44,8 @@ pub struct ServingConfig {
 pub const MAX_HEADER_BYTES: usize = 1 << 20;
 
 /// Serve `router` on `listener` until `shutdown` completes, then drain within
-/// [`ServingConfig::shutdown_timeout`]. Returns the number of connections dropped because they
-/// did not finish in time.
+/// [`ServingConfig::shutdown_timeout`]. Returns the number of connections still open at the
+/// end, which are dropped when the process exits.
 pub async fn serve(
     listener: TcpListener,
     router: Router,
@@ -62,6 +66,7 @@ pub async fn serve(
         .max_concurrent_streams(100)
         .max_header_list_size(MAX_HEADER_BYTES as u32);
     let graceful = GracefulShutdown::new();
+    let open = Arc::new(AtomicUsize::new(0));
     tokio::pin!(shutdown);
     loop {
         let stream = tokio::select! {
@@ -77,29 +82,60 @@ pub async fn serve(
         };
         let _ = stream.set_nodelay(true);
         let service = TowerToHyperService::new(router.clone());
-        let conn = builder
-            .serve_connection_with_upgrades(TokioIo::new(stream), service)
-            .into_owned();
-        let conn = graceful.watch(conn);
+        let builder = builder.clone();
+        let watcher = graceful.watcher();
+        let open = open.clone();
+        let deadline = config.read_header_timeout;
+        open.fetch_add(1, Ordering::SeqCst);
         tokio::spawn(async move {
-            if let Err(e) = conn.await {
-                tracing::debug!(error = %e, "connection ended with an error");
+            if protocol_bytes_within(&stream, deadline).await {
+                let conn = builder
+                    .serve_connection_with_upgrades(TokioIo::new(stream), service)
+                    .into_owned();
+                if let Err(e) = watcher.watch(conn).await {
+                    tracing::debug!(error = %e, "connection ended with an error");
+                }
             }
+            open.fetch_sub(1, Ordering::SeqCst);
         });
     }
     drop(listener);
-    let open = graceful.count();
-    tracing::info!(connections = open, "listener closed; draining connections");
-    match tokio::time::timeout(config.shutdown_timeout, graceful.shutdown()).await {
-        Ok(()) => 0,
-        Err(_) => {
-            tracing::warn!(
-                timeout_seconds = config.shutdown_timeout.as_secs(),
-                "connections still open at the shutdown timeout are dropped"
-            );
-            open.max(1)
-        }
+    tracing::info!(
+        connections = open.load(Ordering::SeqCst),
+        "listener closed; draining connections"
+    );
+    if tokio::time::timeout(config.shutdown_timeout, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            timeout_seconds = config.shutdown_timeout.as_secs(),
+            "connections still open at the shutdown timeout are dropped"
+        );
     }
+    open.load(Ordering::SeqCst)
+}
+
+/// The HTTP/2 connection preface; hyper's protocol detection reads up to its length.
+const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/// Wait, at most `deadline`, until the client has sent enough for hyper to pick HTTP/1 or
+/// HTTP/2 (a byte that leaves the HTTP/2 preface, or the whole preface) — hyper's protocol
+/// detection has no timer of its own. `false`: the client sent nothing usable in time, or
+/// closed the connection.
+async fn protocol_bytes_within(stream: &tokio::net::TcpStream, deadline: Duration) -> bool {
+    let wait = async {
+        let mut buf = [0u8; 24];
+        loop {
+            match stream.peek(&mut buf).await {
+                Ok(0) | Err(_) => return false,
+                Ok(n) if n >= H2_PREFACE.len() || buf[..n] != H2_PREFACE[..n] => return true,
+                // Part of the preface: wait for more.
+                Ok(_) => tokio::time::sleep(Duration::from_millis(10)).await,
+            }
+        }
+    };
+    tokio::time::timeout(deadline, wait).await.unwrap_or(false)
 }
 
 /// Raise the open-files soft limit to the hard limit (Go's runtime does this for every Go

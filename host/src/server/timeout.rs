@@ -23,7 +23,8 @@ pub fn is_long_running(req: &Request) -> bool {
 
 /// Run the request under [`AppState::request_timeout`] unless it is long-running. Errors: 504
 /// `Timeout: request did not complete within requested timeout - context deadline exceeded`,
-/// as kube answers.
+/// as kube answers. As in kube, the handler is not cancelled at the deadline: a write under
+/// way completes (or fails) on its own, only its answer is no longer awaited.
 pub async fn with_timeout(
     State(state): State<Arc<AppState>>,
     req: Request,
@@ -32,8 +33,14 @@ pub async fn with_timeout(
     if is_long_running(&req) {
         return next.run(req).await;
     }
-    match tokio::time::timeout(state.request_timeout, next.run(req)).await {
-        Ok(resp) => resp,
+    let handler = tokio::spawn(next.run(req));
+    match tokio::time::timeout(state.request_timeout, handler).await {
+        Ok(Ok(resp)) => resp,
+        // The handler panicked: answered as kube's panic recovery does.
+        Ok(Err(e)) => {
+            tracing::error!(error = %e, "request handler panicked");
+            ApiError::internal("the server has encountered an unexpected error").into_response()
+        }
         Err(_) => ApiError::timeout(
             "request did not complete within requested timeout - context deadline exceeded",
             0,

@@ -276,6 +276,15 @@ pub enum PluginFault {
         /// Bytes of JSON the call was given.
         input_bytes: usize,
     },
+    /// The call needed memory while all plugin instances together held their cap: the
+    /// server is busy with large objects, not the plugin at fault (429, retried).
+    #[error("strategy plugin {plugin:?} could not get memory in {hook}: plugin memory is at its process-wide cap")]
+    Overloaded {
+        /// Plugin name.
+        plugin: String,
+        /// Hook name.
+        hook: &'static str,
+    },
     /// The guest returned something the contract forbids (not a JSON object, a changed
     /// name/namespace/kind, …).
     #[error("strategy plugin {plugin:?} returned an invalid result from {hook}: {reason}")]
