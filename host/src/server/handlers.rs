@@ -33,11 +33,12 @@ type Query = HashMap<String, String>;
 pub enum Output {
     /// Plain JSON objects and lists.
     Json,
-    /// `metav1.Table` (`as=Table;g=meta.k8s.io;v=v1`).
-    Table,
+    /// `metav1.Table` (`as=Table;g=meta.k8s.io;v=v1`), each row carrying the object as
+    /// `includeObject` asks.
+    Table(table::IncludeObject),
 }
 
-fn output(headers: &HeaderMap) -> Output {
+fn output(headers: &HeaderMap, q: &Query) -> Output {
     let accept = headers
         .get("accept")
         .and_then(|v| v.to_str().ok())
@@ -49,7 +50,7 @@ fn output(headers: &HeaderMap) -> Output {
             && (a.contains("v=v1;") || a.ends_with("v=v1"))
     });
     if wants_table {
-        Output::Table
+        Output::Table(table::IncludeObject::from_query(q))
     } else {
         Output::Json
     }
@@ -137,9 +138,32 @@ fn decode_body(body: &Bytes, headers: &HeaderMap, r: &Resource) -> ApiResult<Val
     Ok(v)
 }
 
-/// The object's apiVersion and kind must be the resource's (the decoder's check).
-fn check_kind(r: &Resource, obj: &Value) -> ApiResult<()> {
+/// The object's apiVersion and kind must be the resource's (the decoder's check). A built-in
+/// (core group) object without them gets the resource's, as kube's JSON serializer fills a
+/// missing kind and group/version from the type it decodes into
+/// (`runtime/serializer/json/json.go` `Decode` with the default GroupVersionKind); typed
+/// clients (the Python client among them) often leave them out. Custom groups keep kube's
+/// unstructured rule: a missing kind is 400.
+fn check_kind(r: &Resource, obj: &mut Value) -> ApiResult<()> {
     let d = &r.description;
+    if d.group.is_empty() {
+        if let Some(o) = obj.as_object_mut() {
+            if o.get("kind")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .is_empty()
+            {
+                o.insert("kind".into(), json!(d.kind));
+            }
+            if o.get("apiVersion")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .is_empty()
+            {
+                o.insert("apiVersion".into(), json!(d.api_version()));
+            }
+        }
+    }
     let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
     let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
     if kind.is_empty() {
@@ -438,7 +462,7 @@ async fn dispatch(
     }
     let watch =
         info.watch_path || matches!(q.get("watch").map(String::as_str), Some("true") | Some("1"));
-    let out = output(headers);
+    let out = output(headers, q);
     if r.read_only && *method != Method::GET {
         return Err(ApiError::method_not_supported(
             &r.gr,
@@ -463,7 +487,7 @@ async fn dispatch(
                         .map_err(|e| ApiError::from_storage(&e, &r.gr, &name))?;
                     Ok(json_bytes_response(body))
                 }
-                Output::Table => {
+                Output::Table(_) => {
                     let obj = r.get(&ns, &name, rv).await?;
                     respond_object(&r, obj, out, StatusCode::OK, &[]).await
                 }
@@ -482,16 +506,16 @@ async fn dispatch(
                         .map_err(ApiError::internal)??;
                     Ok(json_bytes_response(body))
                 }
-                Output::Table => {
-                    let t = table::list_table(&r, &list, q).await?;
+                Output::Table(include) => {
+                    let t = table::list_table(&r, &list, include).await?;
                     Ok(json_response(StatusCode::OK, &t, &[]))
                 }
             }
         }
         Method::POST if name.is_empty() && sub == Subresource::Main => {
             options::field_validation(q, WriteOptions::Create)?;
-            let obj = decode_body(&body, headers, &r)?;
-            check_kind(&r, &obj)?;
+            let mut obj = decode_body(&body, headers, &r)?;
+            check_kind(&r, &mut obj)?;
             let mut warnings = field_validation(&r, &obj, q, WriteOptions::Create)?;
             let res = r.create(&ns, obj, is_dry_run(q)?).await?;
             warnings.extend(res.warnings.iter().cloned());
@@ -499,8 +523,8 @@ async fn dispatch(
         }
         Method::PUT if !name.is_empty() => {
             options::field_validation(q, WriteOptions::Update)?;
-            let obj = decode_body(&body, headers, &r)?;
-            check_kind(&r, &obj)?;
+            let mut obj = decode_body(&body, headers, &r)?;
+            check_kind(&r, &mut obj)?;
             let mut warnings = field_validation(&r, &obj, q, WriteOptions::Update)?;
             let res = r
                 .update(
@@ -634,8 +658,8 @@ async fn respond_object(
 ) -> ApiResult<Response> {
     match out {
         Output::Json => Ok(json_response(code, &obj, warnings)),
-        Output::Table => {
-            let t = table::object_table(r, &obj, true).await?;
+        Output::Table(include) => {
+            let t = table::object_table(r, &obj, true, include).await?;
             Ok(json_response(code, &t, warnings))
         }
     }
@@ -717,9 +741,11 @@ async fn watch_handler(
                     ),
                 };
                 let is_error = kind == "ERROR";
-                let line = if out == Output::Table && !is_error && kind != "BOOKMARK" {
+                let line = if let (Output::Table(include), false, false) =
+                    (out, is_error, kind == "BOOKMARK")
+                {
                     let row = match object.to_arc() {
-                        Ok(obj) => table::object_table(&r, &obj, first).await,
+                        Ok(obj) => table::object_table(&r, &obj, first, include).await,
                         Err(e) => Err(ApiError::from_storage(&e, &r.gr, "")),
                     };
                     row.map(|t| {

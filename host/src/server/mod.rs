@@ -114,12 +114,16 @@ impl AppState {
 pub fn router(state: Arc<AppState>) -> Router {
     Router::new()
         .route("/version", get(|| async { Json(version_info()) }))
+        // The Python client asks for `/version/`, `/api/` and `/apis/`; go-restful serves both.
+        .route("/version/", get(|| async { Json(version_info()) }))
         .route("/healthz", get(|| async { "ok" }))
         .route("/livez", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
         .route("/metrics", get(|| async { crate::metrics::render() }))
         .route("/api", get(api_root))
+        .route("/api/", get(api_root))
         .route("/apis", get(apis_root))
+        .route("/apis/", get(apis_root))
         .route("/openapi/v3", get(openapi_root))
         .route("/openapi/v3/{*gv}", get(openapi_doc))
         .route("/api/{*rest}", any(handlers::resource))

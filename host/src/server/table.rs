@@ -121,18 +121,45 @@ fn cell(c: &PrinterColumn, obj: &Value, computed: &mut std::vec::IntoIter<Value>
     }
 }
 
-fn row_object(obj: &Value, include: &str) -> Option<Value> {
+/// What a Table row carries of its object (`includeObject`, `metav1.IncludeObjectPolicy`):
+/// nothing, its metadata as a `PartialObjectMetadata` (the default), or the whole object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IncludeObject {
+    /// `None`.
+    None,
+    /// `Metadata` (the default, also for an empty or unknown value).
+    Metadata,
+    /// `Object`.
+    Object,
+}
+
+impl IncludeObject {
+    /// From the request's `includeObject` query parameter.
+    pub fn from_query(q: &HashMap<String, String>) -> IncludeObject {
+        match q.get("includeObject").map(String::as_str) {
+            Some("None") => IncludeObject::None,
+            Some("Object") => IncludeObject::Object,
+            _ => IncludeObject::Metadata,
+        }
+    }
+}
+
+fn row_object(obj: &Value, include: IncludeObject) -> Option<Value> {
     match include {
-        "None" => None,
-        "Object" => Some(obj.clone()),
-        _ => Some(
+        IncludeObject::None => None,
+        IncludeObject::Object => Some(obj.clone()),
+        IncludeObject::Metadata => Some(
             json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
                          "metadata": obj.get("metadata").cloned().unwrap_or(json!({}))}),
         ),
     }
 }
 
-async fn rows(r: &Resource, objs: Vec<Arc<Value>>, include: &str) -> ApiResult<Vec<Value>> {
+async fn rows(
+    r: &Resource,
+    objs: Vec<Arc<Value>>,
+    include: IncludeObject,
+) -> ApiResult<Vec<Value>> {
     let columns = r.description.printer_columns.clone();
     let needs_computed = columns.iter().any(|c| c.json_path.is_empty());
     let computed: Vec<Vec<Value>> = if needs_computed {
@@ -190,21 +217,23 @@ pub(super) fn objects(r: &Resource, list: &SharedListResult) -> ApiResult<Vec<Ar
 pub async fn list_table(
     r: &Resource,
     list: &SharedListResult,
-    q: &HashMap<String, String>,
+    include: IncludeObject,
 ) -> ApiResult<Value> {
-    let include = q
-        .get("includeObject")
-        .map(String::as_str)
-        .unwrap_or("Metadata");
     Ok(
         json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": super::handlers::list_meta(list),
               "columnDefinitions": columns(r), "rows": rows(r, objects(r, list)?, include).await?}),
     )
 }
 
-/// A one-row Table of one object (GET of a named object, watch events). `headers` = include
-/// the column definitions (a watch sends them with its first event only).
-pub async fn object_table(r: &Resource, obj: &Value, headers: bool) -> ApiResult<Value> {
+/// A one-row Table of one object (GET of a named object, a write's answer, watch events).
+/// `headers` = include the column definitions (a watch sends them with its first event only);
+/// the row carries the object as `include` says.
+pub async fn object_table(
+    r: &Resource,
+    obj: &Value,
+    headers: bool,
+    include: IncludeObject,
+) -> ApiResult<Value> {
     let rv = obj
         .pointer("/metadata/resourceVersion")
         .cloned()
@@ -212,7 +241,7 @@ pub async fn object_table(r: &Resource, obj: &Value, headers: bool) -> ApiResult
     Ok(
         json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": {"resourceVersion": rv},
               "columnDefinitions": if headers { columns(r) } else { Vec::new() },
-              "rows": rows(r, vec![Arc::new(obj.clone())], "Metadata").await?}),
+              "rows": rows(r, vec![Arc::new(obj.clone())], include).await?}),
     )
 }
 
