@@ -134,3 +134,140 @@ async fn include_object_on_single_object_tables() {
         }
     }
 }
+
+/// Read a watch response's events until the stream ends or `limit` passes.
+async fn watch_events(url: &str, limit: Duration) -> Vec<Value> {
+    let mut resp = client().get(url).send().await.expect("watch");
+    assert_eq!(resp.status().as_u16(), 200, "{url}");
+    let mut buf = Vec::new();
+    let mut events = Vec::new();
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        let chunk = match tokio::time::timeout_at(deadline, resp.chunk()).await {
+            Ok(Ok(Some(c))) => c,
+            _ => break,
+        };
+        buf.extend_from_slice(&chunk);
+        while let Some(i) = buf.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = buf.drain(..=i).collect();
+            events.push(serde_json::from_slice(&line).expect("one JSON event per line"));
+        }
+    }
+    events
+}
+
+fn is_end_bookmark(e: &Value) -> bool {
+    e["type"] == "BOOKMARK"
+        && e["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"] == "true"
+}
+
+// Watch-list (KEP-3157) as client-go's reflector sends it: `sendInitialEvents=true`,
+// `resourceVersionMatch=NotOlderThan`, and resourceVersion unset (a consistent read), "0" or
+// a given one — on both stores, with and without the watch cache: the initial ADDED events,
+// then the bookmark annotated `k8s.io/initial-events-end`.
+#[tokio::test(flavor = "multi_thread")]
+async fn watch_list_for_every_resource_version() {
+    for backend in [Backend::Embedded, Backend::Etcd] {
+        for cache in ["true", "false"] {
+            let s = TestServer::start_with(
+                backend,
+                &["configmaps", "namespaces"],
+                &["--watch-cache", cache],
+            );
+            send(
+                client()
+                    .post(format!("{}/api/v1/namespaces", s.url))
+                    .json(&json!({"metadata": {"name": "default"}})),
+            )
+            .await;
+            let cms = format!("{}/api/v1/namespaces/default/configmaps", s.url);
+            let mut last_rv = String::new();
+            for i in 0..3 {
+                let (code, body) = send(
+                    client()
+                        .post(&cms)
+                        .json(&json!({"metadata": {"name": format!("c{i}")}})),
+                )
+                .await;
+                assert_eq!(code, 201, "{body}");
+                last_rv = body["metadata"]["resourceVersion"]
+                    .as_str()
+                    .unwrap()
+                    .to_string();
+            }
+            for rv in [
+                "",
+                "&resourceVersion=0",
+                &format!("&resourceVersion={last_rv}"),
+            ] {
+                let url = format!(
+                    "{cms}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=3{rv}"
+                );
+                let events = watch_events(&url, Duration::from_secs(10)).await;
+                let what = format!("{backend:?} cache={cache} rv={rv:?}: {events:?}");
+                let end = events.iter().position(is_end_bookmark).expect(&what);
+                let added: Vec<&Value> = events[..end]
+                    .iter()
+                    .filter(|e| e["type"] == "ADDED")
+                    .collect();
+                assert_eq!(added.len(), 3, "{what}");
+            }
+            // The validation of watch options: sendInitialEvents needs NotOlderThan.
+            let (code, body) = send(client().get(format!(
+                "{cms}?watch=1&sendInitialEvents=true&resourceVersionMatch=Exact&resourceVersion=1"
+            )))
+            .await;
+            assert_eq!(code, 422, "{body}");
+            assert!(
+                body["message"].as_str().unwrap().contains(
+                    "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"
+                ),
+                "{body}"
+            );
+            let (code, body) = send(client().get(format!("{cms}?sendInitialEvents=true"))).await;
+            assert_eq!(code, 422, "{body}");
+            assert!(
+                body["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("sendInitialEvents is forbidden for list"),
+                "{body}"
+            );
+        }
+    }
+}
+
+// A watch shorter than the bookmark interval (60 s) still gets a bookmark, ~2 s before its
+// deadline (kube's `cacheWatcher.nextBookmarkTime`).
+#[tokio::test(flavor = "multi_thread")]
+async fn short_watches_get_a_bookmark_before_they_end() {
+    let s = TestServer::start(Backend::Embedded);
+    send(
+        client()
+            .post(format!("{}/api/v1/namespaces", s.url))
+            .json(&json!({"metadata": {"name": "default"}})),
+    )
+    .await;
+    let cms = format!("{}/api/v1/namespaces/default/configmaps", s.url);
+    let (_, body) = send(
+        client()
+            .post(&cms)
+            .json(&json!({"metadata": {"name": "c"}})),
+    )
+    .await;
+    let rv = body["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let started = std::time::Instant::now();
+    let events = watch_events(
+        &format!("{cms}?watch=1&allowWatchBookmarks=true&timeoutSeconds=5&resourceVersion={rv}"),
+        Duration::from_secs(10),
+    )
+    .await;
+    assert!(
+        events.iter().any(|e| e["type"] == "BOOKMARK"),
+        "no bookmark in a 5 s watch: {events:?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(9));
+}

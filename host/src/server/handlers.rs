@@ -293,7 +293,11 @@ fn unknown_fields(v: &Value, schema: &Value, path: &str, out: &mut Vec<String>) 
     }
 }
 
-fn list_options(r: &Resource, q: &Query) -> ApiResult<ListOptions> {
+/// The storage `ListOptions` of a list (`watch` false) or a watch, validated as
+/// `ValidateListOptions` does. Errors: 400 for selectors, `limit`, `resourceVersionMatch`
+/// values that do not parse; 422 `ListOptions.meta.k8s.io "" is invalid` for forbidden
+/// combinations.
+fn list_options(r: &Resource, q: &Query, watch: bool) -> ApiResult<ListOptions> {
     let label = LabelSelector::parse(q.get("labelSelector").map(String::as_str).unwrap_or(""))
         .map_err(|e| {
             ApiError::bad_request(format!("unable to parse requirement: {e}").replace(
@@ -321,14 +325,23 @@ fn list_options(r: &Resource, q: &Query) -> ApiResult<ListOptions> {
             .map_err(|_| ApiError::bad_request(format!("invalid limit: {l}")))?
             .max(0),
     };
-    let rvm = ResourceVersionMatch::parse(
-        q.get("resourceVersionMatch")
-            .map(String::as_str)
-            .unwrap_or(""),
-    )
-    .map_err(|e| ApiError::from_storage(&e, &r.gr, ""))?;
     let rv = q.get("resourceVersion").cloned().unwrap_or_default();
-    if rvm != ResourceVersionMatch::Unset && rv.is_empty() {
+    let send_initial_events = match q.get("sendInitialEvents").map(String::as_str) {
+        Some("true") | Some("1") => Some(true),
+        Some("false") | Some("0") => Some(false),
+        _ => None,
+    };
+    let rvm_text = q
+        .get("resourceVersionMatch")
+        .map(String::as_str)
+        .unwrap_or("");
+    let continue_token = q.get("continue").map(String::as_str).unwrap_or("");
+    let errs = if watch {
+        watch_options_errors(rvm_text, send_initial_events, continue_token)
+    } else {
+        list_options_errors(rvm_text, &rv, send_initial_events, continue_token)
+    };
+    if !errs.is_empty() {
         return Err(ApiError::invalid(
             &crate::status::Gr {
                 kind: "ListOptions".into(),
@@ -336,20 +349,11 @@ fn list_options(r: &Resource, q: &Query) -> ApiResult<ListOptions> {
                 ..Default::default()
             },
             "",
-            &[crate::strategy::FieldError {
-                error_type: crate::strategy::ErrorType::Forbidden,
-                field: "resourceVersionMatch".into(),
-                bad_value: None,
-                detail: "resourceVersionMatch is forbidden unless resourceVersion is provided"
-                    .into(),
-            }],
+            &errs,
         ));
     }
-    let send_initial_events = match q.get("sendInitialEvents").map(String::as_str) {
-        Some("true") | Some("1") => Some(true),
-        Some("false") | Some("0") => Some(false),
-        _ => None,
-    };
+    let rvm =
+        ResourceVersionMatch::parse(rvm_text).map_err(|e| ApiError::from_storage(&e, &r.gr, ""))?;
     Ok(ListOptions {
         resource_version: rv,
         resource_version_match: rvm,
@@ -367,7 +371,92 @@ fn list_options(r: &Resource, q: &Query) -> ApiResult<ListOptions> {
         recursive: true,
         progress_notify: false,
         send_initial_events,
+        watch_deadline: None,
     })
+}
+
+fn forbidden(field: &str, detail: &str) -> crate::strategy::FieldError {
+    crate::strategy::FieldError {
+        error_type: crate::strategy::ErrorType::Forbidden,
+        field: field.into(),
+        bad_value: None,
+        detail: detail.into(),
+    }
+}
+
+fn rvm_not_supported(value: &str, supported: &str) -> crate::strategy::FieldError {
+    crate::strategy::FieldError {
+        error_type: crate::strategy::ErrorType::NotSupported,
+        field: "resourceVersionMatch".into(),
+        bad_value: Some(json!(value)),
+        detail: format!("supported values: {supported}"),
+    }
+}
+
+/// `ValidateListOptions` for a list (`meta/internalversion/validation/validation.go`).
+fn list_options_errors(
+    rvm: &str,
+    rv: &str,
+    send_initial_events: Option<bool>,
+    continue_token: &str,
+) -> Vec<crate::strategy::FieldError> {
+    let mut errs = Vec::new();
+    if send_initial_events.is_some() {
+        errs.push(forbidden(
+            "sendInitialEvents",
+            "sendInitialEvents is forbidden for list",
+        ));
+    }
+    if !rvm.is_empty() {
+        if rv.is_empty() {
+            errs.push(forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden unless resourceVersion is provided",
+            ));
+        }
+        if !continue_token.is_empty() {
+            errs.push(forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden when continue is provided",
+            ));
+        }
+    }
+    errs
+}
+
+/// `validateWatchOptions` (same file; the WatchList feature is on, as in kube 1.32): with
+/// `sendInitialEvents`, `resourceVersionMatch` must be `NotOlderThan`, and it is allowed only
+/// then — any `resourceVersion`, `""` included (a consistent read, then the watch: KEP-3157).
+fn watch_options_errors(
+    rvm: &str,
+    send_initial_events: Option<bool>,
+    continue_token: &str,
+) -> Vec<crate::strategy::FieldError> {
+    let mut errs = Vec::new();
+    if send_initial_events.is_some() && rvm != "NotOlderThan" {
+        errs.push(forbidden(
+            "resourceVersionMatch",
+            "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+        ));
+    }
+    if !rvm.is_empty() {
+        if send_initial_events.is_none() {
+            errs.push(forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+            ));
+        }
+        if rvm != "NotOlderThan" {
+            errs.push(rvm_not_supported(rvm, "\"NotOlderThan\""));
+        }
+        if !continue_token.is_empty() {
+            errs.push(forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden when continue is provided",
+            ));
+        }
+    }
+    errs
 }
 
 /// `metav1.ListMeta` of a list: resourceVersion, and continue / remainingItemCount when set.
@@ -495,7 +584,7 @@ async fn dispatch(
         }
         Method::GET => {
             options::timeout_seconds(q)?;
-            let opts = list_options(&r, q)?;
+            let opts = list_options(&r, q, false)?;
             let list = r.list(&ns, &opts).await?;
             match out {
                 Output::Json => {
@@ -589,7 +678,7 @@ async fn dispatch(
         }
         Method::DELETE if name.is_empty() && sub == Subresource::Main => {
             let opts = delete_options(&body, q)?;
-            let list_opts = list_options(&r, q)?;
+            let list_opts = list_options(&r, q, false)?;
             let list = r.list(&ns, &list_opts).await?;
             let mut deleted = Vec::new();
             for item in table::objects(&r, &list)? {
@@ -690,7 +779,7 @@ async fn watch_handler(
     q: &Query,
     out: Output,
 ) -> ApiResult<Response> {
-    let mut opts = list_options(r, q)?;
+    let mut opts = list_options(r, q, true)?;
     if !name.is_empty() {
         // A watch on one object: kube-apiserver turns the name into a field selector.
         opts.predicate.field.requirements.push(
@@ -702,11 +791,12 @@ async fn watch_handler(
         );
     }
     let timeout = options::watch_duration(options::timeout_seconds(q)?, state.watch_timeout);
+    let deadline = tokio::time::Instant::now() + timeout;
+    opts.watch_deadline = Some(deadline);
     let events = r.watch(ns, opts).await?;
     let r = r.clone();
     let state = state.clone();
     let shutdown = state.shutdown.clone();
-    let deadline = tokio::time::Instant::now() + timeout;
     let stream =
         futures::stream::unfold((events, true, false), move |(mut events, first, done)| {
             let mut shutdown = shutdown.clone();

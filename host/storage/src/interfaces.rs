@@ -74,6 +74,10 @@ pub struct ListOptions {
     pub progress_notify: bool,
     /// Watch: `sendInitialEvents`.
     pub send_initial_events: Option<bool>,
+    /// Watch: when the client's watch ends (its `timeoutSeconds`). The watch cache sends a
+    /// bookmark ~2 s before it, as kube's `cacheWatcher.nextBookmarkTime` does, so a watch
+    /// shorter than the bookmark interval still gets one. `None`: no deadline known.
+    pub watch_deadline: Option<tokio::time::Instant>,
 }
 
 /// A list result (`metav1.ListMeta` + items).

@@ -601,6 +601,7 @@ impl Cacher {
         };
         let spec = watcher::WatcherSpec {
             scope,
+            deadline: opts.watch_deadline,
             bookmarks: opts.predicate.allow_watch_bookmarks || opts.progress_notify,
             pred: opts.predicate,
             generation,

@@ -23,6 +23,7 @@ use crate::selection::SelectionPredicate;
 use serde_json::Value;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::sync::mpsc::{self, error::SendTimeoutError};
 use tokio::time::Instant;
 
@@ -36,6 +37,8 @@ pub(crate) struct WatcherSpec {
     pub pred: SelectionPredicate,
     /// Send periodic bookmarks (`allowWatchBookmarks`, or `progress_notify`).
     pub bookmarks: bool,
+    /// When the client's watch ends, if known: a bookmark is due ~2 s before it.
+    pub deadline: Option<Instant>,
     /// The cache generation the watcher belongs to.
     pub generation: u64,
 }
@@ -51,6 +54,30 @@ pub(crate) enum Start {
     },
     /// Events after `rv` (exclusive).
     After(u64),
+}
+
+/// When the next periodic bookmark is due (`cacheWatcher.nextBookmarkTime` in
+/// `k8s.io/apiserver/pkg/storage/cacher/cache_watcher.go`): every `interval`, but ~2 s before
+/// the watch's deadline when that comes sooner; never again once that moment has passed.
+pub(crate) fn next_bookmark_time(
+    now: Instant,
+    interval: Duration,
+    deadline: Option<Instant>,
+) -> Instant {
+    const NEVER: Duration = Duration::from_secs(365 * 24 * 3600);
+    let heartbeat = now + interval;
+    let Some(deadline) = deadline else {
+        return heartbeat;
+    };
+    let pre_timeout = deadline
+        .checked_sub(Duration::from_secs(2))
+        .unwrap_or(deadline);
+    let next = heartbeat.min(pre_timeout);
+    if next < now {
+        now + NEVER
+    } else {
+        next
+    }
 }
 
 /// Decrements the open-watcher gauge when the watcher task ends, however it ends.
@@ -147,7 +174,8 @@ pub(crate) async fn run(
         }
     };
     let mut last_sent = cursor;
-    let mut next_bookmark = Instant::now() + config.bookmark_interval;
+    let mut next_bookmark =
+        next_bookmark_time(Instant::now(), config.bookmark_interval, spec.deadline);
 
     loop {
         changed.borrow_and_update();
@@ -241,7 +269,8 @@ pub(crate) async fn run(
                     }
                 }
             }
-            next_bookmark = Instant::now() + config.bookmark_interval;
+            next_bookmark =
+                next_bookmark_time(Instant::now(), config.bookmark_interval, spec.deadline);
         }
         tokio::select! {
             r = changed.changed() => {
@@ -252,5 +281,33 @@ pub(crate) async fn run(
             _ = tx.closed() => return,
             _ = tokio::time::sleep_until(next_bookmark), if spec.bookmarks => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::next_bookmark_time;
+    use std::time::Duration;
+    use tokio::time::Instant;
+
+    #[test]
+    fn bookmarks_come_before_the_deadline() {
+        let now = Instant::now();
+        let minute = Duration::from_secs(60);
+        assert_eq!(next_bookmark_time(now, minute, None), now + minute);
+        // A 10 s watch: its bookmark is due 8 s in, not after a minute.
+        let deadline = now + Duration::from_secs(10);
+        assert_eq!(
+            next_bookmark_time(now, minute, Some(deadline)),
+            now + Duration::from_secs(8)
+        );
+        // A long watch: the heartbeat first.
+        let far = now + Duration::from_secs(3600);
+        assert_eq!(next_bookmark_time(now, minute, Some(far)), now + minute);
+        // Past the pre-timeout moment: no more bookmarks.
+        let later = now + Duration::from_secs(9);
+        assert!(
+            next_bookmark_time(later, minute, Some(deadline)) > now + Duration::from_secs(3600)
+        );
     }
 }
