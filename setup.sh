@@ -3,6 +3,7 @@
 # Idempotent: installs only what is missing. Used by run.sh and test.sh.
 #   - the wasm32-wasip2 Rust target (plugins)
 #   - protobuf-compiler (etcd-client's build), etcd-server (etcd integration tests; with --test)
+#   - the official Python client, `kubernetes` from PyPI (client tests; with --test)
 set -euo pipefail
 want_etcd=0
 [ "${1:-}" = "--test" ] && want_etcd=1
@@ -19,4 +20,8 @@ if [ "${#pkgs[@]}" -gt 0 ]; then
   [ "$(id -u)" = 0 ] || sudo="sudo"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${pkgs[@]}"
+fi
+
+if [ "$want_etcd" = 1 ] && ! python3 -c "import kubernetes" >/dev/null 2>&1; then
+  python3 -m pip install --quiet --disable-pip-version-check "kubernetes>=31"
 fi

@@ -144,8 +144,9 @@ pub fn render() -> String {
     text
 }
 
-/// kube-apiserver's verb for a request: `get`, `list`, `watch`, `create`, `update`, `patch`,
-/// `delete`, `deletecollection`.
+/// kube-apiserver's verb for a request (`endpoints/metrics/metrics.go` `CleanVerb`): `get`,
+/// `list`, `watch`, `create`, `update`, `patch`, `apply` (method `APPLY`: a PATCH with an
+/// apply-patch body), `delete`, `deletecollection`; anything else `other`.
 pub fn verb(method: &str, has_name: bool, watch: bool) -> &'static str {
     match (method, has_name, watch) {
         ("GET", _, true) => "watch",
@@ -154,6 +155,7 @@ pub fn verb(method: &str, has_name: bool, watch: bool) -> &'static str {
         ("POST", _, _) => "create",
         ("PUT", _, _) => "update",
         ("PATCH", _, _) => "patch",
+        ("APPLY", _, _) => "apply",
         ("DELETE", true, _) => "delete",
         ("DELETE", false, _) => "deletecollection",
         _ => "other",

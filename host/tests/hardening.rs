@@ -274,6 +274,17 @@ async fn metrics_series_do_not_grow_with_distinct_urls() {
     }
     let after = metrics().await;
     assert_eq!(series(&after), before, "series grew:\n{after}");
+    // kube's CleanVerb: a server-side apply counts as `apply`.
+    let (code, body) = send(
+        client()
+            .patch(format!("{}/c?fieldManager=t", configmaps(&s)))
+            .header("content-type", "application/apply-patch+yaml")
+            .body(r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"x":"y"}}"#),
+    )
+    .await;
+    assert_eq!(code, 200, "{body}");
+    let after = metrics().await;
+    assert!(after.contains("verb=\"apply\""), "no apply verb:\n{after}");
     assert!(!after.contains("made.up"), "{after}");
     assert!(after.contains("resource=\"configmaps\""), "{after}");
 }

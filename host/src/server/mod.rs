@@ -152,7 +152,16 @@ async fn observe(
     req: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {
-    let method = req.method().as_str().to_string();
+    // kube's CleanVerb: a server-side apply is counted as `apply`, not `patch`.
+    let apply = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| ct.starts_with("application/apply-patch"));
+    let method = match req.method().as_str() {
+        "PATCH" if apply => "APPLY".to_string(),
+        m => m.to_string(),
+    };
     let info = request_info::parse(req.uri().path());
     let watch = req
         .uri()

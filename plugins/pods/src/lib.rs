@@ -51,8 +51,8 @@ impl Strategy for Pods {
                     .describe("The aggregate readiness state of this pod for accepting traffic."),
                 PrinterColumn::computed("Status", "string")
                     .describe("The aggregate status of the containers in this pod."),
-                PrinterColumn::computed("Restarts", "integer")
-                    .describe("The number of times the containers in this pod have been restarted."),
+                PrinterColumn::computed("Restarts", "string")
+                    .describe("The number of times the containers in this pod have been restarted and when the last container in this pod has restarted."),
                 PrinterColumn::age(),
                 PrinterColumn::computed("IP", "string")
                     .wide()
@@ -60,6 +60,12 @@ impl Strategy for Pods {
                 PrinterColumn::computed("Node", "string")
                     .wide()
                     .describe("NodeName indicates in which node this pod is scheduled."),
+                PrinterColumn::computed("Nominated Node", "string")
+                    .wide()
+                    .describe("nominatedNodeName is set only when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods. This field does not guarantee that the pod will be scheduled on this node. Scheduler may decide to place the pod elsewhere if other nodes become available sooner. Scheduler may also decide to give the resources on this node to a higher priority pod that is created after preemption. As a result, this field may be different than PodSpec.nodeName when the pod is scheduled."),
+                PrinterColumn::computed("Readiness Gates", "string")
+                    .wide()
+                    .describe("If specified, all readiness gates will be evaluated for pod readiness. A pod is ready when all its containers are ready AND all conditions specified in the readiness gates have status equal to \"True\" More info: https://git.k8s.io/enhancements/keps/sig-network/580-pod-readiness-gates"),
             ],
             selectable_fields: vec!["spec.nodeName".into(), "status.phase".into()],
             openapi_schema: schema::pod_schema(),
@@ -190,12 +196,21 @@ impl Strategy for Pods {
         };
         let ip = or_none(pod.status.as_ref().and_then(|s| s.pod_ip.as_ref()));
         let node = or_none(pod.spec.as_ref().and_then(|s| s.node_name.as_ref()));
+        let nominated = or_none(
+            pod.status
+                .as_ref()
+                .and_then(|s| s.nominated_node_name.as_ref()),
+        );
         vec![
             json!(row.ready),
             json!(row.status),
-            json!(row.restarts),
+            // printPod prints the count as a string (with "(5m ago)" from the last
+            // termination, which needs the clock a plugin does not have).
+            json!(row.restarts.to_string()),
             json!(ip),
             json!(node),
+            json!(nominated),
+            json!(printer::readiness_gates(pod)),
         ]
     }
 }

@@ -1,8 +1,8 @@
 //! The computed cells of `kubectl get pods`: READY, STATUS and RESTARTS as `printPod`
 //! (pkg/printers/internalversion/printers.go) computes them.
 //!
-//! RESTARTS is the restart count as an integer: printPod appends "(5m ago)" from the last
-//! termination time, which needs a clock a plugin does not have.
+//! RESTARTS is the restart count (a string cell, as printPod's): printPod appends "(5m ago)"
+//! from the last termination time, which needs a clock a plugin does not have.
 
 use wasm_apiserver_sdk::k8s_openapi::api::core::v1::{Container, ContainerStatus, Pod};
 
@@ -39,6 +39,34 @@ fn waiting_reason(s: &ContainerStatus) -> Option<&str> {
         .and_then(|st| st.waiting.as_ref())
         .and_then(|w| w.reason.as_deref())
         .filter(|r| !r.is_empty())
+}
+
+/// READINESS GATES as `printPod` shows it: `<true>/<gates>` (a gate counts when the pod has a
+/// condition of its type with status `True`), or `<none>` without gates.
+pub fn readiness_gates(pod: &Pod) -> String {
+    let gates = pod
+        .spec
+        .as_ref()
+        .and_then(|s| s.readiness_gates.as_deref())
+        .unwrap_or_default();
+    if gates.is_empty() {
+        return "<none>".into();
+    }
+    let conditions = pod
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_deref())
+        .unwrap_or_default();
+    let true_conditions = gates
+        .iter()
+        .filter(|g| {
+            conditions
+                .iter()
+                .find(|c| c.type_ == g.condition_type)
+                .is_some_and(|c| c.status == "True")
+        })
+        .count();
+    format!("{true_conditions}/{}", gates.len())
 }
 
 /// `printPod`'s cells, without the clock-dependent parts.

@@ -74,6 +74,8 @@ fn describe_matches_kube_apiserver() {
             ("Age", 0, "@age"),
             ("IP", 1, ""),
             ("Node", 1, ""),
+            ("Nominated Node", 1, ""),
+            ("Readiness Gates", 1, ""),
         ]
     );
     let containers = &d.openapi_schema["properties"]["spec"]["properties"]["containers"];
@@ -1095,7 +1097,9 @@ fn printer_cells_of_a_new_pod() {
         vec![
             json!("0/2"),
             json!("Pending"),
-            json!(0),
+            json!("0"),
+            json!("<none>"),
+            json!("<none>"),
             json!("<none>"),
             json!("<none>")
         ]
@@ -1117,13 +1121,20 @@ fn printer_cells_of_a_running_pod() {
         vec![
             json!("1/2"),
             json!("CrashLoopBackOff"),
-            json!(3),
+            json!("3"),
             json!("10.0.0.7"),
-            json!("node-1")
+            json!("node-1"),
+            json!("<none>"),
+            json!("<none>")
         ]
     );
     p["status"]["containerStatuses"][1] = json!({"name": "b", "image": "x:1", "imageID": "", "ready": true, "restartCount": 1, "state": {"running": {}}});
-    assert_eq!(cells(&p)[..3], [json!("2/2"), json!("Running"), json!(3)]);
+    assert_eq!(cells(&p)[..3], [json!("2/2"), json!("Running"), json!("3")]);
+    p["spec"]["readinessGates"] =
+        json!([{"conditionType": "example.dev/lb"}, {"conditionType": "example.dev/dns"}]);
+    p["status"]["nominatedNodeName"] = json!("node-2");
+    p["status"]["conditions"] = json!([{"type": "example.dev/lb", "status": "True"}, {"type": "example.dev/dns", "status": "False"}]);
+    assert_eq!(cells(&p)[5..], [json!("node-2"), json!("1/2")]);
     p["metadata"]["deletionTimestamp"] = json!("2025-01-01T00:01:00Z");
     assert_eq!(cells(&p)[1], json!("Terminating"));
 }
@@ -1137,7 +1148,10 @@ fn printer_cells_of_init_containers_and_reasons() {
         {"name": "i1", "image": "x:1", "imageID": "", "ready": false, "restartCount": 0, "state": {"terminated": {"exitCode": 0}}},
         {"name": "i2", "image": "x:1", "imageID": "", "ready": false, "restartCount": 4, "state": {"running": {}}}
     ]);
-    assert_eq!(cells(&p)[..3], [json!("0/1"), json!("Init:1/2"), json!(4)]);
+    assert_eq!(
+        cells(&p)[..3],
+        [json!("0/1"), json!("Init:1/2"), json!("4")]
+    );
     p["status"]["initContainerStatuses"][1]["state"] = json!({"terminated": {"exitCode": 3}});
     assert_eq!(cells(&p)[1], json!("Init:ExitCode:3"));
     let mut evicted = stored(json!({"containers": [ctr("a", "x:1")]}));
