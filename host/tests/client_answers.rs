@@ -4,26 +4,10 @@
 
 mod common;
 
+use common::http::{client, default_namespace, send};
 use common::server::{Backend, TestServer};
 use serde_json::{json, Value};
 use std::time::Duration;
-
-fn client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .timeout(Duration::from_secs(20))
-        .build()
-        .unwrap()
-}
-
-async fn send(req: reqwest::RequestBuilder) -> (u16, Value) {
-    let resp = req.send().await.expect("request");
-    let code = resp.status().as_u16();
-    let text = resp.text().await.expect("body");
-    (
-        code,
-        serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    )
-}
 
 // `VersionApi().get_code()` asks for `/version/`, `ApisApi().get_api_versions()` for `/apis/`,
 // `CoreApi().get_api_versions()` for `/api/`: go-restful answers both forms.
@@ -97,12 +81,7 @@ async fn built_in_objects_without_type_meta() {
 #[tokio::test(flavor = "multi_thread")]
 async fn include_object_on_single_object_tables() {
     let s = TestServer::start(Backend::Embedded);
-    send(
-        client()
-            .post(format!("{}/api/v1/namespaces", s.url))
-            .json(&json!({"metadata": {"name": "default"}})),
-    )
-    .await;
+    default_namespace(&s.url).await;
     let cms = format!("{}/api/v1/namespaces/default/configmaps", s.url);
     let (code, _) = send(
         client()
@@ -174,12 +153,7 @@ async fn watch_list_for_every_resource_version() {
                 &["configmaps", "namespaces"],
                 &["--watch-cache", cache],
             );
-            send(
-                client()
-                    .post(format!("{}/api/v1/namespaces", s.url))
-                    .json(&json!({"metadata": {"name": "default"}})),
-            )
-            .await;
+            default_namespace(&s.url).await;
             let cms = format!("{}/api/v1/namespaces/default/configmaps", s.url);
             let mut last_rv = String::new();
             for i in 0..3 {
@@ -242,12 +216,7 @@ async fn watch_list_for_every_resource_version() {
 #[tokio::test(flavor = "multi_thread")]
 async fn short_watches_get_a_bookmark_before_they_end() {
     let s = TestServer::start(Backend::Embedded);
-    send(
-        client()
-            .post(format!("{}/api/v1/namespaces", s.url))
-            .json(&json!({"metadata": {"name": "default"}})),
-    )
-    .await;
+    default_namespace(&s.url).await;
     let cms = format!("{}/api/v1/namespaces/default/configmaps", s.url);
     let (_, body) = send(
         client()

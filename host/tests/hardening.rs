@@ -6,28 +6,12 @@
 
 mod common;
 
+use common::http::{client, default_namespace, send};
 use common::server::{Backend, TestServer};
 use serde_json::{json, Value};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
-
-fn client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .timeout(Duration::from_secs(60))
-        .build()
-        .unwrap()
-}
-
-async fn send(req: reqwest::RequestBuilder) -> (u16, Value) {
-    let resp = req.send().await.expect("request");
-    let code = resp.status().as_u16();
-    let text = resp.text().await.expect("body");
-    (
-        code,
-        serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    )
-}
 
 fn assert_status(code: u16, body: &Value, want: u16, reason: &str) {
     assert_eq!(code, want, "{body}");
@@ -42,12 +26,7 @@ fn configmaps(s: &TestServer) -> String {
 
 /// Create the namespace `default` and a ConfigMap `c` in it.
 async fn seed(s: &TestServer) {
-    let (code, body) =
-        send(client().post(format!("{}/api/v1/namespaces", s.url)).json(
-            &json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}}),
-        ))
-        .await;
-    assert!(code == 201 || code == 409, "{body}");
+    default_namespace(&s.url).await;
     let (code, body) = send(client().post(configmaps(s)).json(
         &json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "b"}}),
     ))

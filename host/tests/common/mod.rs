@@ -30,4 +30,5 @@ pub fn fixtures(name: &str) -> PathBuf {
     }
 }
 
+pub mod http;
 pub mod server;
