@@ -3,7 +3,8 @@
 # Idempotent: installs only what is missing. Used by run.sh and test.sh.
 #   - the wasm32-wasip2 Rust target (plugins)
 #   - protobuf-compiler (etcd-client's build), etcd-server (etcd integration tests; with --test)
-#   - the official Python client, `kubernetes` from PyPI (client tests; with --test)
+#   - the official Python client, `kubernetes` from PyPI, in a venv at target/pyenv (client
+#     tests; with --test; python3 and python3-venv from Debian if missing)
 set -euo pipefail
 want_etcd=0
 [ "${1:-}" = "--test" ] && want_etcd=1
@@ -22,6 +23,16 @@ if [ "${#pkgs[@]}" -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${pkgs[@]}"
 fi
 
-if [ "$want_etcd" = 1 ] && ! python3 -c "import kubernetes" >/dev/null 2>&1; then
-  python3 -m pip install --quiet --disable-pip-version-check "kubernetes>=31"
+if [ "$want_etcd" = 1 ]; then
+  venv="$(cd "$(dirname "$0")" && pwd)/target/pyenv"
+  if ! "$venv/bin/python" -c "import kubernetes" >/dev/null 2>&1; then
+    if ! python3 -m venv "$venv" >/dev/null 2>&1; then
+      sudo=""
+      [ "$(id -u)" = 0 ] || sudo="sudo"
+      $sudo apt-get update -qq
+      DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq python3 python3-venv
+      python3 -m venv "$venv"
+    fi
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "kubernetes>=31,<38"
+  fi
 fi

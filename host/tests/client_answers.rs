@@ -116,6 +116,16 @@ async fn include_object_on_single_object_tables() {
 
 /// Read a watch response's events until the stream ends or `limit` passes.
 async fn watch_events(url: &str, limit: Duration) -> Vec<Value> {
+    timed_watch_events(url, limit)
+        .await
+        .into_iter()
+        .map(|(_, e)| e)
+        .collect()
+}
+
+/// [`watch_events`], each with when it arrived after the request was sent.
+async fn timed_watch_events(url: &str, limit: Duration) -> Vec<(Duration, Value)> {
+    let sent = std::time::Instant::now();
     let mut resp = client().get(url).send().await.expect("watch");
     assert_eq!(resp.status().as_u16(), 200, "{url}");
     let mut buf = Vec::new();
@@ -129,7 +139,8 @@ async fn watch_events(url: &str, limit: Duration) -> Vec<Value> {
         buf.extend_from_slice(&chunk);
         while let Some(i) = buf.iter().position(|&b| b == b'\n') {
             let line: Vec<u8> = buf.drain(..=i).collect();
-            events.push(serde_json::from_slice(&line).expect("one JSON event per line"));
+            let event = serde_json::from_slice(&line).expect("one JSON event per line");
+            events.push((sent.elapsed(), event));
         }
     }
     events
@@ -228,15 +239,84 @@ async fn short_watches_get_a_bookmark_before_they_end() {
         .as_str()
         .unwrap()
         .to_string();
-    let started = std::time::Instant::now();
-    let events = watch_events(
+    let events = timed_watch_events(
         &format!("{cms}?watch=1&allowWatchBookmarks=true&timeoutSeconds=5&resourceVersion={rv}"),
+        Duration::from_secs(15),
+    )
+    .await;
+    // The pre-deadline bookmark is due 3 s in (5 s − 2 s); nothing else sends one earlier.
+    let bookmark = events
+        .iter()
+        .find(|(_, e)| e["type"] == "BOOKMARK")
+        .unwrap_or_else(|| panic!("no bookmark in a 5 s watch: {events:?}"));
+    assert!(bookmark.0 >= Duration::from_millis(2900), "{events:?}");
+}
+
+// Booleans as kube's parameter codec reads them: the Python client up to 36 sends
+// `watch=True`; a watch from "" or "0" defaults to a watch-list (`SetListOptionsDefaults`),
+// so bookmarks-allowed watches end their initial events with the end bookmark; list options
+// and includeObject are validated as kube does.
+#[tokio::test(flavor = "multi_thread")]
+async fn query_parameters_as_kube_reads_them() {
+    let s = TestServer::start(Backend::Embedded);
+    default_namespace(&s.url).await;
+    let cms = format!("{}/api/v1/namespaces/default/configmaps", s.url);
+    let (code, _) = send(
+        client()
+            .post(&cms)
+            .json(&json!({"metadata": {"name": "c"}})),
+    )
+    .await;
+    assert_eq!(code, 201);
+    let events = watch_events(
+        &format!("{cms}?watch=True&timeoutSeconds=1"),
         Duration::from_secs(10),
     )
     .await;
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0]["type"], "ADDED");
+    for rv in ["", "&resourceVersion=0"] {
+        let events = watch_events(
+            &format!("{cms}?watch=1&allowWatchBookmarks=True&timeoutSeconds=2{rv}"),
+            Duration::from_secs(10),
+        )
+        .await;
+        assert_eq!(events[0]["type"], "ADDED", "{events:?}");
+        assert!(is_end_bookmark(&events[1]), "{events:?}");
+    }
+    let (code, body) = send(client().get(format!(
+        "{cms}?resourceVersionMatch=Exact&resourceVersion=0"
+    )))
+    .await;
+    assert_eq!(code, 422, "{body}");
     assert!(
-        events.iter().any(|e| e["type"] == "BOOKMARK"),
-        "no bookmark in a 5 s watch: {events:?}"
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\""),
+        "{body}"
     );
-    assert!(started.elapsed() < Duration::from_secs(9));
+    let (code, body) = send(client().get(format!(
+        "{cms}?resourceVersionMatch=Sometime&resourceVersion=1"
+    )))
+    .await;
+    assert_eq!(code, 422, "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("Unsupported value: \"Sometime\""),
+        "{body}"
+    );
+    let (code, body) = send(
+        client()
+            .get(format!("{cms}?includeObject=Everything"))
+            .header("accept", "application/json;as=Table;v=v1;g=meta.k8s.io"),
+    )
+    .await;
+    assert_eq!(code, 400, "{body}");
+    assert_eq!(
+        body["message"],
+        "unrecognized includeObject value: \"Everything\""
+    );
 }

@@ -1,4 +1,5 @@
-//! The official Python client (`kubernetes`, installed by `setup.sh --test`) against the real
+//! The official Python client (`kubernetes`, installed by `setup.sh --test` into the venv
+//! `target/pyenv`; `python3` when there is none) against the real
 //! server: `tests/python/client_answers.py` sends the requests it sends (trailing-slash paths,
 //! typed objects without apiVersion/kind, a watch with a timeout) and checks what it decodes.
 
@@ -10,11 +11,29 @@ use common::server::{Backend, TestServer};
 fn python_client_sees_kube_answers() {
     let s = TestServer::start(Backend::Embedded);
     let script = common::repo_root().join("host/tests/python/client_answers.py");
-    let out = std::process::Command::new("python3")
+    let venv = common::repo_root().join("target/pyenv/bin/python");
+    let python = if venv.exists() {
+        venv
+    } else {
+        "python3".into()
+    };
+    let mut child = std::process::Command::new(python)
         .arg(script)
         .arg(&s.url)
-        .output()
-        .expect("run python3");
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run python");
+    // Bounded: a hung client fails the test instead of hanging the suite.
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(120) {
+            let _ = child.kill();
+            panic!("python client still running after 120 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
     assert!(
         out.status.success(),
         "python client failed:\n{}\n{}",

@@ -38,7 +38,7 @@ pub enum Output {
     Table(table::IncludeObject),
 }
 
-fn output(headers: &HeaderMap, q: &Query) -> Output {
+fn output(headers: &HeaderMap, q: &Query) -> ApiResult<Output> {
     let accept = headers
         .get("accept")
         .and_then(|v| v.to_str().ok())
@@ -49,11 +49,11 @@ fn output(headers: &HeaderMap, q: &Query) -> Output {
             && a.contains("g=meta.k8s.io")
             && (a.contains("v=v1;") || a.ends_with("v=v1"))
     });
-    if wants_table {
-        Output::Table(table::IncludeObject::from_query(q))
+    Ok(if wants_table {
+        Output::Table(table::IncludeObject::from_query(q)?)
     } else {
         Output::Json
-    }
+    })
 }
 
 fn json_response(code: StatusCode, body: &Value, warnings: &[String]) -> Response {
@@ -139,14 +139,15 @@ fn decode_body(body: &Bytes, headers: &HeaderMap, r: &Resource) -> ApiResult<Val
 }
 
 /// The object's apiVersion and kind must be the resource's (the decoder's check). A built-in
-/// (core group) object without them gets the resource's, as kube's JSON serializer fills a
+/// object (core, unqualified or `*.k8s.io` group) without them gets the resource's, as kube's JSON serializer fills a
 /// missing kind and group/version from the type it decodes into
 /// (`runtime/serializer/json/json.go` `Decode` with the default GroupVersionKind); typed
 /// clients (the Python client among them) often leave them out. Custom groups keep kube's
 /// unstructured rule: a missing kind is 400.
 fn check_kind(r: &Resource, obj: &mut Value) -> ApiResult<()> {
     let d = &r.description;
-    if d.group.is_empty() {
+    // Built-in groups: core, the unqualified ones (`apps`, `batch`) and `*.k8s.io`.
+    if !d.group.contains('.') || d.group.ends_with(".k8s.io") {
         if let Some(o) = obj.as_object_mut() {
             if o.get("kind")
                 .and_then(Value::as_str)
@@ -326,15 +327,18 @@ fn list_options(r: &Resource, q: &Query, watch: bool) -> ApiResult<ListOptions> 
             .max(0),
     };
     let rv = q.get("resourceVersion").cloned().unwrap_or_default();
-    let send_initial_events = match q.get("sendInitialEvents").map(String::as_str) {
-        Some("true") | Some("1") => Some(true),
-        Some("false") | Some("0") => Some(false),
-        _ => None,
-    };
-    let rvm_text = q
+    let mut send_initial_events = options::query_bool(q, "sendInitialEvents");
+    let mut rvm_text = q
         .get("resourceVersionMatch")
         .map(String::as_str)
         .unwrap_or("");
+    // `SetListOptionsDefaults` (WatchList on, as in 1.32): a watch from "" or "0" without
+    // either option is a watch-list — initial events, then the end bookmark when allowed.
+    if watch && send_initial_events.is_none() && rvm_text.is_empty() && (rv.is_empty() || rv == "0")
+    {
+        send_initial_events = Some(true);
+        rvm_text = "NotOlderThan";
+    }
     let continue_token = q.get("continue").map(String::as_str).unwrap_or("");
     let errs = if watch {
         watch_options_errors(rvm_text, send_initial_events, continue_token)
@@ -363,10 +367,7 @@ fn list_options(r: &Resource, q: &Query, watch: bool) -> ApiResult<ListOptions> 
             get_attrs: Some(default_attrs(r.description.selectable_fields.clone())),
             limit,
             continue_token: q.get("continue").cloned().unwrap_or_default(),
-            allow_watch_bookmarks: matches!(
-                q.get("allowWatchBookmarks").map(String::as_str),
-                Some("true") | Some("1")
-            ),
+            allow_watch_bookmarks: options::query_bool(q, "allowWatchBookmarks").unwrap_or(false),
         },
         recursive: true,
         progress_notify: false,
@@ -418,6 +419,15 @@ fn list_options_errors(
             errs.push(forbidden(
                 "resourceVersionMatch",
                 "resourceVersionMatch is forbidden when continue is provided",
+            ));
+        }
+        if rvm != "Exact" && rvm != "NotOlderThan" {
+            errs.push(rvm_not_supported(rvm, "\"Exact\", \"NotOlderThan\", \"\""));
+        }
+        if rvm == "Exact" && rv == "0" {
+            errs.push(forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
             ));
         }
     }
@@ -549,9 +559,8 @@ async fn dispatch(
     if r.description.namespaced && info.namespace.is_empty() && !info.name.is_empty() {
         return Err(ApiError::no_route(path));
     }
-    let watch =
-        info.watch_path || matches!(q.get("watch").map(String::as_str), Some("true") | Some("1"));
-    let out = output(headers, q);
+    let watch = info.watch_path || options::query_bool(q, "watch").unwrap_or(false);
+    let out = output(headers, q)?;
     if r.read_only && *method != Method::GET {
         return Err(ApiError::method_not_supported(
             &r.gr,

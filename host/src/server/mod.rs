@@ -163,10 +163,7 @@ async fn observe(
         m => m.to_string(),
     };
     let info = request_info::parse(req.uri().path());
-    let watch = req
-        .uri()
-        .query()
-        .is_some_and(|q| q.split('&').any(|p| p == "watch=true" || p == "watch=1"));
+    let watch = options::raw_query_watch(req.uri().query());
     let started = std::time::Instant::now();
     let resp = next.run(req).await;
     let served = info.and_then(|info| {

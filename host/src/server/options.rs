@@ -8,6 +8,30 @@ use serde_json::json;
 use std::collections::HashMap;
 use std::time::Duration;
 
+/// A boolean query parameter as kube's parameter codec reads it
+/// (`runtime.Convert_Slice_string_To_bool`): absent → `None`; `0` or `false` in any case →
+/// `false`; anything else, the empty string included, → `true` (so the Python client's
+/// `watch=True` is a watch).
+pub fn query_bool(q: &HashMap<String, String>, key: &str) -> Option<bool> {
+    q.get(key).map(|v| parse_bool(v))
+}
+
+/// The value rule of [`query_bool`].
+pub fn parse_bool(v: &str) -> bool {
+    !(v == "0" || v.eq_ignore_ascii_case("false"))
+}
+
+/// Whether a raw query string asks for a watch (`watch` present and not false), for the
+/// filters that run before the query is parsed.
+pub fn raw_query_watch(query: Option<&str>) -> bool {
+    query.is_some_and(|q| {
+        q.split('&').any(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            k == "watch" && parse_bool(v)
+        })
+    })
+}
+
 /// The longest watch this server holds open, whatever `timeoutSeconds` asks for (a year: far
 /// beyond any client's wish, and it keeps the deadline arithmetic from overflowing).
 const MAX_WATCH_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
@@ -116,6 +140,21 @@ mod tests {
             e.message,
             "strconv.ParseInt: parsing \"18446744073709551615\": value out of range"
         );
+    }
+
+    #[test]
+    fn booleans_as_kube_reads_them() {
+        assert_eq!(query_bool(&HashMap::new(), "watch"), None);
+        for t in ["true", "True", "1", "", "yes"] {
+            assert_eq!(query_bool(&q("watch", t), "watch"), Some(true), "{t}");
+        }
+        for f in ["false", "False", "FALSE", "0"] {
+            assert_eq!(query_bool(&q("watch", f), "watch"), Some(false), "{f}");
+        }
+        assert!(raw_query_watch(Some("a=1&watch=True")));
+        assert!(raw_query_watch(Some("watch")));
+        assert!(!raw_query_watch(Some("watch=false&x=1")));
+        assert!(!raw_query_watch(Some("watcher=1")));
     }
 
     #[test]

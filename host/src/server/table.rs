@@ -127,19 +127,23 @@ fn cell(c: &PrinterColumn, obj: &Value, computed: &mut std::vec::IntoIter<Value>
 pub enum IncludeObject {
     /// `None`.
     None,
-    /// `Metadata` (the default, also for an empty or unknown value).
+    /// `Metadata` (the default, also for an empty value).
     Metadata,
     /// `Object`.
     Object,
 }
 
 impl IncludeObject {
-    /// From the request's `includeObject` query parameter.
-    pub fn from_query(q: &HashMap<String, String>) -> IncludeObject {
+    /// From the request's `includeObject` query parameter. Errors: 400
+    /// `unrecognized includeObject value: "x"` (kube's `asTable`).
+    pub fn from_query(q: &HashMap<String, String>) -> ApiResult<IncludeObject> {
         match q.get("includeObject").map(String::as_str) {
-            Some("None") => IncludeObject::None,
-            Some("Object") => IncludeObject::Object,
-            _ => IncludeObject::Metadata,
+            Some("None") => Ok(IncludeObject::None),
+            Some("Object") => Ok(IncludeObject::Object),
+            None | Some("") | Some("Metadata") => Ok(IncludeObject::Metadata),
+            Some(other) => Err(ApiError::bad_request(format!(
+                "unrecognized includeObject value: {other:?}"
+            ))),
         }
     }
 }

@@ -10,12 +10,14 @@ from kubernetes import client, watch
 url = sys.argv[1]
 cfg = client.Configuration()
 cfg.host = url
+# Every request bounded, so a server that does not answer fails the script instead of hanging.
+timeout = 30
 api = client.ApiClient(cfg)
 
-version = client.VersionApi(api).get_code()
+version = client.VersionApi(api).get_code(_request_timeout=timeout)
 assert version.major == "1", version
 
-groups = client.ApisApi(api).get_api_versions()
+groups = client.ApisApi(api).get_api_versions(_request_timeout=timeout)
 assert any(g.name == "example.dev" for g in groups.groups), groups
 
 core = client.CoreV1Api(api)
@@ -36,7 +38,9 @@ names = [i.metadata.name for i in core.list_namespaced_config_map("py").items]
 assert names == ["c"], names
 
 events = list(
-    watch.Watch().stream(core.list_namespaced_config_map, "py", timeout_seconds=2)
+    watch.Watch().stream(
+        core.list_namespaced_config_map, "py", timeout_seconds=2, _request_timeout=30
+    )
 )
 assert [e["type"] for e in events] == ["ADDED"], events
 print("ok")
