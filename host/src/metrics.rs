@@ -144,20 +144,21 @@ pub fn render() -> String {
     text
 }
 
-/// kube-apiserver's verb for a request (`endpoints/metrics/metrics.go` `CleanVerb`): `get`,
-/// `list`, `watch`, `create`, `update`, `patch`, `apply` (method `APPLY`: a PATCH with an
-/// apply-patch body), `delete`, `deletecollection`; anything else `other`.
+/// kube-apiserver's `verb` label for a request (`endpoints/metrics/metrics.go` `CleanVerb` over
+/// the route's action verb): `GET` (one object), `LIST`, `WATCH`, `POST`, `PUT`, `PATCH`,
+/// `APPLY` (method `APPLY`: a PATCH with an `application/apply-patch+yaml` body), `DELETE`,
+/// `DELETECOLLECTION`; anything else `other`.
 pub fn verb(method: &str, has_name: bool, watch: bool) -> &'static str {
     match (method, has_name, watch) {
-        ("GET", _, true) => "watch",
-        ("GET", true, _) => "get",
-        ("GET", false, _) => "list",
-        ("POST", _, _) => "create",
-        ("PUT", _, _) => "update",
-        ("PATCH", _, _) => "patch",
-        ("APPLY", _, _) => "apply",
-        ("DELETE", true, _) => "delete",
-        ("DELETE", false, _) => "deletecollection",
+        ("GET", _, true) => "WATCH",
+        ("GET", true, _) => "GET",
+        ("GET", false, _) => "LIST",
+        ("POST", _, _) => "POST",
+        ("PUT", _, _) => "PUT",
+        ("PATCH", _, _) => "PATCH",
+        ("APPLY", _, _) => "APPLY",
+        ("DELETE", true, _) => "DELETE",
+        ("DELETE", false, _) => "DELETECOLLECTION",
         _ => "other",
     }
 }

@@ -253,7 +253,7 @@ async fn metrics_series_do_not_grow_with_distinct_urls() {
     }
     let after = metrics().await;
     assert_eq!(series(&after), before, "series grew:\n{after}");
-    // kube's CleanVerb: a server-side apply counts as `apply`.
+    // kube's CleanVerb: a server-side apply counts as `APPLY`.
     let (code, body) = send(
         client()
             .patch(format!("{}/c?fieldManager=t", configmaps(&s)))
@@ -263,7 +263,7 @@ async fn metrics_series_do_not_grow_with_distinct_urls() {
     .await;
     assert_eq!(code, 200, "{body}");
     let after = metrics().await;
-    assert!(after.contains("verb=\"apply\""), "no apply verb:\n{after}");
+    assert!(after.contains("verb=\"APPLY\""), "no APPLY verb:\n{after}");
     assert!(!after.contains("made.up"), "{after}");
     assert!(after.contains("resource=\"configmaps\""), "{after}");
 }

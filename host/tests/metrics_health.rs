@@ -29,10 +29,10 @@ async fn metrics_count_requests_and_plugin_calls() {
         .await
         .unwrap();
     assert!(
-        text.contains(r#"apiserver_request_total{code="201",group="example.dev",resource="widgets",verb="create"} 1"#),
+        text.contains(r#"apiserver_request_total{code="201",group="example.dev",resource="widgets",verb="POST"} 1"#),
         "{text}"
     );
-    assert!(text.contains(r#"apiserver_request_duration_seconds_count{group="example.dev",resource="widgets",verb="create"} 1"#), "{text}");
+    assert!(text.contains(r#"apiserver_request_duration_seconds_count{group="example.dev",resource="widgets",verb="POST"} 1"#), "{text}");
     assert!(
         text.contains(r#"wasm_apiserver_plugin_call_duration_seconds_count{hook="create-sequence",plugin="widgets"}"#),
         "{text}"

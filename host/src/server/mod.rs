@@ -157,7 +157,7 @@ async fn observe(
         .headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|ct| ct.starts_with("application/apply-patch"));
+        .is_some_and(|ct| ct == "application/apply-patch+yaml");
     let method = match req.method().as_str() {
         "PATCH" if apply => "APPLY".to_string(),
         m => m.to_string(),
@@ -181,7 +181,7 @@ async fn observe(
                 resp.status().as_str(),
             ])
             .inc();
-        if verb != "watch" {
+        if verb != "WATCH" {
             m.request_duration
                 .with_label_values(&[verb, group.as_str(), resource.as_str()])
                 .observe(started.elapsed().as_secs_f64());
