@@ -9,6 +9,21 @@ use common::server::{Backend, TestServer};
 use serde_json::{json, Value};
 use std::time::Duration;
 
+/// The ConfigMaps URL of namespace `default` (created if missing) and a new ConfigMap `name`
+/// in it, as the server stored it.
+async fn configmap(s: &TestServer, name: &str) -> (String, Value) {
+    default_namespace(&s.url).await;
+    let cms = format!("{}/api/v1/namespaces/default/configmaps", s.url);
+    let (code, body) = send(
+        client()
+            .post(&cms)
+            .json(&json!({"metadata": {"name": name}, "data": {"a": "b"}})),
+    )
+    .await;
+    assert_eq!(code, 201, "{body}");
+    (cms, body)
+}
+
 // `VersionApi().get_code()` asks for `/version/`, `ApisApi().get_api_versions()` for `/apis/`,
 // `CoreApi().get_api_versions()` for `/api/`: go-restful answers both forms.
 #[tokio::test(flavor = "multi_thread")]
@@ -81,15 +96,7 @@ async fn built_in_objects_without_type_meta() {
 #[tokio::test(flavor = "multi_thread")]
 async fn include_object_on_single_object_tables() {
     let s = TestServer::start(Backend::Embedded);
-    default_namespace(&s.url).await;
-    let cms = format!("{}/api/v1/namespaces/default/configmaps", s.url);
-    let (code, _) = send(
-        client()
-            .post(&cms)
-            .json(&json!({"metadata": {"name": "c"}, "data": {"a": "b"}})),
-    )
-    .await;
-    assert_eq!(code, 201);
+    let (cms, _) = configmap(&s, "c").await;
     for (include, want) in [
         ("Object", Some("ConfigMap")),
         ("Metadata", Some("PartialObjectMetadata")),
@@ -164,17 +171,11 @@ async fn watch_list_for_every_resource_version() {
                 &["configmaps", "namespaces"],
                 &["--watch-cache", cache],
             );
-            default_namespace(&s.url).await;
-            let cms = format!("{}/api/v1/namespaces/default/configmaps", s.url);
+            let mut cms = String::new();
             let mut last_rv = String::new();
             for i in 0..3 {
-                let (code, body) = send(
-                    client()
-                        .post(&cms)
-                        .json(&json!({"metadata": {"name": format!("c{i}")}})),
-                )
-                .await;
-                assert_eq!(code, 201, "{body}");
+                let (url, body) = configmap(&s, &format!("c{i}")).await;
+                cms = url;
                 last_rv = body["metadata"]["resourceVersion"]
                     .as_str()
                     .unwrap()
@@ -227,14 +228,7 @@ async fn watch_list_for_every_resource_version() {
 #[tokio::test(flavor = "multi_thread")]
 async fn short_watches_get_a_bookmark_before_they_end() {
     let s = TestServer::start(Backend::Embedded);
-    default_namespace(&s.url).await;
-    let cms = format!("{}/api/v1/namespaces/default/configmaps", s.url);
-    let (_, body) = send(
-        client()
-            .post(&cms)
-            .json(&json!({"metadata": {"name": "c"}})),
-    )
-    .await;
+    let (cms, body) = configmap(&s, "c").await;
     let rv = body["metadata"]["resourceVersion"]
         .as_str()
         .unwrap()
@@ -259,15 +253,7 @@ async fn short_watches_get_a_bookmark_before_they_end() {
 #[tokio::test(flavor = "multi_thread")]
 async fn query_parameters_as_kube_reads_them() {
     let s = TestServer::start(Backend::Embedded);
-    default_namespace(&s.url).await;
-    let cms = format!("{}/api/v1/namespaces/default/configmaps", s.url);
-    let (code, _) = send(
-        client()
-            .post(&cms)
-            .json(&json!({"metadata": {"name": "c"}})),
-    )
-    .await;
-    assert_eq!(code, 201);
+    let (cms, _) = configmap(&s, "c").await;
     let events = watch_events(
         &format!("{cms}?watch=True&timeoutSeconds=1"),
         Duration::from_secs(10),

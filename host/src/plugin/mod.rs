@@ -15,7 +15,7 @@
 //!   plugin version is dropped. Each call gets the deadline and the memory cap of
 //!   [`RuntimeConfig`].
 //!
-//! Design and measurements: `shared/research/wasm-host.md` §B, §E.
+//! Measurements: BENCHMARKS.md (strategy hooks, hot reload, server memory after start).
 
 pub mod describe;
 pub mod fixtures;

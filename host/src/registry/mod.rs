@@ -53,7 +53,8 @@ impl Resource {
 }
 
 /// `/<plural>` for the core group, `/<group>/<plural>` otherwise (kube-apiserver's etcd key
-/// layout, `shared/research/k8s-registry.md` §0).
+/// layout, `pkg/kubeapiserver/default_storage_factory_builder.go` and
+/// `k8s.io/apiserver/pkg/registry/generic/registry/store.go` `NamespaceKeyRootFunc`).
 pub fn resource_prefix(d: &ResourceDescription) -> String {
     if d.group.is_empty() {
         format!("/{}", d.plural)

@@ -1,7 +1,7 @@
 //! Discovery: aggregated discovery v2 (`apidiscovery.k8s.io/v2` `APIGroupDiscoveryList`, served
 //! at `/api` and `/apis` when the client asks for it) and legacy discovery (`APIVersions`,
 //! `APIGroupList`, `APIResourceList`), built from the path-to-storage map
-//! (`k8s.io/apiserver/pkg/endpoints/discovery`, `shared/research/kubectl.md` §1).
+//! (`k8s.io/apiserver/pkg/endpoints/discovery`, `discovery/aggregated`).
 
 use crate::registry::ResourceMap;
 use serde_json::{json, Value};

@@ -40,7 +40,8 @@ use wasm_apiserver_storage::etcd3::Etcd3Config;
 use wasm_apiserver_storage::factory::{AnyBackend, BackendConfig, StorageFactory};
 
 /// The version reported at `/version`: kubectl's dispatcher picks its client by the minor
-/// version, and 1.32 selects the built-in kubectl 1.32 (`shared/research/kubectl.md` §0.1).
+/// version, and 1.32 selects the built-in kubectl 1.32 (`k8s.io/apimachinery/pkg/version`
+/// `Info`).
 pub fn version_info() -> Value {
     json!({
         "major": "1",

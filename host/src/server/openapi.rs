@@ -1,6 +1,6 @@
 //! OpenAPI v3 (`/openapi/v3` and one document per group-version), built from the plugins'
-//! schemas with what kubectl needs (`shared/research/kubectl.md` §0.3–0.4, "OpenAPI v3 shapes
-//! that worked"): every operation carries `x-kubernetes-action` and
+//! schemas with what kubectl needs (`k8s.io/kube-openapi/pkg/handler3`,
+//! `k8s.io/apiserver/pkg/endpoints/openapi`): every operation carries `x-kubernetes-action` and
 //! `x-kubernetes-group-version-kind`; PATCH carries an operation-level `fieldValidation`
 //! parameter and the patch content types the server accepts; each schema lists its GVK.
 

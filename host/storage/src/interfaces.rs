@@ -61,7 +61,8 @@ impl ResourceVersionMatch {
 /// `storage.ListOptions` (for `get_list` and `watch`).
 #[derive(Clone, Debug, Default)]
 pub struct ListOptions {
-    /// `""`, `"0"` or a revision; see `shared/research/k8s-registry.md` §3.3.
+    /// `""`, `"0"` or a revision (the rules of `k8s.io/apiserver/pkg/storage/interfaces.go`
+    /// `ListOptions.ResourceVersion`).
     pub resource_version: String,
     /// `resourceVersionMatch`.
     pub resource_version_match: ResourceVersionMatch,

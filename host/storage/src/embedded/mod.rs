@@ -1,7 +1,7 @@
 //! The embedded backend: etcd's primitives ([`Backend`]) on one SQLite file, for single-node
 //! use without an external etcd.
 //!
-//! Layout (see `/work/shared/research/storage.md` §5): the store lives in `<dir>/state.db`
+//! Layout (etcd's data model — a key space with revisions — kept in SQLite): the store lives in `<dir>/state.db`
 //! (WAL mode), guarded by an exclusive advisory lock on `<dir>/lock`.
 //!
 //! * **Writes** go to one writer OS thread that owns the only write connection. Requests arrive
