@@ -1,7 +1,8 @@
-//! Command-line interface: kube-apiserver-style flags for serving (DESIGN.md §4) and the offline
-//! plugin author tools `plugin check` and `plugin test`.
+//! Command-line interface: kube-apiserver-style flags for serving
+//! (`cmd/kube-apiserver/app/options`) and the offline plugin author tools `plugin check` and
+//! `plugin test`. Parsing only; [`crate::app`] runs what was asked.
 
-use crate::plugin::{fixtures, PluginRuntime, RuntimeConfig};
+use crate::plugin::RuntimeConfig;
 use clap::{Args, Parser, Subcommand};
 use std::net::IpAddr;
 use std::path::PathBuf;
@@ -149,96 +150,4 @@ pub struct ServeArgs {
     pub read_header_timeout: std::time::Duration,
     #[command(flatten)]
     pub limits: PluginLimits,
-}
-
-/// Run the CLI; returns the process exit code.
-pub fn run(cli: Cli) -> anyhow::Result<i32> {
-    match cli.command {
-        Some(Command::Plugin(PluginCommand::Check { file, limits })) => check(&file, &limits),
-        Some(Command::Plugin(PluginCommand::Test { file, dir, limits })) => {
-            test(&file, &dir, &limits)
-        }
-        Some(Command::Plugin(PluginCommand::Precompile { out })) => {
-            let mut bytes = Vec::new();
-            std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes)?;
-            PluginRuntime::new(crate::plugin::RuntimeConfig::default())?
-                .precompile_to(&bytes, &out)?;
-            Ok(0)
-        }
-        None => {
-            let rt = tokio::runtime::Runtime::new()?;
-            let served = rt.block_on(crate::server::serve(cli.serve));
-            // Blocking tasks (a plugin call, a storage read) are not waited for: their
-            // connections are gone, and each is bounded by its own deadline anyway.
-            rt.shutdown_timeout(std::time::Duration::from_secs(1));
-            served?;
-            Ok(0)
-        }
-    }
-}
-
-fn check(file: &std::path::Path, limits: &PluginLimits) -> anyhow::Result<i32> {
-    use crate::strategy::Strategy;
-    let runtime = PluginRuntime::new(limits.runtime_config())?;
-    match runtime.load_file(file) {
-        Ok(s) => {
-            let d = s.description();
-            println!(
-                "ok: {} serves {} ({}, kind {}, {}) — WIT {}@{}, sha256 {}",
-                file.display(),
-                d.group_resource(),
-                d.api_version(),
-                d.kind,
-                if d.namespaced {
-                    "namespaced"
-                } else {
-                    "cluster-scoped"
-                },
-                crate::plugin::WIT_PACKAGE,
-                s.wit_version(),
-                s.sha256()
-            );
-            println!("{}", serde_json::to_string_pretty(d)?);
-            Ok(0)
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            Ok(1)
-        }
-    }
-}
-
-fn test(
-    file: &std::path::Path,
-    dir: &std::path::Path,
-    limits: &PluginLimits,
-) -> anyhow::Result<i32> {
-    let runtime = PluginRuntime::new(limits.runtime_config())?;
-    let strategy = match runtime.load_file(file) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Ok(1);
-        }
-    };
-    let results = fixtures::run_dir(&strategy, dir)?;
-    let failed = results.iter().filter(|r| !r.passed).count();
-    for r in &results {
-        if r.passed {
-            println!("PASS {}", r.name);
-        } else {
-            println!("FAIL {}\n{}", r.name, r.report);
-        }
-    }
-    println!(
-        "plugin test {}: {} passed, {} failed",
-        file.display(),
-        results.len() - failed,
-        failed
-    );
-    Ok(if failed == 0 && !results.is_empty() {
-        0
-    } else {
-        1
-    })
 }

@@ -1,10 +1,12 @@
 //! wasm-apiserver: a Kubernetes-style API server whose per-resource strategies are WebAssembly
 //! components. See `ARCHITECTURE.md` at the repository root for the code map.
 
+pub mod app;
 pub mod cli;
 pub mod limits;
 pub mod metrics;
 pub mod plugin;
+pub mod protobuf;
 pub mod registry;
 pub mod reload;
 pub mod server;

@@ -102,6 +102,10 @@ pub fn check_object(v: &Value) -> Result<(), Exceeded> {
     Ok(())
 }
 
+/// A plugin call whose input JSON is at least this long and that runs out of memory is a
+/// request too large for the plugin (413), not a plugin fault (500).
+pub const LARGE_INPUT_BYTES: usize = 1 << 20;
+
 #[cfg(test)]
 mod tests {
     use super::*;

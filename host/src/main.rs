@@ -18,7 +18,7 @@ fn main() -> std::process::ExitCode {
     } else {
         logs.init();
     }
-    match wasm_apiserver::cli::run(cli) {
+    match wasm_apiserver::app::run(cli) {
         Ok(code) => std::process::ExitCode::from(code as u8),
         Err(e) => {
             eprintln!("error: {e:#}");

@@ -361,7 +361,7 @@ impl ApiError {
             StrategyError::Fault(
                 f @ (PluginFault::MemoryExceeded { input_bytes, .. }
                 | PluginFault::Timeout { input_bytes, .. }),
-            ) if input_bytes >= crate::plugin::LARGE_INPUT_BYTES => {
+            ) if input_bytes >= crate::limits::LARGE_INPUT_BYTES => {
                 ApiError::request_entity_too_large(&format!(
                     "{f}, processing an object of {input_bytes} bytes"
                 ))

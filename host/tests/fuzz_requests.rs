@@ -110,7 +110,7 @@ fn apply(ct: &str, body: &[u8], group: &str) {
     let q = HashMap::from([("fieldManager".to_string(), "fuzz".to_string())]);
     let gr = Gr::default();
     if let Ok((f, _)) =
-        wasm_apiserver::server::patch::patcher(&description(group), &gr, ct, body, &q)
+        wasm_apiserver::server::handlers::patch::patcher(&description(group), &gr, ct, body, &q)
     {
         let _ = f(&current());
     }
@@ -141,7 +141,7 @@ proptest! {
             let _ = wasm_apiserver::server::negotiation::decode_yaml(&bytes);
             let _ = wasm_apiserver::server::negotiation::decode_yaml(text.as_bytes());
             let _ = serde_json::from_slice::<Value>(text.as_bytes());
-            let _ = wasm_apiserver::server::protobuf::decode(&bytes, "v1", "Pod");
+            let _ = wasm_apiserver::protobuf::decode(&bytes, "v1", "Pod");
             apply("application/json-patch+json", text.as_bytes(), "");
             apply("application/merge-patch+json", &bytes, "");
         });

@@ -4,67 +4,8 @@
 //! `ValidateCustomResourceDefinitionNames`, `ValidateCustomResourceDefinitionSpec`), with the
 //! core group (`""`) allowed for the standard plugins.
 
-use super::wit;
-use crate::strategy::{PrinterColumn, ResourceDescription};
+use crate::strategy::ResourceDescription;
 use serde_json::Value;
-
-/// Convert the WIT record, parsing the schema and example. Errors: the problems found.
-pub(super) fn convert(d: wit::ResourceDescription) -> Result<ResourceDescription, Vec<String>> {
-    let mut problems = Vec::new();
-    let openapi_schema = match serde_json::from_str::<Value>(&d.openapi_schema) {
-        Ok(v @ Value::Object(_)) => v,
-        Ok(_) => {
-            problems.push("openapi-schema: must be a JSON object".to_string());
-            Value::Null
-        }
-        Err(e) => {
-            problems.push(format!("openapi-schema: not JSON: {e}"));
-            Value::Null
-        }
-    };
-    let example = match d.example.as_deref().map(serde_json::from_str::<Value>) {
-        None => None,
-        Some(Ok(v @ Value::Object(_))) => Some(v),
-        Some(Ok(_)) => {
-            problems.push("example: must be a JSON object".to_string());
-            None
-        }
-        Some(Err(e)) => {
-            problems.push(format!("example: not JSON: {e}"));
-            None
-        }
-    };
-    if !problems.is_empty() {
-        return Err(problems);
-    }
-    Ok(ResourceDescription {
-        group: d.group,
-        version: d.version,
-        kind: d.kind,
-        list_kind: d.list_kind,
-        plural: d.plural,
-        singular: d.singular,
-        short_names: d.short_names,
-        categories: d.categories,
-        namespaced: d.namespaced,
-        subresources: d.subresources,
-        printer_columns: d
-            .printer_columns
-            .into_iter()
-            .map(|c| PrinterColumn {
-                name: c.name,
-                type_: c.type_,
-                format: c.format,
-                description: c.description,
-                priority: c.priority,
-                json_path: c.json_path,
-            })
-            .collect(),
-        selectable_fields: d.selectable_fields,
-        openapi_schema,
-        example,
-    })
-}
 
 fn is_dns1035_label(s: &str) -> bool {
     !s.is_empty()

@@ -3,16 +3,21 @@
 //! `dryrun.go`) over a [`Storage`] and a [`Strategy`]. Strategy hooks run on blocking threads;
 //! everything else is async.
 
+use super::list_options::ListOptions;
 use super::meta::{self, meta_mut, meta_str};
-use super::Resource;
+use crate::status::Gr;
 use crate::status::{ApiError, ApiResult};
+use crate::strategy::ResourceDescription;
 use crate::strategy::{sequence, Strategy, StrategyError};
 use futures::FutureExt;
 use serde_json::{json, Value};
 use std::sync::Arc;
+use wasm_apiserver_storage::selection::default_attrs;
+use wasm_apiserver_storage::SelectionPredicate;
+use wasm_apiserver_storage::Storage;
 use wasm_apiserver_storage::{
-    GetOptions, ListOptions, Preconditions, ResponseMeta, SharedListResult, SharedObject,
-    StorageError, UpdateOutcome, WatchStream,
+    GetOptions, Preconditions, ResponseMeta, SharedListResult, SharedObject, StorageError,
+    UpdateOutcome, WatchStream,
 };
 
 /// `maxNameGenerationCreateAttempts` (store.go).
@@ -59,6 +64,27 @@ pub enum DeleteResult {
     Pending(Value),
 }
 
+/// The answer of [`Store::delete_collection`].
+#[derive(Clone, Debug)]
+pub struct DeletedCollection {
+    /// The objects deleted or marked for deletion, each in its last state.
+    pub items: Vec<Value>,
+    /// The resourceVersion the collection was listed at.
+    pub resource_version: u64,
+}
+
+/// `metav1.ListMeta` of a list: resourceVersion, and continue / remainingItemCount when set.
+pub fn list_meta(list: &SharedListResult) -> Value {
+    let mut meta = json!({"resourceVersion": list.resource_version.to_string()});
+    if let Some(c) = &list.continue_token {
+        meta["continue"] = json!(c);
+    }
+    if let Some(n) = list.remaining_item_count {
+        meta["remainingItemCount"] = json!(n);
+    }
+    meta
+}
+
 /// `metav1.DeleteOptions` as far as the Store uses them.
 #[derive(Clone, Debug, Default)]
 pub struct DeleteOptions {
@@ -68,6 +94,57 @@ pub struct DeleteOptions {
     pub preconditions: Preconditions,
     /// `dryRun=All`.
     pub dry_run: bool,
+}
+
+/// One served resource: `genericregistry.Store`
+/// (`k8s.io/apiserver/pkg/registry/generic/registry/store.go`) — the plugin's strategy, the
+/// resource's storage and its names; its operations are below.
+#[derive(Clone)]
+pub struct Store {
+    /// The plugin's self-description.
+    pub description: ResourceDescription,
+    /// The strategy (a loaded plugin version).
+    pub strategy: Arc<dyn Strategy>,
+    /// Its storage.
+    pub storage: Arc<dyn Storage>,
+    /// Its names for messages.
+    pub gr: Gr,
+    /// The storage key prefix: `/<plural>` for core, `/<group>/<plural>` otherwise.
+    pub resource_prefix: String,
+    /// Served by the host for reading only (writes answer 405).
+    pub read_only: bool,
+}
+
+impl Store {
+    /// Assemble a resource; the key prefix follows kube-apiserver's layout (core resources
+    /// without their group, others as `<group>/<plural>`).
+    pub fn new(strategy: Arc<dyn Strategy>, storage: Arc<dyn Storage>) -> Store {
+        let description = strategy.description().clone();
+        let gr = Gr {
+            group: description.group.clone(),
+            resource: description.plural.clone(),
+            kind: description.kind.clone(),
+        };
+        Store {
+            resource_prefix: resource_prefix(&description),
+            description,
+            strategy,
+            storage,
+            gr,
+            read_only: false,
+        }
+    }
+}
+
+/// `/<plural>` for the core group, `/<group>/<plural>` otherwise (kube-apiserver's etcd key
+/// layout, `pkg/kubeapiserver/default_storage_factory_builder.go` and
+/// `k8s.io/apiserver/pkg/registry/generic/registry/store.go` `NamespaceKeyRootFunc`).
+pub fn resource_prefix(d: &ResourceDescription) -> String {
+    if d.group.is_empty() {
+        format!("/{}", d.plural)
+    } else {
+        format!("/{}/{}", d.group, d.plural)
+    }
 }
 
 /// Run strategy hooks off the async workers.
@@ -81,7 +158,7 @@ fn aborted(e: ApiError) -> StorageError {
     StorageError::aborted(e)
 }
 
-impl Resource {
+impl Store {
     /// The storage key of an object: `/<resource prefix>/<ns>/<name>` or `/<prefix>/<name>`.
     pub fn key(&self, ns: &str, name: &str) -> String {
         if self.description.namespaced {
@@ -135,26 +212,58 @@ impl Resource {
         }
     }
 
-    /// `Store.List` under `ns` (all namespaces when empty).
-    /// The objects are shared with the watch cache (no copy).
+    /// `Store.List` under `ns` (all namespaces when empty), filtered by the options'
+    /// predicate. The objects are shared with the watch cache (no copy).
     pub async fn list(&self, ns: &str, opts: &ListOptions) -> ApiResult<SharedListResult> {
-        let mut opts = opts.clone();
-        opts.recursive = true;
         self.storage
-            .get_list_shared(&self.list_key(ns), &opts)
+            .get_list_shared(&self.list_key(ns), &self.storage_list_options(opts))
             .await
             .map_err(|e| self.storage_err(e, ""))
     }
 
     /// `Store.Watch` under `ns` (all namespaces when empty), or one object when the field
-    /// selector pins `metadata.name`.
-    pub async fn watch(&self, ns: &str, opts: ListOptions) -> ApiResult<WatchStream> {
-        let mut opts = opts;
-        opts.recursive = true;
+    /// selector pins `metadata.name` ([`ListOptions::with_name`]).
+    pub async fn watch(&self, ns: &str, opts: &ListOptions) -> ApiResult<WatchStream> {
         self.storage
-            .watch(&self.list_key(ns), opts)
+            .watch(&self.list_key(ns), self.storage_list_options(opts))
             .await
             .map_err(|e| self.storage_err(e, ""))
+    }
+
+    /// The objects of `list`, decoded where the storage handed out stored bytes. Errors: a
+    /// corrupt stored object, as the storage error's Status.
+    pub fn decode_items(&self, list: &SharedListResult) -> ApiResult<Vec<Arc<Value>>> {
+        list.items
+            .iter()
+            .map(|i| i.to_arc().map_err(|e| self.storage_err(e, "")))
+            .collect()
+    }
+
+    /// `Store.DeleteCollection`: list under `ns` with `list_opts`, then delete each object
+    /// with `opts` (an object already gone is skipped). Returns what was deleted (or marked
+    /// for deletion) and the list's resourceVersion. Errors: the list's, or the first delete
+    /// that fails otherwise than 404.
+    pub async fn delete_collection(
+        &self,
+        ns: &str,
+        list_opts: &ListOptions,
+        opts: &DeleteOptions,
+    ) -> ApiResult<DeletedCollection> {
+        let list = self.list(ns, list_opts).await?;
+        let mut items = Vec::new();
+        for item in self.decode_items(&list)? {
+            let name = meta_str(&item, "name");
+            let item_ns = meta_str(&item, "namespace");
+            match self.delete(item_ns, name, opts).await {
+                Ok(DeleteResult::Deleted(o)) | Ok(DeleteResult::Pending(o)) => items.push(o),
+                Err(e) if e.code == 404 => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(DeletedCollection {
+            items,
+            resource_version: list.resource_version,
+        })
     }
 
     /// `Store.Create` (with the generateName retry loop) through `rest.BeforeCreate`.
@@ -601,4 +710,32 @@ fn should_delete_during_update(obj: &Value) -> bool {
         .and_then(Value::as_i64)
         .unwrap_or(0);
     terminating && !finalizers && grace == 0
+}
+
+impl Store {
+    /// `Store.PredicateFunc`: the selectors matched against labels, `metadata.name`,
+    /// `metadata.namespace` and the plugin's selectable fields, with the page.
+    pub fn predicate(&self, opts: &ListOptions) -> SelectionPredicate {
+        SelectionPredicate {
+            label: opts.label_selector.clone(),
+            field: opts.field_selector.clone(),
+            get_attrs: Some(default_attrs(self.description.selectable_fields.clone())),
+            limit: opts.limit,
+            continue_token: opts.continue_token.clone(),
+            allow_watch_bookmarks: opts.allow_watch_bookmarks,
+        }
+    }
+
+    /// The storage options of a list or watch under this resource's key prefix.
+    pub fn storage_list_options(&self, opts: &ListOptions) -> wasm_apiserver_storage::ListOptions {
+        wasm_apiserver_storage::ListOptions {
+            resource_version: opts.resource_version.clone(),
+            resource_version_match: opts.resource_version_match,
+            predicate: self.predicate(opts),
+            recursive: true,
+            progress_notify: false,
+            send_initial_events: opts.send_initial_events,
+            watch_deadline: opts.watch_deadline,
+        }
+    }
 }

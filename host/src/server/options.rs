@@ -1,12 +1,18 @@
 //! Query options shared by several verbs, parsed and validated as kube-apiserver's parameter
 //! codec and option validation do (`k8s.io/apimachinery/pkg/apis/meta/v1` conversion,
-//! `meta/v1/validation/validation.go`): `timeoutSeconds` and `fieldValidation`.
+//! `meta/v1/validation/validation.go`, `meta/internalversion/validation/validation.go`):
+//! list and watch options, `timeoutSeconds`, `dryRun` and `fieldValidation`.
 
+use crate::registry::{ListOptions, Store};
 use crate::status::{ApiError, ApiResult, Gr};
 use crate::strategy::{ErrorType, FieldError};
 use serde_json::json;
 use std::collections::HashMap;
 use std::time::Duration;
+use wasm_apiserver_storage::{FieldSelector, LabelSelector, ResourceVersionMatch};
+
+/// A request's query parameters, decoded (the last value of a repeated key wins).
+pub type Query = HashMap<String, String>;
 
 /// A boolean query parameter as kube's parameter codec reads it
 /// (`runtime.Convert_Slice_string_To_bool`): absent → `None`; `0` or `false` in any case →
@@ -113,6 +119,198 @@ pub fn field_validation(q: &HashMap<String, String>, verb: WriteOptions) -> ApiR
             }],
         )),
     }
+}
+
+/// `dryRun` of a write: absent or empty → `false`, `All` → `true`. Errors: any other value,
+/// 422 as `ValidateDryRun` (`meta/v1/validation/validation.go`) answers.
+pub fn is_dry_run(q: &HashMap<String, String>) -> ApiResult<bool> {
+    match q.get("dryRun").map(String::as_str) {
+        None | Some("") => Ok(false),
+        Some("All") => Ok(true),
+        Some(other) => Err(ApiError::invalid(
+            &Gr {
+                kind: "CreateOptions".into(),
+                ..Default::default()
+            },
+            "",
+            &[FieldError {
+                error_type: ErrorType::NotSupported,
+                field: "dryRun".into(),
+                bad_value: Some(json!([other])),
+                detail: "supported values: \"All\"".into(),
+            }],
+        )),
+    }
+}
+
+/// The registry [`ListOptions`] of a list (`watch` false) or a watch, decoded and validated as
+/// `ValidateListOptions` does. Errors: 400 for selectors, `limit`, `resourceVersionMatch`
+/// values that do not parse; 422 `ListOptions.meta.k8s.io "" is invalid` for forbidden
+/// combinations.
+pub fn list_options(r: &Store, q: &HashMap<String, String>, watch: bool) -> ApiResult<ListOptions> {
+    let label = LabelSelector::parse(q.get("labelSelector").map(String::as_str).unwrap_or(""))
+        .map_err(|e| {
+            ApiError::bad_request(format!("unable to parse requirement: {e}").replace(
+                "unable to parse requirement: unable to parse requirement",
+                "unable to parse requirement",
+            ))
+        })?;
+    let field = FieldSelector::parse(q.get("fieldSelector").map(String::as_str).unwrap_or(""))
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    for req in &field.requirements {
+        let ok = req.field == "metadata.name"
+            || (req.field == "metadata.namespace" && r.description.namespaced)
+            || r.description.selectable_fields.contains(&req.field);
+        if !ok {
+            return Err(ApiError::bad_request(format!(
+                "field label not supported: {}",
+                req.field
+            )));
+        }
+    }
+    let limit = match q.get("limit").map(String::as_str) {
+        None | Some("") => 0,
+        Some(l) => l
+            .parse::<i64>()
+            .map_err(|_| ApiError::bad_request(format!("invalid limit: {l}")))?
+            .max(0),
+    };
+    let rv = q.get("resourceVersion").cloned().unwrap_or_default();
+    let mut send_initial_events = query_bool(q, "sendInitialEvents");
+    let mut rvm_text = q
+        .get("resourceVersionMatch")
+        .map(String::as_str)
+        .unwrap_or("");
+    // `SetListOptionsDefaults` (WatchList on, as in 1.32): a watch from "" or "0" without
+    // either option is a watch-list — initial events, then the end bookmark when allowed.
+    if watch && send_initial_events.is_none() && rvm_text.is_empty() && (rv.is_empty() || rv == "0")
+    {
+        send_initial_events = Some(true);
+        rvm_text = "NotOlderThan";
+    }
+    let continue_token = q.get("continue").map(String::as_str).unwrap_or("");
+    let errs = if watch {
+        watch_options_errors(rvm_text, send_initial_events, continue_token)
+    } else {
+        list_options_errors(rvm_text, &rv, send_initial_events, continue_token)
+    };
+    if !errs.is_empty() {
+        return Err(ApiError::invalid(
+            &Gr {
+                kind: "ListOptions".into(),
+                group: "meta.k8s.io".into(),
+                ..Default::default()
+            },
+            "",
+            &errs,
+        ));
+    }
+    let rvm =
+        ResourceVersionMatch::parse(rvm_text).map_err(|e| ApiError::from_storage(&e, &r.gr, ""))?;
+    Ok(ListOptions {
+        label_selector: label,
+        field_selector: field,
+        resource_version: rv,
+        resource_version_match: rvm,
+        limit,
+        continue_token: continue_token.to_string(),
+        allow_watch_bookmarks: query_bool(q, "allowWatchBookmarks").unwrap_or(false),
+        send_initial_events,
+        watch_deadline: None,
+    })
+}
+
+fn forbidden(field: &str, detail: &str) -> FieldError {
+    FieldError {
+        error_type: ErrorType::Forbidden,
+        field: field.into(),
+        bad_value: None,
+        detail: detail.into(),
+    }
+}
+
+fn rvm_not_supported(value: &str, supported: &str) -> FieldError {
+    FieldError {
+        error_type: ErrorType::NotSupported,
+        field: "resourceVersionMatch".into(),
+        bad_value: Some(json!(value)),
+        detail: format!("supported values: {supported}"),
+    }
+}
+
+/// `ValidateListOptions` for a list (`meta/internalversion/validation/validation.go`).
+fn list_options_errors(
+    rvm: &str,
+    rv: &str,
+    send_initial_events: Option<bool>,
+    continue_token: &str,
+) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    if send_initial_events.is_some() {
+        errs.push(forbidden(
+            "sendInitialEvents",
+            "sendInitialEvents is forbidden for list",
+        ));
+    }
+    if !rvm.is_empty() {
+        if rv.is_empty() {
+            errs.push(forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden unless resourceVersion is provided",
+            ));
+        }
+        if !continue_token.is_empty() {
+            errs.push(forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden when continue is provided",
+            ));
+        }
+        if rvm != "Exact" && rvm != "NotOlderThan" {
+            errs.push(rvm_not_supported(rvm, "\"Exact\", \"NotOlderThan\", \"\""));
+        }
+        if rvm == "Exact" && rv == "0" {
+            errs.push(forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+            ));
+        }
+    }
+    errs
+}
+
+/// `validateWatchOptions` (same file; the WatchList feature is on, as in kube 1.32): with
+/// `sendInitialEvents`, `resourceVersionMatch` must be `NotOlderThan`, and it is allowed only
+/// then — any `resourceVersion`, `""` included (a consistent read, then the watch: KEP-3157).
+fn watch_options_errors(
+    rvm: &str,
+    send_initial_events: Option<bool>,
+    continue_token: &str,
+) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    if send_initial_events.is_some() && rvm != "NotOlderThan" {
+        errs.push(forbidden(
+            "resourceVersionMatch",
+            "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+        ));
+    }
+    if !rvm.is_empty() {
+        if send_initial_events.is_none() {
+            errs.push(forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+            ));
+        }
+        if rvm != "NotOlderThan" {
+            errs.push(rvm_not_supported(rvm, "\"NotOlderThan\""));
+        }
+        if !continue_token.is_empty() {
+            errs.push(forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden when continue is provided",
+            ));
+        }
+    }
+    errs
 }
 
 #[cfg(test)]

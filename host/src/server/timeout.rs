@@ -4,7 +4,7 @@
 //! that stops sending its body half-way — is answered 504 `Timeout` and its work is dropped.
 //! Watches are long-running and exempt (they end at their own `timeoutSeconds`).
 
-use super::AppState;
+use super::state::AppState;
 use crate::status::ApiError;
 use axum::extract::{Request, State};
 use axum::middleware::Next;

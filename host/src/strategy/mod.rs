@@ -31,7 +31,7 @@ pub struct PrinterColumn {
     pub json_path: String,
 }
 
-/// A plugin's self-description: the resource it serves (see `describe` in `wit/strategy.wit`).
+/// A plugin's self-description: the resource it serves (see `describe` in `wit/0.1.0/strategy.wit`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceDescription {
@@ -318,7 +318,7 @@ pub type StrategyResult<T> = Result<T, StrategyError>;
 /// `metadata.name` and `metadata.namespace` (else [`PluginFault::BadOutput`]).
 ///
 /// Methods follow `rest.RESTCreateStrategy`, `rest.RESTUpdateStrategy`,
-/// `rest.RESTGracefulDeleteStrategy` and the status strategy; see `wit/strategy.wit` for when
+/// `rest.RESTGracefulDeleteStrategy` and the status strategy; see `wit/0.1.0/strategy.wit` for when
 /// each is called.
 pub trait Strategy: Send + Sync {
     /// The plugin's name (its file stem), used in errors, logs and metrics.
@@ -344,7 +344,7 @@ pub trait Strategy: Send + Sync {
     /// returned in [`CreateOutcome::errors`], not as an error.
     ///
     /// The default calls the four hooks in turn; [`crate::plugin::WasmStrategy`] makes one
-    /// call (`create-sequence` in `wit/strategy.wit`) with the same result.
+    /// call (`create-sequence` in `wit/0.1.0/strategy.wit`) with the same result.
     fn create_sequence(&self, obj: &Value) -> StrategyResult<CreateOutcome> {
         let prepared = self.prepare_for_create(obj)?;
         let errors = self.validate(&prepared)?;

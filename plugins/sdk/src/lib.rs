@@ -2,7 +2,7 @@
 //!
 //! A strategy plugin is a WebAssembly component (built with
 //! `cargo build --release --target wasm32-wasip2`) that exports the WIT interface in
-//! `wit/strategy.wit`. This crate hides the bindings: implement [`Strategy`] for a unit struct,
+//! `wit/0.1.0/strategy.wit`. This crate hides the bindings: implement [`Strategy`] for a unit struct,
 //! call [`export_strategy!`], and every hook you do not write gets kube-apiserver's default.
 //!
 //! ```ignore
@@ -53,7 +53,7 @@ pub use field::{ErrorList, ErrorType, FieldError, Path};
 pub mod bindings {
     wit_bindgen::generate!({
         world: "strategy-plugin",
-        path: "../../wit",
+        path: "../../wit/0.1.0",
         pub_export_macro: true,
         export_macro_name: "__export_strategy_bindings",
         default_bindings_module: "wasm_apiserver_sdk::bindings",

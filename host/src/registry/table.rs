@@ -3,7 +3,7 @@
 //! `apiextensions-apiserver/pkg/registry/customresource/tableconvertor`): JSONPath cells, ages
 //! pre-formatted, computed cells from the plugin's `printer-cells`, `includeObject`.
 
-use crate::registry::Resource;
+use super::store::Store;
 use crate::status::{ApiError, ApiResult};
 use crate::strategy::PrinterColumn;
 use serde_json::{json, Value};
@@ -159,11 +159,7 @@ fn row_object(obj: &Value, include: IncludeObject) -> Option<Value> {
     }
 }
 
-async fn rows(
-    r: &Resource,
-    objs: Vec<Arc<Value>>,
-    include: IncludeObject,
-) -> ApiResult<Vec<Value>> {
+async fn rows(r: &Store, objs: Vec<Arc<Value>>, include: IncludeObject) -> ApiResult<Vec<Value>> {
     let columns = r.description.printer_columns.clone();
     let needs_computed = columns.iter().any(|c| c.json_path.is_empty());
     let computed: Vec<Vec<Value>> = if needs_computed {
@@ -197,7 +193,7 @@ async fn rows(
         .collect())
 }
 
-fn columns(r: &Resource) -> Vec<Value> {
+fn columns(r: &Store) -> Vec<Value> {
     r.description
         .printer_columns
         .iter()
@@ -205,27 +201,15 @@ fn columns(r: &Resource) -> Vec<Value> {
         .collect()
 }
 
-/// The objects of `list`, decoded where the storage handed out stored bytes. Errors: a corrupt
-/// stored object, as the storage error's Status.
-pub(super) fn objects(r: &Resource, list: &SharedListResult) -> ApiResult<Vec<Arc<Value>>> {
-    list.items
-        .iter()
-        .map(|i| {
-            i.to_arc()
-                .map_err(|e| ApiError::from_storage(&e, &r.gr, ""))
-        })
-        .collect()
-}
-
 /// A Table of a list, with the list's resourceVersion, continue and remainingItemCount.
 pub async fn list_table(
-    r: &Resource,
+    r: &Store,
     list: &SharedListResult,
     include: IncludeObject,
 ) -> ApiResult<Value> {
     Ok(
-        json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": super::handlers::list_meta(list),
-              "columnDefinitions": columns(r), "rows": rows(r, objects(r, list)?, include).await?}),
+        json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": super::store::list_meta(list),
+              "columnDefinitions": columns(r), "rows": rows(r, r.decode_items(list)?, include).await?}),
     )
 }
 
@@ -233,7 +217,7 @@ pub async fn list_table(
 /// `headers` = include the column definitions (a watch sends them with its first event only);
 /// the row carries the object as `include` says.
 pub async fn object_table(
-    r: &Resource,
+    r: &Store,
     obj: &Value,
     headers: bool,
     include: IncludeObject,

@@ -17,6 +17,51 @@ use std::sync::Arc;
 
 pub use crate::registry::store::PatchFn;
 
+/// `PatchResource`: the patch type from the `Content-Type` ([`patcher`]), one registry update
+/// that applies it to the current object. Errors: `fieldValidation`'s and `dryRun`'s 400/422,
+/// a body over [`limits::MAX_BODY_BYTES`] (413), the patcher's, the registry's.
+#[allow(clippy::too_many_arguments)]
+pub async fn patch(
+    r: &crate::registry::Store,
+    ns: &str,
+    name: &str,
+    sub: crate::registry::store::Subresource,
+    body: &axum::body::Bytes,
+    headers: &axum::http::HeaderMap,
+    q: &HashMap<String, String>,
+    out: super::response::Output,
+) -> ApiResult<axum::response::Response> {
+    crate::server::options::field_validation(q, crate::server::options::WriteOptions::Patch)?;
+    let ct = headers
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_string();
+    if body.len() > limits::MAX_BODY_BYTES {
+        return Err(ApiError::request_entity_too_large(&format!(
+            "limit is {}",
+            limits::MAX_BODY_BYTES
+        )));
+    }
+    let (patch_fn, force_create) = patcher(&r.description, &r.gr, &ct, body, q)?;
+    let res = r
+        .update(
+            ns,
+            name,
+            crate::registry::store::UpdatedObject::Patch(patch_fn),
+            sub,
+            force_create,
+            crate::server::options::is_dry_run(q)?,
+        )
+        .await?;
+    let warnings = res.warnings.clone();
+    super::response::respond_write(r, res, out, &warnings).await
+}
+
 fn invalid_patch(msg: impl std::fmt::Display) -> ApiError {
     ApiError {
         code: 422,
@@ -103,7 +148,7 @@ pub fn patcher(
             let applied = match parse_object(body) {
                 Ok(v) => v,
                 Err(_) => {
-                    let v = super::negotiation::decode_yaml(body)?;
+                    let v = crate::server::negotiation::decode_yaml(body)?;
                     if !v.is_object() {
                         return Err(ApiError::bad_request(
                             "the applied configuration must be an object",

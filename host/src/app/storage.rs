@@ -1,0 +1,88 @@
+//! The StorageFactory from the server's flags (kube-apiserver's
+//! `pkg/kubeapiserver/options` etcd options and `default_storage_factory_builder.go`): the
+//! embedded store under `--data-dir` or etcd at `--etcd-servers`, per-resource
+//! `--etcd-servers-overrides`, the watch cache switch.
+
+use crate::cli::ServeArgs;
+use std::time::Duration;
+use wasm_apiserver_storage::etcd3::Etcd3Config;
+use wasm_apiserver_storage::factory::{AnyBackend, BackendConfig, StorageFactory};
+
+/// Open the default backend and every override; returns the default backend (for `/readyz`)
+/// and the factory. Errors: a backend cannot be opened, an override does not parse.
+pub async fn storage_factory(args: &ServeArgs) -> anyhow::Result<(AnyBackend, StorageFactory)> {
+    let backend_config = if args.etcd_servers.is_empty() {
+        BackendConfig::Embedded(args.data_dir.join("store"), compaction_interval(args))
+    } else {
+        BackendConfig::Etcd(etcd_config(args, args.etcd_servers.clone()))
+    };
+    let backend = AnyBackend::open(&backend_config)
+        .await
+        .map_err(|e| anyhow::anyhow!("storage: {e}"))?;
+    let mut factory = StorageFactory::new(&args.etcd_prefix, backend.clone());
+    for o in &args.etcd_servers_overrides {
+        let (gr, servers) = parse_override(o)?;
+        let b = AnyBackend::open(&BackendConfig::Etcd(etcd_config(args, servers)))
+            .await
+            .map_err(|e| anyhow::anyhow!("storage override {o}: {e}"))?;
+        factory.set_override(gr, b);
+    }
+    factory.set_watch_cache(args.watch_cache);
+    Ok((backend, factory))
+}
+
+/// `--etcd-compaction-interval-seconds`; `None` when 0 (compaction off).
+fn compaction_interval(args: &ServeArgs) -> Option<Duration> {
+    (args.etcd_compaction_interval_seconds > 0)
+        .then(|| Duration::from_secs(args.etcd_compaction_interval_seconds))
+}
+
+/// The etcd client configuration of `servers`: the TLS files and compaction interval of the
+/// flags (the same for the default servers and every override, as kube-apiserver's).
+fn etcd_config(args: &ServeArgs, servers: Vec<String>) -> Etcd3Config {
+    Etcd3Config {
+        ca_file: args.etcd_cafile.clone(),
+        cert_file: args.etcd_certfile.clone(),
+        key_file: args.etcd_keyfile.clone(),
+        compaction_interval: compaction_interval(args),
+        ..Etcd3Config::new(servers)
+    }
+}
+
+/// Parse one `--etcd-servers-overrides` entry: `group/resource#server;server`
+/// (kube-apiserver's `pkg/kubeapiserver/options` format; the core group is empty).
+/// Errors: no `#`, no `/`, or no server.
+pub fn parse_override(s: &str) -> anyhow::Result<((String, String), Vec<String>)> {
+    let (gr, servers) = s.split_once('#').ok_or_else(|| {
+        anyhow::anyhow!("--etcd-servers-overrides {s:?}: expected group/resource#servers")
+    })?;
+    let (group, resource) = gr.split_once('/').ok_or_else(|| {
+        anyhow::anyhow!("--etcd-servers-overrides {s:?}: expected group/resource before '#'")
+    })?;
+    let servers: Vec<String> = servers
+        .split(';')
+        .filter(|x| !x.is_empty())
+        .map(String::from)
+        .collect();
+    if servers.is_empty() || resource.is_empty() {
+        anyhow::bail!("--etcd-servers-overrides {s:?}: needs a resource and at least one server");
+    }
+    Ok(((group.to_string(), resource.to_string()), servers))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_override;
+
+    #[test]
+    fn etcd_servers_overrides_parse_like_kube_apiserver() {
+        let ((g, r), s) = parse_override("/events#http://127.0.0.1:4002").unwrap();
+        assert_eq!((g.as_str(), r.as_str()), ("", "events"));
+        assert_eq!(s, ["http://127.0.0.1:4002"]);
+        let (_, s) = parse_override("example.dev/widgets#http://a:2379;http://b:2379").unwrap();
+        assert_eq!(s.len(), 2);
+        assert!(parse_override("widgets").is_err());
+        assert!(parse_override("widgets#http://a").is_err());
+        assert!(parse_override("/events#").is_err());
+    }
+}

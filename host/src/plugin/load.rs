@@ -1,0 +1,139 @@
+//! The checks a component passes before anything of it runs: WebAssembly component header,
+//! the exported contract and its version, the imports — and why a load fails ([`LoadError`]).
+
+use std::path::PathBuf;
+use wasmtime::component::Component;
+use wasmtime::Engine;
+
+/// The WIT package this host implements.
+pub const WIT_PACKAGE: &str = "wasm-apiserver:strategy";
+/// The WIT version this host implements (`wit/0.1.0/strategy.wit`).
+pub const WIT_VERSION: &str = "0.1.0";
+
+/// Why a plugin did not load. The `Display` form names the plugin and the reason.
+#[derive(Debug, thiserror::Error)]
+#[error("plugin {plugin:?}: {reason}")]
+pub struct LoadError {
+    /// Plugin name (file stem).
+    pub plugin: String,
+    /// What was wrong.
+    pub reason: LoadErrorKind,
+}
+
+/// The reasons a plugin fails to load.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadErrorKind {
+    /// The file could not be read.
+    #[error("cannot read {}: {source}", path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default())]
+    Io {
+        /// File path.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The bytes are not WebAssembly.
+    #[error("not a WebAssembly file (no \\0asm header)")]
+    NotWasm,
+    /// A core module where a component is required.
+    #[error(
+        "is a core WebAssembly module, not a component: build it with \
+         `cargo build --target wasm32-wasip2` (or wrap it with `wasm-tools component new`)"
+    )]
+    CoreModule,
+    /// wasmtime refused to compile it.
+    #[error("does not compile: {0}")]
+    Compile(String),
+    /// Built against a WIT version this host does not implement.
+    #[error(
+        "was built against {WIT_PACKAGE}@{found}, but this host implements \
+         {WIT_PACKAGE}@{WIT_VERSION}; rebuild it against wit/{WIT_VERSION}/"
+    )]
+    WitVersion {
+        /// The version the component exports.
+        found: String,
+    },
+    /// Does not export the strategy interface at all.
+    #[error("does not export {WIT_PACKAGE}/strategy (it exports: {exports})")]
+    NotAStrategy {
+        /// The component's export names.
+        exports: String,
+    },
+    /// Imports something the host does not provide.
+    #[error("imports {0}, which this host does not provide (plugins may import only {WIT_PACKAGE}/host and WASI)")]
+    ForbiddenImport(String),
+    /// Instantiation or a load-time call failed.
+    #[error("{0}")]
+    Instantiate(String),
+    /// The self-description is invalid.
+    #[error("invalid self-description: {}", .0.join("; "))]
+    Describe(Vec<String>),
+    /// The smoke run on the plugin's example failed.
+    #[error("smoke test on its example failed: {0}")]
+    Smoke(String),
+}
+
+/// `\0asm` + version 1 is a core module; `\0asm` + `0d 00 01 00` is a component (layer 1).
+pub(super) fn check_header(bytes: &[u8]) -> Result<(), LoadErrorKind> {
+    if bytes.len() < 8 || &bytes[..4] != b"\0asm" {
+        return Err(LoadErrorKind::NotWasm);
+    }
+    if bytes[4..8] == [1, 0, 0, 0] {
+        return Err(LoadErrorKind::CoreModule);
+    }
+    Ok(())
+}
+
+/// Find `wasm-apiserver:strategy/strategy@X.Y.Z` among the exports; accept X.Y.Z compatible
+/// with [`WIT_VERSION`] (same major, and same minor while major is 0).
+pub(super) fn check_exports(engine: &Engine, c: &Component) -> Result<String, LoadErrorKind> {
+    let ty = c.component_type();
+    let names: Vec<String> = ty.exports(engine).map(|(n, _)| n.to_string()).collect();
+    let prefix = format!("{WIT_PACKAGE}/strategy@");
+    let Some(found) = names.iter().find_map(|n| n.strip_prefix(&prefix)) else {
+        return Err(LoadErrorKind::NotAStrategy {
+            exports: if names.is_empty() {
+                "nothing".into()
+            } else {
+                names.join(", ")
+            },
+        });
+    };
+    if compatible(found, WIT_VERSION) {
+        Ok(found.to_string())
+    } else {
+        Err(LoadErrorKind::WitVersion {
+            found: found.to_string(),
+        })
+    }
+}
+
+/// Whether a component built against WIT `found` runs on a host implementing `ours`: `ours`
+/// must satisfy Cargo's caret requirement `^<found major>.<found minor>.0` — the same major
+/// and, while it is 0, the same minor; a host newer within that range serves older
+/// components. A version that does not parse is incompatible.
+fn compatible(found: &str, ours: &str) -> bool {
+    let (Ok(found), Ok(ours)) = (semver::Version::parse(found), semver::Version::parse(ours))
+    else {
+        return false;
+    };
+    let req = semver::VersionReq {
+        comparators: vec![semver::Comparator {
+            op: semver::Op::Caret,
+            major: found.major,
+            minor: Some(found.minor),
+            patch: Some(0),
+            pre: semver::Prerelease::EMPTY,
+        }],
+    };
+    req.matches(&ours)
+}
+
+pub(super) fn check_imports(engine: &Engine, c: &Component) -> Result<(), LoadErrorKind> {
+    for (name, _) in c.component_type().imports(engine) {
+        let ours = name.starts_with(&format!("{WIT_PACKAGE}/"));
+        if !ours && !name.starts_with("wasi:") {
+            return Err(LoadErrorKind::ForbiddenImport(name.to_string()));
+        }
+    }
+    Ok(())
+}

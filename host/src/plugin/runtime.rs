@@ -1,0 +1,303 @@
+//! [`PluginRuntime`]: one wasmtime engine per process with epoch interruption (a ticker thread
+//! advances the epoch every [`EPOCH_TICK`], so a call's deadline holds within one tick), the
+//! compile caches (in memory by sha256, on disk as precompiled artifacts, compiled in a child
+//! process when the server asks), and loading: checks, linking, self-description, smoke run.
+
+use super::config::{RuntimeConfig, EPOCH_TICK};
+use super::describe;
+use super::host_state::HostState;
+use super::load::{check_exports, check_header, check_imports, LoadError, LoadErrorKind};
+use super::wasm_strategy::{live, Inner, WasmStrategy, NEXT_ID};
+use super::wit::{v0_1, Pre};
+use crate::strategy::{PrinterColumn, ResourceDescription, Strategy, StrategyError};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use wasmtime::component::{Component, HasSelf, Linker};
+use wasmtime::{Config, Engine};
+
+/// The process-wide runtime: one engine, the compile caches, the limits.
+pub struct PluginRuntime {
+    engine: Engine,
+    config: RuntimeConfig,
+    compiled: Mutex<HashMap<String, Component>>,
+}
+
+impl PluginRuntime {
+    /// Build the engine (epoch interruption on) and start its epoch ticker thread, which stops
+    /// when the engine is dropped. Errors: wasmtime refused the configuration.
+    pub fn new(config: RuntimeConfig) -> anyhow::Result<Arc<PluginRuntime>> {
+        let mut c = Config::new();
+        c.epoch_interruption(true);
+        c.wasm_component_model(true);
+        let engine = Engine::new(&c).map_err(|e| anyhow::anyhow!("wasmtime engine: {e}"))?;
+        let weak = engine.weak();
+        std::thread::Builder::new()
+            .name("wasm-epoch".into())
+            .spawn(move || {
+                while let Some(engine) = weak.upgrade() {
+                    engine.increment_epoch();
+                    drop(engine);
+                    std::thread::sleep(EPOCH_TICK);
+                }
+            })?;
+        if let Some(dir) = &config.cache_dir {
+            std::fs::create_dir_all(dir)?;
+        }
+        Ok(Arc::new(PluginRuntime {
+            engine,
+            config,
+            compiled: Mutex::new(HashMap::new()),
+        }))
+    }
+
+    /// The limits in force.
+    pub fn config(&self) -> &RuntimeConfig {
+        &self.config
+    }
+
+    /// Load a plugin file; its name is the file stem. See [`PluginRuntime::load_bytes`].
+    pub fn load_file(&self, path: &Path) -> Result<WasmStrategy, LoadError> {
+        let name = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| path.display().to_string());
+        let bytes = std::fs::read(path).map_err(|source| LoadError {
+            plugin: name.clone(),
+            reason: LoadErrorKind::Io {
+                path: path.to_path_buf(),
+                source,
+            },
+        })?;
+        self.load_bytes(&name, &bytes)
+    }
+
+    /// Compile (or fetch from cache), check and describe a plugin. Blocking: call it off the
+    /// async workers. Errors: every [`LoadErrorKind`].
+    pub fn load_bytes(&self, name: &str, bytes: &[u8]) -> Result<WasmStrategy, LoadError> {
+        let fail = |reason| LoadError {
+            plugin: name.to_string(),
+            reason,
+        };
+        check_header(bytes).map_err(fail)?;
+        let sha256 = hex::encode(Sha256::digest(bytes));
+        let component = self.compile(&sha256, bytes).map_err(fail)?;
+        let wit_version = check_exports(&self.engine, &component).map_err(fail)?;
+        check_imports(&self.engine, &component).map_err(fail)?;
+
+        // Every version this host serves is 0.1.x today (`check_exports`); a next version
+        // picks its own bindings here.
+        let mut linker: Linker<HostState> = Linker::new(&self.engine);
+        v0_1::StrategyPlugin::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)
+            .map_err(|e| fail(LoadErrorKind::Instantiate(e.to_string())))?;
+        linker
+            .define_unknown_imports_as_traps(&component)
+            .map_err(|e| fail(LoadErrorKind::Instantiate(e.to_string())))?;
+        let pre = linker
+            .instantiate_pre(&component)
+            .and_then(v0_1::StrategyPluginPre::new)
+            .map(Pre::V0_1)
+            .map_err(|e| fail(LoadErrorKind::Instantiate(format!("{e:#}"))))?;
+
+        let mut strategy = WasmStrategy {
+            inner: Arc::new(Inner {
+                name: name.to_string(),
+                id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+                pre,
+                config: self.config.clone(),
+                sha256,
+                wit_version,
+                description: placeholder_description(),
+                allow_create_on_update: false,
+                allow_unconditional_update: false,
+            }),
+        };
+        live().lock().unwrap().insert(strategy.inner.id);
+
+        // Static metadata, read once.
+        let (desc, create_on_update, unconditional) = strategy
+            .call("describe", |g, s| {
+                Ok((
+                    g.call_describe(&mut *s)?,
+                    g.call_allow_create_on_update(&mut *s)?,
+                    g.call_allow_unconditional_update(&mut *s)?,
+                ))
+            })
+            .map_err(|e| fail(LoadErrorKind::Instantiate(e.to_string())))?;
+        let description = v0_1::description(desc).map_err(|p| fail(LoadErrorKind::Describe(p)))?;
+        let problems = describe::validate(&description);
+        if !problems.is_empty() {
+            return Err(fail(LoadErrorKind::Describe(problems)));
+        }
+        {
+            let inner = Arc::get_mut(&mut strategy.inner).expect("not shared yet");
+            inner.description = description;
+            inner.allow_create_on_update = create_on_update;
+            inner.allow_unconditional_update = unconditional;
+        }
+        if let Some(example) = strategy.description().example.clone() {
+            smoke(&strategy, &example).map_err(|e| fail(LoadErrorKind::Smoke(e)))?;
+        }
+        Ok(strategy)
+    }
+
+    fn compile(&self, sha256: &str, bytes: &[u8]) -> Result<Component, LoadErrorKind> {
+        if let Some(c) = self.compiled.lock().unwrap().get(sha256) {
+            return Ok(c.clone());
+        }
+        let cached = self.config.cache_dir.as_ref().map(|dir| {
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            std::hash::Hash::hash(&self.engine.precompile_compatibility_hash(), &mut h);
+            let compat = std::hash::Hasher::finish(&h);
+            dir.join(format!("{sha256}-{compat:016x}.cwasm"))
+        });
+        let mut component = None;
+        if let Some(path) = cached.as_ref().filter(|p| p.exists()) {
+            // SAFETY: the cache directory holds only artifacts this runtime serialized itself
+            // (written via a temp file + rename below); the file name carries the engine's
+            // compatibility hash, and wasmtime re-checks version and configuration.
+            match unsafe { Component::deserialize_file(&self.engine, path) } {
+                Ok(c) => component = Some(c),
+                Err(e) => {
+                    tracing::warn!(path = %path.display(), error = %e, "ignoring unusable precompiled artifact")
+                }
+            }
+        }
+        if component.is_none() && self.config.compile_in_subprocess {
+            if let Some(path) = &cached {
+                component = self.compile_in_child(bytes, path);
+            }
+        }
+        let component = match component {
+            Some(c) => c,
+            None => {
+                let c = Component::new(&self.engine, bytes)
+                    .map_err(|e| LoadErrorKind::Compile(format!("{e:#}")))?;
+                if let Some(path) = &cached {
+                    if let Err(e) = write_artifact(&c, path) {
+                        tracing::warn!(path = %path.display(), error = %e, "cannot cache precompiled artifact");
+                    }
+                }
+                c
+            }
+        };
+        self.compiled
+            .lock()
+            .unwrap()
+            .insert(sha256.to_string(), component.clone());
+        Ok(component)
+    }
+}
+
+impl PluginRuntime {
+    /// Compile `bytes` in a child process that writes the artifact to `path`, then load it.
+    /// `None` when that failed for any reason (the caller compiles in-process, which also
+    /// yields the precise compile error).
+    fn compile_in_child(&self, bytes: &[u8], path: &Path) -> Option<Component> {
+        use std::io::Write;
+        let exe = std::env::current_exe().ok()?;
+        let mut child = std::process::Command::new(exe)
+            .args(["plugin", "precompile", "--out"])
+            .arg(path)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|e| tracing::warn!(error = %e, "cannot start the compiler process"))
+            .ok()?;
+        let written = child.stdin.take().map(|mut i| i.write_all(bytes));
+        // Bounded: a compile that hangs is killed (the in-process fallback then reports).
+        let started = std::time::Instant::now();
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(st)) => break Some(st),
+                Ok(None) if started.elapsed() < CHILD_COMPILE_TIMEOUT => {
+                    std::thread::sleep(Duration::from_millis(20))
+                }
+                _ => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    break None;
+                }
+            }
+        };
+        let mut stderr = String::new();
+        if let Some(mut e) = child.stderr.take() {
+            let _ = std::io::Read::read_to_string(&mut e, &mut stderr);
+        }
+        if !status.is_some_and(|s| s.success()) || !matches!(written, Some(Ok(()))) {
+            tracing::warn!(stderr = %stderr.trim(), "compiling in a child process failed; compiling in-process");
+            return None;
+        }
+        // SAFETY: as for the cache in `compile`: an artifact this binary serialized, named by
+        // the engine's compatibility hash; wasmtime re-checks version and configuration.
+        unsafe { Component::deserialize_file(&self.engine, path) }
+            .map_err(|e| tracing::warn!(error = %e, "cannot load the child's artifact"))
+            .ok()
+    }
+
+    /// Compile a component and write its precompiled artifact to `out` (temp file + rename):
+    /// what `wasm-apiserver plugin precompile` runs in the child process. Errors: the bytes do
+    /// not compile, or the file cannot be written.
+    pub fn precompile_to(&self, bytes: &[u8], out: &Path) -> anyhow::Result<()> {
+        check_header(bytes).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let c = Component::new(&self.engine, bytes).map_err(|e| anyhow::anyhow!("{e:#}"))?;
+        write_artifact(&c, out)
+    }
+}
+
+/// How long a child compile may take before it is killed.
+const CHILD_COMPILE_TIMEOUT: Duration = Duration::from_secs(300);
+
+fn write_artifact(c: &Component, path: &Path) -> anyhow::Result<()> {
+    let bytes = c.serialize().map_err(|e| anyhow::anyhow!("{e}"))?;
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    {
+        // Durable before it is renamed into place: the loader maps artifacts unchecked.
+        use std::io::Write;
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(&bytes)?;
+        f.sync_all()?;
+    }
+    std::fs::rename(&tmp, path)?;
+    Ok(())
+}
+
+/// Run the create sequence and get-attrs on the plugin's example.
+fn smoke(s: &WasmStrategy, example: &Value) -> Result<(), String> {
+    match crate::strategy::sequence::create(
+        s,
+        example,
+        &crate::strategy::sequence::no_meta_validation,
+    ) {
+        Ok(out) => s
+            .get_attrs(&out.object)
+            .map(|_| ())
+            .map_err(|e| e.to_string()),
+        Err(StrategyError::Rejected(r)) => Err(format!("the plugin's own example is refused: {r}")),
+        Err(StrategyError::Fault(f)) => Err(f.to_string()),
+    }
+}
+
+fn placeholder_description() -> ResourceDescription {
+    ResourceDescription {
+        group: String::new(),
+        version: String::new(),
+        kind: String::new(),
+        list_kind: String::new(),
+        plural: String::new(),
+        singular: String::new(),
+        short_names: Vec::new(),
+        categories: Vec::new(),
+        namespaced: false,
+        subresources: Vec::new(),
+        printer_columns: Vec::<PrinterColumn>::new(),
+        selectable_fields: Vec::new(),
+        openapi_schema: Value::Null,
+        example: None,
+    }
+}

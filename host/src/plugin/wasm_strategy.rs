@@ -1,0 +1,472 @@
+//! [`WasmStrategy`]: the [`Strategy`] implementation over a loaded component. Each call runs on
+//! the calling thread's warm instance (created on first use, dropped after a trap, after
+//! [`MAX_CALLS_PER_INSTANCE`] calls, when it grew past [`MAX_WARM_MEMORY`], or with its
+//! plugin version) under the call deadline and memory cap; a failure is a [`PluginFault`].
+
+use super::config::{RuntimeConfig, EPOCH_TICK, MAX_CALLS_PER_INSTANCE, MAX_WARM_MEMORY};
+use super::host_state::{total_memory_cap, HostState, INPUT_BYTES, MEMORY_IN_USE};
+use super::wit::v0_1::{self, field_errors, rejection};
+use super::wit::{Instance, Pre};
+use crate::strategy::{
+    Attributes, CreateOutcome, FieldError, PluginFault, ResourceDescription, Strategy,
+    StrategyError, StrategyResult,
+};
+use serde_json::Value;
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use wasmtime::{ResourceLimiter, Store};
+
+pub(super) static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// Ids of loaded plugin versions still alive; warm instances of dead ones are pruned.
+pub(super) fn live() -> &'static Mutex<HashSet<u64>> {
+    static LIVE: OnceLock<Mutex<HashSet<u64>>> = OnceLock::new();
+    LIVE.get_or_init(Default::default)
+}
+
+struct Warm {
+    store: Store<HostState>,
+    instance: Instance,
+    calls: u64,
+}
+
+thread_local! {
+    static WARM: RefCell<HashMap<u64, Warm>> = RefCell::new(HashMap::new());
+}
+
+/// One loaded plugin version, shared by every clone of its [`WasmStrategy`].
+pub(super) struct Inner {
+    pub(super) name: String,
+    pub(super) id: u64,
+    pub(super) pre: Pre,
+    pub(super) config: RuntimeConfig,
+    pub(super) sha256: String,
+    pub(super) wit_version: String,
+    pub(super) description: ResourceDescription,
+    pub(super) allow_create_on_update: bool,
+    pub(super) allow_unconditional_update: bool,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        live().lock().unwrap().remove(&self.id);
+    }
+}
+
+/// A loaded plugin version: the [`Strategy`] implementation over a wasm component. Cheap to
+/// clone; all clones share one version. Calls block the calling thread for at most the call
+/// deadline: run them off the async workers.
+#[derive(Clone)]
+pub struct WasmStrategy {
+    pub(super) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for WasmStrategy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WasmStrategy")
+            .field("name", &self.inner.name)
+            .field("sha256", &self.inner.sha256)
+            .finish()
+    }
+}
+
+impl WasmStrategy {
+    /// sha256 of the component file, hex.
+    pub fn sha256(&self) -> &str {
+        &self.inner.sha256
+    }
+
+    /// The WIT version the component was built against.
+    pub fn wit_version(&self) -> &str {
+        &self.inner.wit_version
+    }
+
+    fn instantiate(&self) -> Result<Warm, String> {
+        let inner = &self.inner;
+        let Pre::V0_1(pre) = &inner.pre;
+        let mut store = Store::new(
+            pre.engine(),
+            HostState {
+                plugin: Arc::from(inner.name.as_str()),
+                memory_limit: inner.config.memory_limit,
+                memory_denied: false,
+                memory_denied_by_total: false,
+                memory_bytes: 0,
+                last_growth: 0,
+                last_error_log: None,
+            },
+        );
+        store.limiter(|s| s as &mut dyn ResourceLimiter);
+        // What a hook may return is bounded by its memory, not by wasmtime's default 128 MiB
+        // per host call: a hook answering a million field errors on a 3 MB object (all
+        // within the limits) is a 422, not a fault.
+        store.set_hostcall_fuel(inner.config.memory_limit);
+        store.set_epoch_deadline(self.deadline_ticks());
+        let instance = pre
+            .instantiate(&mut store)
+            .map(Instance::V0_1)
+            .map_err(|e| format!("cannot instantiate: {e:#}"))?;
+        Ok(Warm {
+            store,
+            instance,
+            calls: 0,
+        })
+    }
+
+    fn deadline_ticks(&self) -> u64 {
+        let tick = EPOCH_TICK.as_millis().max(1);
+        (self.inner.config.call_deadline.as_millis().div_ceil(tick) as u64).max(1)
+    }
+
+    /// Run `f` on this thread's warm instance (creating it if needed) under the deadline.
+    pub(super) fn call<R>(
+        &self,
+        hook: &'static str,
+        f: impl FnOnce(&v0_1::Guest, &mut Store<HostState>) -> wasmtime::Result<R>,
+    ) -> Result<R, PluginFault> {
+        let id = self.inner.id;
+        let input_bytes = INPUT_BYTES.with(|n| n.take());
+        let warm = WARM.with(|w| w.borrow_mut().remove(&id));
+        let mut warm = match warm {
+            Some(w) => w,
+            None => self.instantiate().map_err(|message| PluginFault::Trap {
+                plugin: self.inner.name.clone(),
+                hook,
+                message,
+            })?,
+        };
+        warm.store.set_epoch_deadline(self.deadline_ticks());
+        {
+            let data = warm.store.data_mut();
+            data.memory_denied = false;
+            data.memory_denied_by_total = false;
+            data.last_error_log = None;
+        }
+        let Instance::V0_1(instance) = &warm.instance;
+        let guest = instance.wasm_apiserver_strategy_strategy();
+        let started = std::time::Instant::now();
+        let result = f(guest, &mut warm.store);
+        crate::metrics::metrics()
+            .plugin_calls
+            .with_label_values(&[self.inner.name.as_str(), hook])
+            .observe(started.elapsed().as_secs_f64());
+        match result {
+            Ok(v) => {
+                warm.calls += 1;
+                // Keep the instance for the next call unless it is worn, grew large, or memory
+                // is scarce (warm instances must not starve the calls that need memory).
+                if warm.calls < MAX_CALLS_PER_INSTANCE
+                    && warm.store.data().memory_bytes <= MAX_WARM_MEMORY
+                    && MEMORY_IN_USE.load(Ordering::SeqCst)
+                        <= total_memory_cap(self.inner.config.memory_limit) / 2
+                {
+                    WARM.with(|w| {
+                        let mut w = w.borrow_mut();
+                        if w.len() >= 8 {
+                            let live = live().lock().unwrap();
+                            w.retain(|k, _| live.contains(k));
+                        }
+                        w.insert(id, warm);
+                    });
+                }
+                Ok(v)
+            }
+            Err(e) => {
+                let fault = self.fault(hook, e, warm.store.data(), input_bytes);
+                let kind = match &fault {
+                    PluginFault::Timeout { .. } => "timeout",
+                    PluginFault::MemoryExceeded { .. } => "memory",
+                    PluginFault::Overloaded { .. } => "overloaded",
+                    PluginFault::BadOutput { .. } => "output",
+                    PluginFault::Trap { .. } => "trap",
+                };
+                crate::metrics::metrics()
+                    .plugin_faults
+                    .with_label_values(&[self.inner.name.as_str(), hook, kind])
+                    .inc();
+                tracing::warn!(plugin = %self.inner.name, hook, error = %fault, "plugin call failed");
+                Err(fault)
+            }
+        }
+    }
+
+    fn fault(
+        &self,
+        hook: &'static str,
+        e: wasmtime::Error,
+        state: &HostState,
+        input_bytes: usize,
+    ) -> PluginFault {
+        let plugin = self.inner.name.clone();
+        if matches!(
+            e.downcast_ref::<wasmtime::Trap>(),
+            Some(wasmtime::Trap::Interrupt)
+        ) {
+            return PluginFault::Timeout {
+                plugin,
+                hook,
+                deadline_ms: self.inner.config.call_deadline.as_millis() as u64,
+                input_bytes,
+            };
+        }
+        if state.memory_denied_by_total {
+            return PluginFault::Overloaded { plugin, hook };
+        }
+        if state.memory_denied {
+            return PluginFault::MemoryExceeded {
+                plugin,
+                hook,
+                limit_bytes: self.inner.config.memory_limit,
+                input_bytes,
+            };
+        }
+        let mut message = match e.downcast_ref::<wasmtime::Trap>() {
+            Some(t) => format!("wasm trap: {t}"),
+            // The root cause, without the wasm backtrace wasmtime attaches as context.
+            None => e.root_cause().to_string(),
+        };
+        if let Some(log) = &state.last_error_log {
+            message = format!("{log} ({message})");
+        }
+        PluginFault::Trap {
+            plugin,
+            hook,
+            message,
+        }
+    }
+
+    fn bad_output(&self, hook: &'static str, reason: String) -> StrategyError {
+        crate::metrics::metrics()
+            .plugin_faults
+            .with_label_values(&[self.inner.name.as_str(), hook, "output"])
+            .inc();
+        StrategyError::Fault(PluginFault::BadOutput {
+            plugin: self.inner.name.clone(),
+            hook,
+            reason,
+        })
+    }
+
+    /// A mutating hook: the rejection, or the returned object checked by [`Self::output`].
+    fn mutating(
+        &self,
+        hook: &'static str,
+        input: &Value,
+        r: Result<Result<String, v0_1::types::HookError>, PluginFault>,
+    ) -> StrategyResult<Value> {
+        let text = r?.map_err(|e| StrategyError::Rejected(rejection(e)))?;
+        self.output(hook, input, &text)
+    }
+
+    /// Parse an object a hook returned and check it is one JSON object whose `apiVersion`,
+    /// `kind`, `metadata.name` and `metadata.namespace` are those of `input`; anything else is
+    /// [`PluginFault::BadOutput`] naming the plugin and `hook`.
+    fn output(&self, hook: &'static str, input: &Value, text: &str) -> StrategyResult<Value> {
+        let out: Value = serde_json::from_str(text)
+            .map_err(|e| self.bad_output(hook, format!("not JSON: {e}")))?;
+        if !out.is_object() {
+            return Err(self.bad_output(hook, "not a JSON object".into()));
+        }
+        // Plain lookups rather than `Value::pointer`, which parses its argument on every call.
+        fn at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
+            path.iter().try_fold(v, |v, k| v.get(k))
+        }
+        for path in [
+            &["apiVersion"][..],
+            &["kind"],
+            &["metadata", "name"],
+            &["metadata", "namespace"],
+        ] {
+            let (before, after) = (at(input, path), at(&out, path));
+            if before != after {
+                return Err(self.bad_output(
+                    hook,
+                    format!(
+                        "it changed {} from {} to {}",
+                        path.join("."),
+                        before.map_or("nothing".into(), Value::to_string),
+                        after.map_or("nothing".into(), Value::to_string)
+                    ),
+                ));
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// An object as the JSON text a hook receives. `serde_json::to_string` rather than `Display`,
+/// which goes through the formatting machinery and takes about three times as long.
+fn json_text(v: &Value) -> String {
+    // Room for a typical object up front: growing from serde_json's default 128 bytes costs
+    // several reallocations per call.
+    let mut buf = Vec::with_capacity(4096);
+    serde_json::to_writer(&mut buf, v).expect("a Value always serializes");
+    INPUT_BYTES.with(|n| n.set(n.get().max(buf.len())));
+    String::from_utf8(buf).expect("serde_json writes UTF-8")
+}
+
+/// Run `f` on `v` as JSON text written into a buffer kept per thread: the hot path (the create
+/// sequence) then allocates no input buffer per call. Buffers above 1 MiB are not kept.
+fn with_json_text<R>(v: &Value, f: impl FnOnce(&str) -> R) -> R {
+    thread_local! {
+        static BUF: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    }
+    let mut buf = BUF.with(|b| std::mem::take(&mut *b.borrow_mut()));
+    buf.clear();
+    serde_json::to_writer(&mut buf, v).expect("a Value always serializes");
+    INPUT_BYTES.with(|n| n.set(n.get().max(buf.len())));
+    let r = f(std::str::from_utf8(&buf).expect("serde_json writes UTF-8"));
+    if buf.capacity() <= 1 << 20 {
+        BUF.with(|b| *b.borrow_mut() = buf);
+    }
+    r
+}
+
+impl Strategy for WasmStrategy {
+    fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    fn description(&self) -> &ResourceDescription {
+        &self.inner.description
+    }
+
+    fn allow_create_on_update(&self) -> bool {
+        self.inner.allow_create_on_update
+    }
+
+    fn allow_unconditional_update(&self) -> bool {
+        self.inner.allow_unconditional_update
+    }
+
+    fn prepare_for_create(&self, obj: &Value) -> StrategyResult<Value> {
+        let text = json_text(obj);
+        let r = self.call("prepare-for-create", |g, s| {
+            g.call_prepare_for_create(s, &text)
+        });
+        self.mutating("prepare-for-create", obj, r)
+    }
+
+    fn validate(&self, obj: &Value) -> StrategyResult<Vec<FieldError>> {
+        let text = json_text(obj);
+        Ok(field_errors(
+            self.call("validate", |g, s| g.call_validate(s, &text))?,
+        ))
+    }
+
+    fn warnings_on_create(&self, obj: &Value) -> StrategyResult<Vec<String>> {
+        let text = json_text(obj);
+        Ok(self.call("warnings-on-create", |g, s| {
+            g.call_warnings_on_create(s, &text)
+        })?)
+    }
+
+    fn canonicalize(&self, obj: &Value) -> StrategyResult<Value> {
+        let text = json_text(obj);
+        let r = self.call("canonicalize", |g, s| g.call_canonicalize(s, &text));
+        self.mutating("canonicalize", obj, r)
+    }
+
+    /// One `create-sequence` call; its object gets the checks of the separate mutating hooks.
+    fn create_sequence(&self, obj: &Value) -> StrategyResult<CreateOutcome> {
+        const HOOK: &str = "create-sequence";
+        let out = with_json_text(obj, |text| {
+            self.call(HOOK, |g, s| g.call_create_sequence(s, text))
+        })?
+        .map_err(|e| StrategyError::Rejected(rejection(e)))?;
+        Ok(CreateOutcome {
+            object: self.output(HOOK, obj, &out.object)?,
+            errors: field_errors(out.errors),
+            warnings: out.warnings,
+        })
+    }
+
+    fn prepare_for_update(&self, new: &Value, old: &Value) -> StrategyResult<Value> {
+        let (n, o) = (json_text(new), json_text(old));
+        let r = self.call("prepare-for-update", |g, s| {
+            g.call_prepare_for_update(s, &n, &o)
+        });
+        self.mutating("prepare-for-update", new, r)
+    }
+
+    fn validate_update(&self, new: &Value, old: &Value) -> StrategyResult<Vec<FieldError>> {
+        let (n, o) = (json_text(new), json_text(old));
+        Ok(field_errors(self.call("validate-update", |g, s| {
+            g.call_validate_update(s, &n, &o)
+        })?))
+    }
+
+    fn warnings_on_update(&self, new: &Value, old: &Value) -> StrategyResult<Vec<String>> {
+        let (n, o) = (json_text(new), json_text(old));
+        Ok(self.call("warnings-on-update", |g, s| {
+            g.call_warnings_on_update(s, &n, &o)
+        })?)
+    }
+
+    fn prepare_for_status_update(&self, new: &Value, old: &Value) -> StrategyResult<Value> {
+        let (n, o) = (json_text(new), json_text(old));
+        let r = self.call("prepare-for-status-update", |g, s| {
+            g.call_prepare_for_status_update(s, &n, &o)
+        });
+        self.mutating("prepare-for-status-update", new, r)
+    }
+
+    fn validate_status_update(&self, new: &Value, old: &Value) -> StrategyResult<Vec<FieldError>> {
+        let (n, o) = (json_text(new), json_text(old));
+        Ok(field_errors(
+            self.call("validate-status-update", |g, s| {
+                g.call_validate_status_update(s, &n, &o)
+            })?,
+        ))
+    }
+
+    fn warnings_on_status_update(&self, new: &Value, old: &Value) -> StrategyResult<Vec<String>> {
+        let (n, o) = (json_text(new), json_text(old));
+        Ok(self.call("warnings-on-status-update", |g, s| {
+            g.call_warnings_on_status_update(s, &n, &o)
+        })?)
+    }
+
+    fn check_graceful_delete(
+        &self,
+        obj: &Value,
+        requested: Option<i64>,
+    ) -> StrategyResult<Option<i64>> {
+        let text = json_text(obj);
+        Ok(self.call("check-graceful-delete", |g, s| {
+            g.call_check_graceful_delete(s, &text, requested)
+        })?)
+    }
+
+    fn validate_delete(&self, old: &Value) -> StrategyResult<Vec<FieldError>> {
+        let text = json_text(old);
+        Ok(field_errors(self.call("validate-delete", |g, s| {
+            g.call_validate_delete(s, &text)
+        })?))
+    }
+
+    fn printer_cells(&self, obj: &Value) -> StrategyResult<Vec<Value>> {
+        let text = json_text(obj);
+        let cells = self.call("printer-cells", |g, s| g.call_printer_cells(s, &text))?;
+        cells
+            .into_iter()
+            .map(|c| {
+                serde_json::from_str(&c)
+                    .map_err(|e| self.bad_output("printer-cells", format!("cell is not JSON: {e}")))
+            })
+            .collect()
+    }
+
+    fn get_attrs(&self, obj: &Value) -> StrategyResult<Attributes> {
+        let text = json_text(obj);
+        let a = self
+            .call("get-attrs", |g, s| g.call_get_attrs(s, &text))?
+            .map_err(|e| StrategyError::Rejected(rejection(e)))?;
+        Ok(Attributes {
+            labels: a.labels,
+            fields: a.fields,
+        })
+    }
+}

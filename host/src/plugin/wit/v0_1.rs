@@ -1,0 +1,134 @@
+//! The host side of `wasm-apiserver:strategy@0.1.0` (`wit/0.1.0/strategy.wit`, frozen as
+//! released): the generated bindings, the `host` imports this version gives a guest, and the
+//! conversions from its records to the host's [`Strategy`](crate::strategy::Strategy) types.
+
+use crate::plugin::host_state::HostState;
+use crate::strategy::{ErrorType, FieldError, PrinterColumn, Rejection, ResourceDescription};
+use serde_json::Value;
+
+mod generated {
+    wasmtime::component::bindgen!({
+        world: "strategy-plugin",
+        path: "../wit/0.1.0",
+    });
+}
+
+pub use generated::exports::wasm_apiserver::strategy::strategy::Guest;
+pub use generated::wasm_apiserver::strategy::{host, types};
+pub use generated::{StrategyPlugin, StrategyPluginPre};
+
+/// The version of the contract this module implements.
+pub const VERSION: &str = "0.1.0";
+
+impl host::Host for HostState {
+    fn log(&mut self, level: host::LogLevel, message: String) {
+        use host::LogLevel;
+        let plugin = &*self.plugin;
+        match level {
+            LogLevel::Trace => tracing::trace!(plugin, "{message}"),
+            LogLevel::Debug => tracing::debug!(plugin, "{message}"),
+            LogLevel::Info => tracing::info!(plugin, "{message}"),
+            LogLevel::Warn => tracing::warn!(plugin, "{message}"),
+            LogLevel::Error => {
+                tracing::error!(plugin, "{message}");
+                self.last_error_log = Some(message);
+            }
+        }
+    }
+}
+
+impl types::Host for HostState {}
+
+/// Convert the WIT record, parsing the schema and example. Errors: the problems found.
+pub fn description(d: types::ResourceDescription) -> Result<ResourceDescription, Vec<String>> {
+    let mut problems = Vec::new();
+    let openapi_schema = match serde_json::from_str::<Value>(&d.openapi_schema) {
+        Ok(v @ Value::Object(_)) => v,
+        Ok(_) => {
+            problems.push("openapi-schema: must be a JSON object".to_string());
+            Value::Null
+        }
+        Err(e) => {
+            problems.push(format!("openapi-schema: not JSON: {e}"));
+            Value::Null
+        }
+    };
+    let example = match d.example.as_deref().map(serde_json::from_str::<Value>) {
+        None => None,
+        Some(Ok(v @ Value::Object(_))) => Some(v),
+        Some(Ok(_)) => {
+            problems.push("example: must be a JSON object".to_string());
+            None
+        }
+        Some(Err(e)) => {
+            problems.push(format!("example: not JSON: {e}"));
+            None
+        }
+    };
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    Ok(ResourceDescription {
+        group: d.group,
+        version: d.version,
+        kind: d.kind,
+        list_kind: d.list_kind,
+        plural: d.plural,
+        singular: d.singular,
+        short_names: d.short_names,
+        categories: d.categories,
+        namespaced: d.namespaced,
+        subresources: d.subresources,
+        printer_columns: d
+            .printer_columns
+            .into_iter()
+            .map(|c| PrinterColumn {
+                name: c.name,
+                type_: c.type_,
+                format: c.format,
+                description: c.description,
+                priority: c.priority,
+                json_path: c.json_path,
+            })
+            .collect(),
+        selectable_fields: d.selectable_fields,
+        openapi_schema,
+        example,
+    })
+}
+
+pub fn rejection(e: types::HookError) -> Rejection {
+    match e {
+        types::HookError::BadRequest(m) => Rejection::BadRequest(m),
+        types::HookError::Invalid(errs) => {
+            Rejection::Invalid(errs.into_iter().map(field_error).collect())
+        }
+    }
+}
+
+pub fn field_errors(errs: Vec<types::FieldError>) -> Vec<FieldError> {
+    errs.into_iter().map(field_error).collect()
+}
+
+pub fn field_error(e: types::FieldError) -> FieldError {
+    FieldError {
+        error_type: match e.type_ {
+            types::ErrorType::Required => ErrorType::Required,
+            types::ErrorType::Invalid => ErrorType::Invalid,
+            types::ErrorType::Duplicate => ErrorType::Duplicate,
+            types::ErrorType::NotSupported => ErrorType::NotSupported,
+            types::ErrorType::Forbidden => ErrorType::Forbidden,
+            types::ErrorType::TooLong => ErrorType::TooLong,
+            types::ErrorType::TooMany => ErrorType::TooMany,
+            types::ErrorType::Internal => ErrorType::Internal,
+            types::ErrorType::TypeInvalid => ErrorType::TypeInvalid,
+            types::ErrorType::NotFound => ErrorType::NotFound,
+        },
+        field: e.field,
+        // A bad value that is not JSON is kept as a string rather than dropped.
+        bad_value: e
+            .bad_value
+            .map(|v| serde_json::from_str(&v).unwrap_or(Value::String(v))),
+        detail: e.detail,
+    }
+}

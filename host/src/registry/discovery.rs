@@ -1,0 +1,161 @@
+//! Discovery: aggregated discovery v2 (`apidiscovery.k8s.io/v2` `APIGroupDiscoveryList`, served
+//! at `/api` and `/apis` when the client asks for it) and legacy discovery (`APIVersions`,
+//! `APIGroupList`, `APIResourceList`), built from the path-to-storage map
+//! (`k8s.io/apiserver/pkg/endpoints/discovery`, `discovery/aggregated`).
+
+use super::resource_map::ResourceMap;
+use serde_json::{json, Value};
+
+/// The content type kubectl requires for an aggregated answer.
+pub const AGGREGATED_V2: &str =
+    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+
+/// Verbs of every plugin-backed resource.
+pub const VERBS: [&str; 8] = [
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+];
+
+/// Whether an `Accept` header asks for aggregated discovery v2.
+pub fn wants_aggregated(accept: &str) -> bool {
+    accept.split(',').any(|a| {
+        let a = a.replace(' ', "");
+        a.contains("as=APIGroupDiscoveryList")
+            && a.contains("g=apidiscovery.k8s.io")
+            && a.contains("v=v2")
+            && !a.contains("v=v2beta1")
+    })
+}
+
+fn scope(namespaced: bool) -> &'static str {
+    if namespaced {
+        "Namespaced"
+    } else {
+        "Cluster"
+    }
+}
+
+fn group_discovery(map: &ResourceMap, group: &str, versions: &[String]) -> Value {
+    let versions: Vec<Value> = versions
+        .iter()
+        .map(|v| {
+            let resources: Vec<Value> = map
+                .iter()
+                .filter(|r| r.description.group == group && &r.description.version == v)
+                .map(|r| {
+                    let d = &r.description;
+                    let kind = json!({"group": d.group, "version": d.version, "kind": d.kind});
+                    let mut res = json!({
+                        "resource": d.plural, "responseKind": kind, "scope": scope(d.namespaced),
+                        "singularResource": d.singular, "verbs": VERBS,
+                    });
+                    if !d.short_names.is_empty() {
+                        res["shortNames"] = json!(d.short_names);
+                    }
+                    if !d.categories.is_empty() {
+                        res["categories"] = json!(d.categories);
+                    }
+                    if d.has_status() {
+                        res["subresources"] = json!([{"subresource": "status", "responseKind": kind,
+                                                     "verbs": ["get", "patch", "update"]}]);
+                    }
+                    res
+                })
+                .collect();
+            json!({"version": v, "resources": resources, "freshness": "Current"})
+        })
+        .collect();
+    json!({"metadata": {"name": group, "creationTimestamp": null}, "versions": versions})
+}
+
+/// Aggregated `/api` (core group only) or `/apis` (every other group).
+pub fn aggregated(map: &ResourceMap, core: bool) -> Value {
+    let items: Vec<Value> = map
+        .groups()
+        .iter()
+        .filter(|(g, _)| g.is_empty() == core)
+        .map(|(g, vs)| group_discovery(map, g, vs))
+        .collect();
+    json!({"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items})
+}
+
+/// Legacy `/api`: `APIVersions`.
+pub fn api_versions(server_address: &str) -> Value {
+    json!({"kind": "APIVersions", "versions": ["v1"],
+           "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}]})
+}
+
+/// Legacy `/apis`: `APIGroupList`.
+pub fn api_group_list(map: &ResourceMap) -> Value {
+    let groups: Vec<Value> = map
+        .groups()
+        .iter()
+        .filter(|(g, _)| !g.is_empty())
+        .map(|(g, vs)| api_group(g, vs))
+        .collect();
+    json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
+}
+
+/// Legacy `/apis/<group>`: `APIGroup`.
+pub fn api_group(group: &str, versions: &[String]) -> Value {
+    let vs: Vec<Value> = versions
+        .iter()
+        .map(|v| json!({"groupVersion": format!("{group}/{v}"), "version": v}))
+        .collect();
+    json!({"kind": "APIGroup", "apiVersion": "v1", "name": group, "versions": vs,
+           "preferredVersion": vs.first().cloned().unwrap_or(Value::Null)})
+}
+
+/// Legacy `/api/v1` or `/apis/<group>/<version>`: `APIResourceList`; `None` when nothing is
+/// served there.
+pub fn api_resource_list(map: &ResourceMap, group: &str, version: &str) -> Option<Value> {
+    let mut resources = Vec::new();
+    for r in map.iter() {
+        let d = &r.description;
+        if d.group != group || d.version != version {
+            continue;
+        }
+        let mut res = json!({"name": d.plural, "singularName": d.singular, "namespaced": d.namespaced,
+                             "kind": d.kind, "verbs": VERBS});
+        if !d.short_names.is_empty() {
+            res["shortNames"] = json!(d.short_names);
+        }
+        if !d.categories.is_empty() {
+            res["categories"] = json!(d.categories);
+        }
+        resources.push(res);
+        if d.has_status() {
+            resources.push(json!({"name": format!("{}/status", d.plural), "singularName": "",
+                                  "namespaced": d.namespaced, "kind": d.kind, "verbs": ["get", "patch", "update"]}));
+        }
+    }
+    if resources.is_empty() {
+        return None;
+    }
+    let gv = if group.is_empty() {
+        version.to_string()
+    } else {
+        format!("{group}/{version}")
+    };
+    Some(
+        json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kubectl_accept_header_selects_aggregated() {
+        let kubectl = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json";
+        assert!(wants_aggregated(kubectl));
+        assert!(!wants_aggregated("application/json, */*"));
+    }
+}

@@ -1,0 +1,27 @@
+//! POST of a new object (`k8s.io/apiserver/pkg/endpoints/handlers/create.go`
+//! `createHandler`): decode, one registry create, 201 with the stored object.
+
+use super::body::decode_object;
+use super::response::{respond_write, Output};
+use crate::registry::Store;
+use crate::server::options::Query;
+use crate::server::options::{self, WriteOptions};
+use crate::status::ApiResult;
+use axum::body::Bytes;
+use axum::http::HeaderMap;
+use axum::response::Response;
+
+/// `createHandler`. Errors: the body's ([`decode_object`]), `dryRun`'s and the registry's.
+pub async fn create(
+    r: &Store,
+    ns: &str,
+    body: &Bytes,
+    headers: &HeaderMap,
+    q: &Query,
+    out: Output,
+) -> ApiResult<Response> {
+    let (obj, mut warnings) = decode_object(r, body, headers, q, WriteOptions::Create)?;
+    let res = r.create(ns, obj, options::is_dry_run(q)?).await?;
+    warnings.extend(res.warnings.iter().cloned());
+    respond_write(r, res, out, &warnings).await
+}

@@ -1,0 +1,124 @@
+//! Resource handlers (`k8s.io/apiserver/pkg/endpoints/handlers`): each decodes the request,
+//! makes one registry call and encodes the answer. Every failure is an [`ApiError`] turned
+//! into a `metav1.Status` once, in [`resource`].
+//!
+//! - `get.rs` (get, list), `watch.rs`, `create.rs`, `update.rs`, `patch.rs`, `delete.rs`
+//!   (delete, delete-collection): one verb family each;
+//! - `body.rs`: decoding an object body; `response.rs`: writing answers (JSON, Tables).
+//!
+//! Query options are decoded in [`crate::server::options`].
+
+pub mod body;
+pub mod create;
+pub mod delete;
+pub mod get;
+pub mod patch;
+pub mod response;
+pub mod update;
+pub mod watch;
+
+use super::request_info::{self, RequestInfo};
+use super::state::AppState;
+use super::{discovery, options};
+use crate::registry::store::Subresource;
+use crate::status::{ApiError, ApiResult};
+use axum::body::{Body, Bytes};
+use axum::extract::{OriginalUri, State};
+use axum::http::{HeaderMap, Method};
+use axum::response::{IntoResponse, Response};
+use options::Query;
+use std::sync::Arc;
+
+pub use crate::limits::MAX_BODY_BYTES;
+
+/// The one entry point for resource paths (`/api/v1/...`, `/apis/<g>/<v>/...`).
+pub async fn resource(
+    State(state): State<Arc<AppState>>,
+    method: Method,
+    OriginalUri(uri): OriginalUri,
+    headers: HeaderMap,
+    axum::extract::Query(q): axum::extract::Query<Query>,
+    body: Body,
+) -> Response {
+    let path = uri.path().to_string();
+    // `limitedReadBody` (handlers/rest.go): read at most the limit, answer 413 as a Status.
+    let body = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
+        Ok(b) => b,
+        Err(_) => {
+            return ApiError::request_entity_too_large(&format!("limit is {MAX_BODY_BYTES}"))
+                .into_response()
+        }
+    };
+    match dispatch(&state, &method, &path, &headers, &q, body).await {
+        Ok(r) => r,
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn dispatch(
+    state: &Arc<AppState>,
+    method: &Method,
+    path: &str,
+    headers: &HeaderMap,
+    q: &Query,
+    body: Bytes,
+) -> ApiResult<Response> {
+    let snapshot = state.served.load();
+    let map = &snapshot.resources;
+    let Some(info) = request_info::parse(path) else {
+        if *method == Method::GET {
+            if let Some(resp) = discovery::legacy(map, path) {
+                return Ok(resp);
+            }
+        }
+        return Err(ApiError::no_route(path));
+    };
+    let Some(r) = map.get(&info.group, &info.version, &info.resource) else {
+        return Err(ApiError::no_route(path));
+    };
+    let sub = match info.subresource.as_str() {
+        "" => Subresource::Main,
+        "status" if r.description.has_status() => Subresource::Status,
+        _ => return Err(ApiError::no_route(path)),
+    };
+    if !r.description.namespaced && !info.namespace.is_empty() {
+        return Err(ApiError::no_route(path));
+    }
+    if r.description.namespaced && info.namespace.is_empty() && !info.name.is_empty() {
+        return Err(ApiError::no_route(path));
+    }
+    let watch = info.watch_path || options::query_bool(q, "watch").unwrap_or(false);
+    let out = response::output(headers, q)?;
+    if r.read_only && *method != Method::GET {
+        return Err(ApiError::method_not_supported(
+            &r.gr,
+            &method.as_str().to_lowercase(),
+        ));
+    }
+    let RequestInfo {
+        namespace: ns,
+        name,
+        ..
+    } = info;
+    match *method {
+        Method::GET if watch => watch::watch(state, &r, &ns, &name, q, out).await,
+        Method::GET if !name.is_empty() => get::get(&r, &ns, &name, q, out).await,
+        Method::GET => get::list(&r, &ns, q, out).await,
+        Method::POST if name.is_empty() && sub == Subresource::Main => {
+            create::create(&r, &ns, &body, headers, q, out).await
+        }
+        Method::PUT if !name.is_empty() => {
+            update::update(&r, &ns, &name, sub, &body, headers, q, out).await
+        }
+        Method::PATCH if !name.is_empty() => {
+            patch::patch(&r, &ns, &name, sub, &body, headers, q, out).await
+        }
+        Method::DELETE if !name.is_empty() && sub == Subresource::Main => {
+            delete::delete(&r, &ns, &name, &body, q, out).await
+        }
+        Method::DELETE if name.is_empty() && sub == Subresource::Main => {
+            delete::delete_collection(&r, &ns, &body, q).await
+        }
+        _ => Err(ApiError::method_not_supported(&r.gr, method.as_str())),
+    }
+}

@@ -1,0 +1,116 @@
+//! Writing answers (`k8s.io/apiserver/pkg/endpoints/handlers/response.go` and
+//! `responsewriters`): JSON objects and lists, `Warning` headers, and the `metav1.Table` form
+//! when the client asks for it (`as=Table;g=meta.k8s.io;v=v1`).
+
+use crate::registry::store::{list_meta, WriteResult};
+use crate::registry::table::{self, IncludeObject};
+use crate::registry::Store;
+use crate::server::options::Query;
+use crate::status::{ApiError, ApiResult};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::{json, Value};
+use wasm_apiserver_storage::SharedListResult;
+
+/// How a client wants objects back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// Plain JSON objects and lists.
+    Json,
+    /// `metav1.Table` (`as=Table;g=meta.k8s.io;v=v1`), each row carrying the object as
+    /// `includeObject` asks.
+    Table(IncludeObject),
+}
+
+pub fn output(headers: &HeaderMap, q: &Query) -> ApiResult<Output> {
+    let accept = headers
+        .get("accept")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let wants_table = accept.split(',').any(|a| {
+        let a = a.replace(' ', "");
+        a.contains("as=Table")
+            && a.contains("g=meta.k8s.io")
+            && (a.contains("v=v1;") || a.ends_with("v=v1"))
+    });
+    Ok(if wants_table {
+        Output::Table(IncludeObject::from_query(q)?)
+    } else {
+        Output::Json
+    })
+}
+
+pub fn json_response(code: StatusCode, body: &Value, warnings: &[String]) -> Response {
+    let mut resp = (code, axum::Json(body)).into_response();
+    for w in warnings {
+        // `Warning: 299 - "text"` (RFC 7234 §5.5; kube-apiserver's warning header format).
+        let text = w.replace('"', "\\\"");
+        if let Ok(v) = HeaderValue::from_str(&format!("299 - \"{text}\"")) {
+            resp.headers_mut().append("Warning", v);
+        }
+    }
+    resp
+}
+
+/// A 200 response whose body is JSON text already written (an object or a list from its
+/// `SharedObject`s).
+pub fn json_bytes_response(body: Vec<u8>) -> Response {
+    (
+        StatusCode::OK,
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        body,
+    )
+        .into_response()
+}
+
+/// The JSON of a list response (`{"apiVersion","kind":"<Kind>List","metadata","items"}`),
+/// written straight from the list's items: objects read from storage are copied from their
+/// stored bytes with their resourceVersion spliced in, cached ones serialized as they are, so
+/// no list builds a `Value` per object. Errors: a corrupt stored object answers 500, as
+/// kube-apiserver's list does when an object fails to decode.
+pub fn list_body(r: &Store, list: &SharedListResult) -> ApiResult<Vec<u8>> {
+    let head = json!({"apiVersion": r.description.api_version(), "kind": r.description.list_kind,
+                      "metadata": list_meta(list)});
+    let mut out = serde_json::to_vec(&head).map_err(ApiError::internal)?;
+    out.pop(); // the closing brace
+    out.extend_from_slice(b",\"items\":[");
+    for (i, item) in list.items.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        item.write_json(&mut out)
+            .map_err(|e| ApiError::from_storage(&e, &r.gr, ""))?;
+    }
+    out.extend_from_slice(b"]}");
+    Ok(out)
+}
+
+pub async fn respond_object(
+    r: &Store,
+    obj: Value,
+    out: Output,
+    code: StatusCode,
+    warnings: &[String],
+) -> ApiResult<Response> {
+    match out {
+        Output::Json => Ok(json_response(code, &obj, warnings)),
+        Output::Table(include) => {
+            let t = table::object_table(r, &obj, true, include).await?;
+            Ok(json_response(code, &t, warnings))
+        }
+    }
+}
+
+pub async fn respond_write(
+    r: &Store,
+    res: WriteResult,
+    out: Output,
+    warnings: &[String],
+) -> ApiResult<Response> {
+    let code = if res.created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    respond_object(r, res.object, out, code, warnings).await
+}

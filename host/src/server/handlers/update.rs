@@ -1,0 +1,40 @@
+//! PUT of an object or its status (`k8s.io/apiserver/pkg/endpoints/handlers/update.go`
+//! `UpdateResource`): decode, one registry update, 200 (or 201 when it created).
+
+use super::body::decode_object;
+use super::response::{respond_write, Output};
+use crate::registry::store::{Subresource, UpdatedObject};
+use crate::registry::Store;
+use crate::server::options::Query;
+use crate::server::options::{self, WriteOptions};
+use crate::status::ApiResult;
+use axum::body::Bytes;
+use axum::http::HeaderMap;
+use axum::response::Response;
+
+/// `UpdateResource`. Errors: the body's ([`decode_object`]), `dryRun`'s and the registry's.
+#[allow(clippy::too_many_arguments)]
+pub async fn update(
+    r: &Store,
+    ns: &str,
+    name: &str,
+    sub: Subresource,
+    body: &Bytes,
+    headers: &HeaderMap,
+    q: &Query,
+    out: Output,
+) -> ApiResult<Response> {
+    let (obj, mut warnings) = decode_object(r, body, headers, q, WriteOptions::Update)?;
+    let res = r
+        .update(
+            ns,
+            name,
+            UpdatedObject::Replace(obj),
+            sub,
+            false,
+            options::is_dry_run(q)?,
+        )
+        .await?;
+    warnings.extend(res.warnings.iter().cloned());
+    respond_write(r, res, out, &warnings).await
+}

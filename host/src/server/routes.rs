@@ -1,0 +1,84 @@
+//! The router (kube-apiserver's `pkg/server/routes` for the non-resource paths, the
+//! `/api` and `/apis` trees to discovery and the resource handlers) with its filters.
+
+use super::state::AppState;
+use super::{discovery, handlers, openapi, request_metrics, timeout};
+use crate::status::ApiError;
+use axum::extract::{OriginalUri, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get};
+use axum::{Json, Router};
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+/// The version reported at `/version`: kubectl's dispatcher picks its client by the minor
+/// version, and 1.32 selects the built-in kubectl 1.32 (`k8s.io/apimachinery/pkg/version`
+/// `Info`).
+pub fn version_info() -> Value {
+    json!({
+        "major": "1",
+        "minor": "32",
+        "gitVersion": "v1.32.0-wasm-apiserver",
+        "gitCommit": "",
+        "gitTreeState": "clean",
+        "buildDate": "",
+        "goVersion": "",
+        "compiler": "rustc",
+        "platform": "linux/amd64"
+    })
+}
+
+/// The router: non-resource paths by name, everything under `/api` and `/apis` through
+/// discovery or the resource handler.
+pub fn router(state: Arc<AppState>) -> Router {
+    Router::new()
+        .route("/version", get(|| async { Json(version_info()) }))
+        // The Python client asks for `/version/`, `/api/` and `/apis/`; go-restful serves both.
+        .route("/version/", get(|| async { Json(version_info()) }))
+        .route("/healthz", get(|| async { "ok" }))
+        .route("/livez", get(|| async { "ok" }))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(|| async { crate::metrics::render() }))
+        .route("/api", get(discovery::api_root))
+        .route("/api/", get(discovery::api_root))
+        .route("/apis", get(discovery::apis_root))
+        .route("/apis/", get(discovery::apis_root))
+        .route("/openapi/v3", get(openapi::root))
+        .route("/openapi/v3/{*gv}", get(openapi::document))
+        .route("/api/{*rest}", any(handlers::resource))
+        .route("/apis/{*rest}", any(handlers::resource))
+        .fallback(|OriginalUri(uri): OriginalUri| async move {
+            ApiError::no_route(uri.path()).into_response()
+        })
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            timeout::with_timeout,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            request_metrics::observe,
+        ))
+        // The resource handler enforces its own limit and answers 413 as a Status.
+        .layer(axum::extract::DefaultBodyLimit::disable())
+        .with_state(state)
+}
+
+/// `/readyz`: fails once shutdown began, or when the storage backend is unhealthy.
+async fn readyz(State(state): State<Arc<AppState>>) -> Response {
+    if state.terminating.load(std::sync::atomic::Ordering::SeqCst) {
+        return (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "[-]shutdown failed: process is shutting down\nreadyz check failed\n",
+        )
+            .into_response();
+    }
+    match state.backend.health().await {
+        Ok(()) => "ok".into_response(),
+        Err(e) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("[-]storage failed: {e}\nreadyz check failed\n"),
+        )
+            .into_response(),
+    }
+}

@@ -1,0 +1,26 @@
+//! What every handler shares: the served snapshot, the storage backend (for `/readyz`),
+//! watch and request deadlines, and the shutdown signals.
+
+use crate::registry::Served;
+use std::sync::Arc;
+use std::time::Duration;
+use wasm_apiserver_storage::factory::AnyBackend;
+
+/// What every handler shares.
+pub struct AppState {
+    /// What is served (published by the plugin manager when a plugin changes).
+    pub served: Arc<Served>,
+    /// The storage backend, for `/readyz`.
+    pub backend: AnyBackend,
+    /// Default watch duration when the client gives no `timeoutSeconds`.
+    pub watch_timeout: Duration,
+    /// `host:port` for legacy discovery's `serverAddressByClientCIDRs`.
+    pub address: String,
+    /// Set to `true` when the server starts shutting down: open watches end (as
+    /// kube-apiserver closes them), so graceful shutdown only waits for short requests.
+    pub shutdown: tokio::sync::watch::Receiver<bool>,
+    /// Set at SIGTERM, before the shutdown delay: `/readyz` fails from then on.
+    pub terminating: std::sync::atomic::AtomicBool,
+    /// Deadline of a non-long-running request (`--request-timeout`); see [`timeout`].
+    pub request_timeout: Duration,
+}
