@@ -205,7 +205,7 @@ impl Store {
             resource_version: resource_version.into(),
             ignore_not_found: false,
         };
-        match self.storage.get_shared(&self.key(ns, name), &opts).await {
+        match self.storage.get(&self.key(ns, name), &opts).await {
             Ok(Some(o)) => Ok(o),
             Ok(None) => Err(ApiError::not_found(&self.gr, name)),
             Err(e) => Err(self.storage_err(e, name)),
@@ -216,7 +216,7 @@ impl Store {
     /// predicate. The objects are shared with the watch cache (no copy).
     pub async fn list(&self, ns: &str, opts: &ListOptions) -> ApiResult<SharedListResult> {
         self.storage
-            .get_list_shared(&self.list_key(ns), &self.storage_list_options(opts))
+            .get_list(&self.list_key(ns), &self.storage_list_options(opts))
             .await
             .map_err(|e| self.storage_err(e, ""))
     }
@@ -347,7 +347,10 @@ impl Store {
             resource_version: String::new(),
             ignore_not_found: true,
         };
-        if let Ok(Some(existing)) = self.storage.get(&self.key(ns, name), &opts).await {
+        let existing = self.storage.get(&self.key(ns, name), &opts).await;
+        if let Ok(Some(existing)) =
+            existing.and_then(|o| o.map(SharedObject::into_value).transpose())
+        {
             if !meta_str(&existing, "deletionTimestamp").is_empty() {
                 e.message = format!("object is being deleted: {}", e.message);
             }
@@ -434,6 +437,7 @@ impl Store {
                     },
                 )
                 .await
+                .and_then(|o| o.map(SharedObject::into_value).transpose())
                 .map_err(|e| self.storage_err(e, name))?;
             let rm = ResponseMeta {
                 ttl: 0,
@@ -581,7 +585,8 @@ impl Store {
         let key = self.key(ns, name);
         let existing = self.get(ns, name, "").await?;
         // BeforeDelete checks the preconditions early: a failure is 409 Conflict.
-        wasm_apiserver_storage::store::check_preconditions(&key, &opts.preconditions, &existing)
+        opts.preconditions
+            .check(&key, &existing)
             .map_err(|e| ApiError::conflict(&self.gr, name, &e.to_string()))?;
         // validate-delete against the stored object.
         let strategy = self.strategy();

@@ -42,6 +42,7 @@ use wasm_apiserver_storage::cacher::{Cacher, CacherConfig, CacherStats};
 use wasm_apiserver_storage::etcd3::{Etcd3, Etcd3Config};
 use wasm_apiserver_storage::store::{KvStore, StoreConfig};
 use wasm_apiserver_storage::testing::etcd::EtcdServer;
+use wasm_apiserver_storage::testing::OwnedReads;
 use wasm_apiserver_storage::{ListOptions, Storage, WatchEvent};
 
 /// Objects listed.
@@ -190,7 +191,7 @@ async fn timed_list(storage: &Arc<dyn Storage>, rv: &str) -> (Duration, Duration
     };
     let t = Instant::now();
     let list = storage
-        .get_list_shared("/pods", &opts)
+        .get_list("/pods", &opts)
         .await
         .expect("get_list_shared");
     let call = t.elapsed();
@@ -267,7 +268,7 @@ async fn bench_list(direct: &Arc<dyn Storage>, cached: &Arc<dyn Storage>, cacher
     // Where the cache's time goes: its list deep-copies every cached object into the result
     // (`ListResult::items` is a `Vec<Value>`); the direct list decodes every object's JSON.
     let sample = cached
-        .get_list(
+        .get_list_owned(
             "/pods",
             &ListOptions {
                 resource_version: "0".into(),
@@ -439,7 +440,10 @@ async fn bench_delivery(cacher: &Arc<Cacher>, port: u16) -> EtcdWatches {
             };
             let mut lists = 0usize;
             while !stop.load(Ordering::Relaxed) {
-                let l = cacher.get_list("/pods", &opts).await.expect("get_list");
+                let l = cacher
+                    .get_list_owned("/pods", &opts)
+                    .await
+                    .expect("get_list");
                 assert!(l.items.len() >= PODS);
                 lists += 1;
             }

@@ -1,8 +1,8 @@
 //! Storage benchmark: `cargo bench -p wasm-apiserver-storage --bench storage`.
 //!
 //! One run reports, at 1, 16 and 64 operations in flight, with ~1 KiB pod-like JSON objects:
-//! `create`, `get` (`get_shared`, the call the registry serves a JSON GET by: the stored bytes,
-//! undecoded), `guaranteed_update`, a list of 10,000 keys (`get_list_shared`, the call the
+//! `create`, `get` (`get`, the call the registry serves a JSON GET by: the stored bytes,
+//! undecoded), `guaranteed_update`, a list of 10,000 keys (`get_list`, the call the
 //! registry serves lists by: stored bytes, undecoded), and the watch delivery
 //! rate (events/s seen by one watcher while the writers create), for
 //!
@@ -57,6 +57,7 @@ use wasm_apiserver_storage::embedded::{Embedded, EmbeddedOptions};
 use wasm_apiserver_storage::etcd3::{Etcd3, Etcd3Config};
 use wasm_apiserver_storage::store::{KvStore, StoreConfig};
 use wasm_apiserver_storage::testing::etcd::EtcdServer;
+use wasm_apiserver_storage::testing::OwnedReads;
 use wasm_apiserver_storage::{
     GetOptions, ListOptions, Preconditions, SharedObject, Storage, UpdateOutcome, WatchEvent,
 };
@@ -546,10 +547,10 @@ impl Kv {
             let storage = storage.clone();
             async move {
                 let key = format!("/pods/list/{}", name(i * 7919 % LIST_KEYS));
-                // `get_shared`: the call the registry serves a JSON GET through (the stored
+                // `get`: the call the registry serves a JSON GET through (the stored
                 // bytes, undecoded, as raw etcd hands them out).
                 let got = storage
-                    .get_shared(&key, &GetOptions::default())
+                    .get(&key, &GetOptions::default())
                     .await
                     .expect("get");
                 assert!(got.is_some());
@@ -599,13 +600,13 @@ impl Kv {
         Arc::new(move |_| {
             let storage = storage.clone();
             async move {
-                // `get_list_shared`: the call the registry serves lists through (the stored
+                // `get_list`: the call the registry serves lists through (the stored
                 // bytes of an unfiltered list, undecoded, as raw etcd hands them out).
                 let t0 = Instant::now();
                 let list = storage
-                    .get_list_shared("/pods/list", &list_opts())
+                    .get_list("/pods/list", &list_opts())
                     .await
-                    .expect("get_list_shared");
+                    .expect("get_list");
                 let took = t0.elapsed();
                 assert_eq!(list.items.len(), LIST_KEYS);
                 Some(took)
@@ -924,7 +925,7 @@ async fn bench_embedded(res: &mut Results, dir: &std::path::Path) {
 }
 
 /// `-- list-profile`: where the time of an embedded 10,000-key list goes (a development aid):
-/// the backend range alone; `Storage::get_list_shared` (stored bytes) and writing its items as
+/// the backend range alone; `Storage::get_list` (stored bytes) and writing its items as
 /// the JSON of a list response (what the server does with it); `Storage::get_list` (every
 /// object decoded into a `Value`) and dropping its result. Each on a runtime worker as a
 /// server runs them; `LIST_PROFILE_N` iterations (default 30).
@@ -960,10 +961,7 @@ async fn list_profile() {
             assert_eq!(r.kvs.len(), LIST_KEYS);
             drop(r);
             let t0 = Instant::now();
-            let l = storage
-                .get_list_shared("/pods/list", &list_opts())
-                .await
-                .unwrap();
+            let l = storage.get_list("/pods/list", &list_opts()).await.unwrap();
             let shared = t0.elapsed();
             assert_eq!(l.items.len(), LIST_KEYS);
             let t0 = Instant::now();
@@ -976,7 +974,10 @@ async fn list_profile() {
             drop(out);
             let write = t0.elapsed();
             let t0 = Instant::now();
-            let l = storage.get_list("/pods/list", &list_opts()).await.unwrap();
+            let l = storage
+                .get_list_owned("/pods/list", &list_opts())
+                .await
+                .unwrap();
             let decoded = t0.elapsed();
             assert_eq!(l.items.len(), LIST_KEYS);
             let t0 = Instant::now();

@@ -3,7 +3,7 @@
 //! layer owns `metadata.resourceVersion` (cleared before encoding, set from the revision on
 //! decode, as `APIObjectVersioner` does).
 
-use crate::errors::Result;
+use crate::errors::{Result, StorageError};
 use crate::selection::SelectionPredicate;
 use crate::stored::SharedObject;
 use async_trait::async_trait;
@@ -18,6 +18,43 @@ pub struct Preconditions {
     pub uid: Option<String>,
     /// Required `metadata.resourceVersion`.
     pub resource_version: Option<String>,
+}
+
+impl Preconditions {
+    /// `Preconditions.Check` (`k8s.io/apiserver/pkg/storage/interfaces.go`): the object's
+    /// uid and resourceVersion must be the ones given. Errors: `InvalidObj` at `key` with
+    /// kube-apiserver's "Precondition failed: …" message.
+    pub fn check(&self, key: &str, obj: &Value) -> Result<()> {
+        let meta_str = |field: &str| {
+            obj.get("metadata")
+                .and_then(|m| m.get(field))
+                .and_then(Value::as_str)
+                .unwrap_or("")
+        };
+        if let Some(uid) = &self.uid {
+            let have = meta_str("uid");
+            if uid != have {
+                return Err(StorageError::InvalidObj {
+                    key: key.to_string(),
+                    message: format!(
+                        "Precondition failed: UID in precondition: {uid}, UID in object meta: {have}"
+                    ),
+                });
+            }
+        }
+        if let Some(rv) = &self.resource_version {
+            let have = meta_str("resourceVersion");
+            if rv != have {
+                return Err(StorageError::InvalidObj {
+                    key: key.to_string(),
+                    message: format!(
+                        "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {have}"
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
 }
 
 /// `storage.GetOptions`.
@@ -218,30 +255,19 @@ pub trait Storage: Send + Sync {
     /// resourceVersion rules.
     async fn watch(&self, key: &str, opts: ListOptions) -> Result<WatchStream>;
 
-    /// `Get`: `KeyNotFound`, or `Ok(None)` with `ignore_not_found`.
-    async fn get(&self, key: &str, opts: &GetOptions) -> Result<Option<Value>>;
-
-    /// [`Storage::get`] without an owned object: the watch cache answers with its object
-    /// shared, `KvStore` with the stored bytes undecoded (the registry serves a JSON GET
-    /// through this and writes the response from it). Same errors as `get`, except that a
-    /// corrupt stored object is found only when it is decoded or written. The default wraps
-    /// `get`.
-    async fn get_shared(&self, key: &str, opts: &GetOptions) -> Result<Option<SharedObject>> {
-        Ok(self.get(key, opts).await?.map(SharedObject::from))
-    }
+    /// `Get`: `KeyNotFound`, or `Ok(None)` with `ignore_not_found`. The object is not copied:
+    /// the watch cache answers with its object shared, `KvStore` with the stored bytes
+    /// undecoded (the registry writes a JSON GET's response from them); a caller that wants an
+    /// owned object converts ([`SharedObject::into_value`]), which is also where a corrupt
+    /// stored object is found.
+    async fn get(&self, key: &str, opts: &GetOptions) -> Result<Option<SharedObject>>;
 
     /// `GetList`: a recursive list under `key/` or the single `key`, with the resourceVersion,
-    /// paging and predicate rules of etcd3's `GetList`.
-    async fn get_list(&self, key: &str, opts: &ListOptions) -> Result<ListResult>;
-
-    /// [`Storage::get_list`] without owned objects: the watch cache answers with its objects
-    /// shared, `KvStore` with the stored bytes of an unfiltered list undecoded (the registry
-    /// serves lists through this and writes the response from the items). Same errors as
-    /// `get_list`, except that a corrupt stored object is found only when its item is decoded
-    /// or written. The default wraps `get_list`.
-    async fn get_list_shared(&self, key: &str, opts: &ListOptions) -> Result<SharedListResult> {
-        self.get_list(key, opts).await.map(Into::into)
-    }
+    /// paging and predicate rules of etcd3's `GetList`. The items are not copied (the watch
+    /// cache's objects shared, the stored bytes of an unfiltered list undecoded); a caller that
+    /// wants owned objects converts ([`SharedListResult::into_owned`]), which is also where a
+    /// corrupt stored object is found.
+    async fn get_list(&self, key: &str, opts: &ListOptions) -> Result<SharedListResult>;
 
     /// `GuaranteedUpdate`: read, `try_update`, write if the bytes changed, retrying on
     /// conflict. `KeyNotFound` unless `ignore_not_found`. Returns the stored object (the
@@ -266,4 +292,29 @@ pub trait Storage: Send + Sync {
 
     /// `ReadinessCheck`: `Ok` when the backend answers.
     async fn readiness_check(&self) -> Result<()>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn preconditions_word_their_failures_like_kubernetes() {
+        let obj = json!({"metadata": {"uid": "a", "resourceVersion": "5"}});
+        let p = Preconditions {
+            uid: Some("b".into()),
+            resource_version: None,
+        };
+        let e = p.check("/k", &obj).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "Precondition failed: UID in precondition: b, UID in object meta: a"
+        );
+        let p = Preconditions {
+            uid: Some("a".into()),
+            resource_version: Some("5".into()),
+        };
+        assert!(p.check("/k", &obj).is_ok());
+    }
 }

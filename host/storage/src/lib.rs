@@ -18,7 +18,6 @@ pub mod errors;
 pub mod factory;
 pub mod interfaces;
 pub mod selection;
-mod selector_parse;
 pub mod stored;
 
 pub use errors::{BackendError, StorageError};
@@ -31,4 +30,5 @@ pub use stored::{SharedObject, StoredObject};
 pub mod embedded;
 pub mod etcd3;
 pub mod store;
+#[cfg(feature = "testing")]
 pub mod testing;

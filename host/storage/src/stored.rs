@@ -37,7 +37,7 @@ impl StoredObject {
     /// missing, as etcd3's versioner does). Errors: [`StorageError::CorruptObj`] when the bytes
     /// are not JSON.
     pub fn decode(&self) -> Result<Value, StorageError> {
-        crate::store::parse_object(&self.data, &self.key, self.resource_version as i64)
+        crate::store::versioner::parse_object(&self.data, &self.key, self.resource_version as i64)
     }
 
     /// Appends the object as JSON, with `metadata.resourceVersion`, to `out` — the same

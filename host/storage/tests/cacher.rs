@@ -16,6 +16,7 @@ use wasm_apiserver_storage::etcd3::{Etcd3, Etcd3Config};
 use wasm_apiserver_storage::selection::{default_attrs, FieldRequirement, FieldSelector};
 use wasm_apiserver_storage::store::{KvStore, StoreConfig};
 use wasm_apiserver_storage::testing::etcd::EtcdServer;
+use wasm_apiserver_storage::testing::OwnedReads;
 use wasm_apiserver_storage::SharedObject;
 use wasm_apiserver_storage::{
     GetOptions, ListOptions, Preconditions, ResourceVersionMatch, SelectionPredicate, Storage,
@@ -252,14 +253,17 @@ async fn consistent_list_waits_for_latest_write(env: Env) {
     let bumped = bump(&env, 0).await;
     assert_eq!(bumped, rv(&created) + 1);
 
-    let stale = c.get_list("/pods/", &list_opts("0", 0)).await.unwrap();
+    let stale = c
+        .get_list_owned("/pods/", &list_opts("0", 0))
+        .await
+        .unwrap();
     assert!(
         stale.resource_version <= bumped,
         "RV=0 list from the future"
     );
 
     let before = c.stats();
-    let consistent = c.get_list("/pods/", &list_opts("", 0)).await.unwrap();
+    let consistent = c.get_list_owned("/pods/", &list_opts("", 0)).await.unwrap();
     assert_eq!(consistent.resource_version, bumped, "consistent list RV");
     assert_eq!(consistent.items, vec![created.clone()]);
     let after = c.stats();
@@ -269,7 +273,10 @@ async fn consistent_list_waits_for_latest_write(env: Env) {
         "the consistent list was not served from the cache: {after:?}"
     );
 
-    let synced = c.get_list("/pods/", &list_opts("0", 0)).await.unwrap();
+    let synced = c
+        .get_list_owned("/pods/", &list_opts("0", 0))
+        .await
+        .unwrap();
     assert_eq!(
         synced.resource_version, bumped,
         "RV=0 after a consistent read"
@@ -281,12 +288,15 @@ async fn consistent_list_waits_for_latest_write(env: Env) {
         if i % 3 == 0 {
             bump(&env, i + 1).await;
         }
-        let l = c.get_list("/pods/rw", &list_opts("", 0)).await.unwrap();
+        let l = c
+            .get_list_owned("/pods/rw", &list_opts("", 0))
+            .await
+            .unwrap();
         assert!(l.items.contains(&p), "consistent list misses the write {p}");
         assert!(l.resource_version >= rv(&p));
         // A get at the write's RV is served from the cache and sees it.
         let g = c
-            .get(
+            .get_owned(
                 &key_of(&p),
                 &GetOptions {
                     resource_version: rv(&p).to_string(),
@@ -346,13 +356,13 @@ async fn rv0_list_ignores_limit() {
     ] {
         let mut o = list_opts("0", 2);
         o.resource_version_match = rvm;
-        let l = c.get_list("/pods/", &o).await.unwrap();
+        let l = c.get_list_owned("/pods/", &o).await.unwrap();
         assert_eq!(l.items, all, "RV=0 ({rvm:?}) must ignore limit");
         assert_eq!(l.continue_token, None);
         assert_eq!(l.remaining_item_count, None);
     }
 
-    let l = c.get_list("/pods/", &list_opts("", 2)).await.unwrap();
+    let l = c.get_list_owned("/pods/", &list_opts("", 2)).await.unwrap();
     assert_eq!(l.items, all[..2].to_vec());
     assert!(l.continue_token.is_some());
     assert_eq!(l.remaining_item_count, Some(3));
@@ -362,7 +372,7 @@ async fn rv0_list_ignores_limit() {
     let mut o = list_opts(&last.to_string(), 2);
     o.resource_version_match = ResourceVersionMatch::NotOlderThan;
     let before = c.stats().reads_from_cache;
-    let page1 = c.get_list("/pods/", &o).await.unwrap();
+    let page1 = c.get_list_owned("/pods/", &o).await.unwrap();
     assert_eq!(c.stats().reads_from_cache, before + 1);
     assert_eq!(page1.items, all[..2].to_vec());
     assert_eq!(page1.remaining_item_count, Some(3));
@@ -371,7 +381,7 @@ async fn rv0_list_ignores_limit() {
     while let Some(t) = token {
         let mut o = list_opts("", 2);
         o.predicate.continue_token = t;
-        let page = c.get_list("/pods/", &o).await.unwrap();
+        let page = c.get_list_owned("/pods/", &o).await.unwrap();
         assert_eq!(page.resource_version, page1.resource_version, "pinned RV");
         items.extend(page.items);
         token = page.continue_token;
@@ -514,7 +524,7 @@ async fn watchers_and_cache_reads_share_one_object() {
     assert_eq!(*o1, b);
     assert!(Arc::ptr_eq(&o1, &o2), "both watchers got the same object");
     let got = c
-        .get_shared(
+        .get(
             "/pods/ns/b",
             &GetOptions {
                 resource_version: rv(&b).to_string(),
@@ -732,14 +742,23 @@ async fn index_backed_field_selector() {
         .await
         .unwrap();
 
-    let l = c.get_list("/pods/", &list_on("node-a")).await.unwrap();
+    let l = c
+        .get_list_owned("/pods/", &list_on("node-a"))
+        .await
+        .unwrap();
     assert_eq!(l.items, vec![a1.clone(), a2.clone()]);
     assert_eq!(c.stats().reads_from_index, 1);
-    let l = c.get_list("/pods/ns2", &list_on("node-a")).await.unwrap();
+    let l = c
+        .get_list_owned("/pods/ns2", &list_on("node-a"))
+        .await
+        .unwrap();
     assert_eq!(l.items, vec![a2.clone()], "index and scope");
-    let l = c.get_list("/pods/", &list_on("node-b")).await.unwrap();
+    let l = c
+        .get_list_owned("/pods/", &list_on("node-b"))
+        .await
+        .unwrap();
     assert_eq!(l.items, vec![b1.clone()]);
-    let l = c.get_list("/pods/", &list_on("")).await.unwrap();
+    let l = c.get_list_owned("/pods/", &list_on("")).await.unwrap();
     assert_eq!(l.items.len(), 1, "the empty value is indexed too");
 
     // Move a1 to node-b, delete a2, add a3.
@@ -747,9 +766,15 @@ async fn index_backed_field_selector() {
     let gone = delete(c, "/pods/ns2/a2").await.unwrap();
     let a3 = create(c, &pod_on("ns3", "a3", "node-a")).await;
     assert!(c.wait_until_fresh(rv(&a3), Duration::from_secs(5)).await);
-    let l = c.get_list("/pods/", &list_on("node-a")).await.unwrap();
+    let l = c
+        .get_list_owned("/pods/", &list_on("node-a"))
+        .await
+        .unwrap();
     assert_eq!(l.items, vec![a3.clone()]);
-    let l = c.get_list("/pods/", &list_on("node-b")).await.unwrap();
+    let l = c
+        .get_list_owned("/pods/", &list_on("node-b"))
+        .await
+        .unwrap();
     assert_eq!(l.items, vec![moved.clone(), b1.clone()]);
     assert_eq!(c.stats().reads_from_index, 6);
 
@@ -860,7 +885,7 @@ async fn backend_restart_closes_watchers_and_relists() {
         .unwrap();
     assert!(c.wait_ready(Duration::from_secs(30)).await, "no re-list");
     assert!(c.stats().relists >= 2);
-    let l = c.get_list("/pods", &list_opts("0", 0)).await.unwrap();
+    let l = c.get_list_owned("/pods", &list_opts("0", 0)).await.unwrap();
     assert_eq!(l.items, vec![p]);
     c.readiness_check().await.unwrap();
     drop(c);
@@ -893,7 +918,7 @@ async fn reflector(c: Arc<Cacher>, state: Arc<Mutex<ReflectorState>>, stop: Arc<
     let mut need_list = true;
     while !stop.load(Ordering::SeqCst) {
         if need_list {
-            match c.get_list("/pods", &list_opts("", 0)).await {
+            match c.get_list_owned("/pods", &list_opts("", 0)).await {
                 Ok(l) => {
                     let mut st = state.lock().unwrap();
                     st.objects = l.items.iter().map(|o| (key_of(o), o.clone())).collect();
@@ -1080,7 +1105,10 @@ async fn reflector_survives_backend_restart() {
     assert!(failures > 0, "the restart did not disturb the writer");
 
     // The reflector converges to the backend's state.
-    let truth = inner.get_list("/pods", &list_opts("", 0)).await.unwrap();
+    let truth = inner
+        .get_list_owned("/pods", &list_opts("", 0))
+        .await
+        .unwrap();
     let want: BTreeMap<String, Value> =
         truth.items.iter().map(|o| (key_of(o), o.clone())).collect();
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -1149,14 +1177,8 @@ async fn shared_lists_hand_out_cached_objects_without_copying() {
         last = rv(&create(c, &pod("ns", &format!("p{i}"))).await);
     }
     assert!(c.wait_until_fresh(last, Duration::from_secs(5)).await);
-    let a = c
-        .get_list_shared("/pods", &list_opts("0", 0))
-        .await
-        .unwrap();
-    let b = c
-        .get_list_shared("/pods", &list_opts("0", 0))
-        .await
-        .unwrap();
+    let a = c.get_list("/pods", &list_opts("0", 0)).await.unwrap();
+    let b = c.get_list("/pods", &list_opts("0", 0)).await.unwrap();
     assert_eq!(a.items.len(), 5);
     for (x, y) in a.items.iter().zip(&b.items) {
         let (SharedObject::Decoded(x), SharedObject::Decoded(y)) = (x, y) else {
@@ -1167,7 +1189,7 @@ async fn shared_lists_hand_out_cached_objects_without_copying() {
             "the same cached object, not a copy"
         );
     }
-    let owned = c.get_list("/pods", &list_opts("0", 0)).await.unwrap();
+    let owned = c.get_list_owned("/pods", &list_opts("0", 0)).await.unwrap();
     let shared: Vec<serde_json::Value> = a
         .items
         .into_iter()

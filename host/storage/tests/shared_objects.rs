@@ -12,6 +12,7 @@ use std::sync::Arc;
 use wasm_apiserver_storage::backend::Backend;
 use wasm_apiserver_storage::embedded::{Embedded, EmbeddedOptions};
 use wasm_apiserver_storage::store::{KvStore, StoreConfig, ValueTransformer};
+use wasm_apiserver_storage::testing::OwnedReads;
 use wasm_apiserver_storage::{
     LabelSelector, ListOptions, Preconditions, SelectionPredicate, SharedObject, Storage,
     StorageError, WatchEvent, WatchStream,
@@ -75,8 +76,8 @@ async fn unfiltered_lists_hand_out_stored_bytes_that_write_as_the_objects() {
     let (s, _b, _dir) = store(None).await;
     let created = fill(&s).await;
     for limit in [0, 4] {
-        let shared = s.get_list_shared("/pods", &opts("", limit)).await.unwrap();
-        let owned = s.get_list("/pods", &opts("", limit)).await.unwrap();
+        let shared = s.get_list("/pods", &opts("", limit)).await.unwrap();
+        let owned = s.get_list_owned("/pods", &opts("", limit)).await.unwrap();
         let n = if limit == 0 { 6 } else { 4 };
         assert_eq!(shared.items.len(), n);
         assert_eq!(owned.items, created[..n].to_vec());
@@ -95,16 +96,16 @@ async fn filtered_lists_hand_out_the_decoded_matches() {
     let (s, _b, _dir) = store(None).await;
     let created = fill(&s).await;
     let web: Vec<Value> = created.iter().step_by(2).cloned().collect();
-    let shared = s
-        .get_list_shared("/pods", &opts("app=web", 0))
-        .await
-        .unwrap();
+    let shared = s.get_list("/pods", &opts("app=web", 0)).await.unwrap();
     assert_eq!(shared.items.len(), 3);
     for (item, obj) in shared.items.iter().zip(&web) {
         assert!(matches!(item, SharedObject::Decoded(_)), "{item:?}");
         assert_eq!(&written(item), obj);
     }
-    let owned = s.get_list("/pods", &opts("app=web", 2)).await.unwrap();
+    let owned = s
+        .get_list_owned("/pods", &opts("app=web", 2))
+        .await
+        .unwrap();
     assert_eq!(owned.items, web[..2].to_vec());
     assert_eq!(owned.remaining_item_count, None);
 }
@@ -116,12 +117,12 @@ async fn corrupt_stored_bytes_fail_the_list_where_the_object_is_used() {
     b.put_if("/registry/pods/ns/p9", 0, b"{\"kind\":".to_vec(), 0)
         .await
         .unwrap();
-    let err = s.get_list("/pods", &opts("", 0)).await.unwrap_err();
+    let err = s.get_list_owned("/pods", &opts("", 0)).await.unwrap_err();
     assert!(
         matches!(&err, StorageError::CorruptObj { key, .. } if key == "/registry/pods/ns/p9"),
         "{err:?}"
     );
-    let shared = s.get_list_shared("/pods", &opts("", 0)).await.unwrap();
+    let shared = s.get_list("/pods", &opts("", 0)).await.unwrap();
     let bad = shared.items.last().unwrap();
     let mut out = b"[".to_vec();
     assert!(matches!(
@@ -130,47 +131,40 @@ async fn corrupt_stored_bytes_fail_the_list_where_the_object_is_used() {
     ));
     assert_eq!(out, b"[", "nothing of the corrupt object is written");
     // A selector decodes every object, so the filtered list fails at once.
-    let err = s
-        .get_list_shared("/pods", &opts("app=web", 0))
-        .await
-        .unwrap_err();
+    let err = s.get_list("/pods", &opts("app=web", 0)).await.unwrap_err();
     assert!(matches!(err, StorageError::CorruptObj { .. }), "{err:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn get_shared_hands_out_the_stored_bytes_and_get_decodes_them() {
+async fn get_hands_out_the_stored_bytes_and_the_owned_read_decodes_them() {
     let (s, b, _dir) = store(None).await;
     let created = fill(&s).await;
     let opts = wasm_apiserver_storage::GetOptions::default();
     for (i, obj) in created.iter().enumerate() {
         let key = format!("/pods/ns/p{i}");
-        let item = s.get_shared(&key, &opts).await.unwrap().unwrap();
+        let item = s.get(&key, &opts).await.unwrap().unwrap();
         assert!(matches!(item, SharedObject::Stored(_)), "{item:?}");
         assert_eq!(&written(&item), obj);
-        assert_eq!(&s.get(&key, &opts).await.unwrap().unwrap(), obj);
+        assert_eq!(&s.get_owned(&key, &opts).await.unwrap().unwrap(), obj);
     }
     let missing = wasm_apiserver_storage::GetOptions {
         ignore_not_found: true,
         ..Default::default()
     };
-    assert!(s
-        .get_shared("/pods/ns/nope", &missing)
-        .await
-        .unwrap()
-        .is_none());
+    assert!(s.get("/pods/ns/nope", &missing).await.unwrap().is_none());
     assert!(matches!(
-        s.get_shared("/pods/ns/nope", &opts).await,
+        s.get("/pods/ns/nope", &opts).await,
         Err(StorageError::KeyNotFound { .. })
     ));
-    // A corrupt object: `get` fails, `get_shared` fails where the object is used.
+    // A corrupt object: the owned read fails, the shared one fails where the object is used.
     b.put_if("/registry/pods/ns/p9", 0, b"{\"kind\":".to_vec(), 0)
         .await
         .unwrap();
     assert!(matches!(
-        s.get("/pods/ns/p9", &opts).await,
+        s.get_owned("/pods/ns/p9", &opts).await,
         Err(StorageError::CorruptObj { .. })
     ));
-    let item = s.get_shared("/pods/ns/p9", &opts).await.unwrap().unwrap();
+    let item = s.get("/pods/ns/p9", &opts).await.unwrap().unwrap();
     let mut out = Vec::new();
     assert!(matches!(
         item.write_json(&mut out),
@@ -354,7 +348,7 @@ async fn stored_items_are_the_transformed_bytes() {
         serde_json::from_slice::<Value>(&raw.kvs[0].value).is_err(),
         "stored reversed"
     );
-    let shared = s.get_list_shared("/pods", &opts("", 0)).await.unwrap();
+    let shared = s.get_list("/pods", &opts("", 0)).await.unwrap();
     for (item, obj) in shared.items.iter().zip(&created) {
         assert_eq!(&written(item), obj);
     }
@@ -407,13 +401,13 @@ async fn a_transformer_borrowing_part_of_the_bytes() {
     );
 
     let got = s
-        .get_shared("/pods/ns/p0", &Default::default())
+        .get("/pods/ns/p0", &Default::default())
         .await
         .unwrap()
         .unwrap();
     assert!(matches!(got, SharedObject::Stored(_)));
     assert_eq!(written(&got), created[0]);
-    let shared = s.get_list_shared("/pods", &opts("", 0)).await.unwrap();
+    let shared = s.get_list("/pods", &opts("", 0)).await.unwrap();
     for (item, obj) in shared.items.iter().zip(&created) {
         assert_eq!(&written(item), obj);
     }

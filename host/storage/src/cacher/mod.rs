@@ -46,24 +46,24 @@
 //! timeout.
 
 mod reflector;
-mod state;
+mod watch_cache;
 mod watcher;
 
 use crate::errors::{Result, StorageError, WATCH_TOO_OLD};
 use crate::interfaces::{
-    GetOptions, ListOptions, ListResult, Preconditions, ResourceVersionMatch, SharedListResult,
-    Storage, TryUpdate, ValidateDeletion, WatchEvent, WatchStream,
+    GetOptions, ListOptions, Preconditions, ResourceVersionMatch, SharedListResult, Storage,
+    TryUpdate, ValidateDeletion, WatchEvent, WatchStream,
 };
 use crate::selection::{default_attrs, AttrsFunc};
 use crate::store::{parse_resource_version, INITIAL_EVENTS_END_ANNOTATION};
 use crate::stored::SharedObject;
 use async_trait::async_trait;
 use serde_json::{json, Value};
-use state::{CacheState, Scope};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch};
+use watch_cache::{CacheState, Scope};
 
 /// How long a read waits for freshness when the backend watch has been silent (see the module
 /// documentation) before it goes to the storage.
@@ -656,26 +656,18 @@ impl Storage for Cacher {
         self.watch_from_cache(key, opts).await
     }
 
-    async fn get(&self, key: &str, opts: &GetOptions) -> Result<Option<Value>> {
-        // A cached object is copied outside the cache lock.
-        self.get_shared(key, opts)
-            .await?
-            .map(SharedObject::into_value)
-            .transpose()
-    }
-
-    async fn get_shared(&self, key: &str, opts: &GetOptions) -> Result<Option<SharedObject>> {
+    async fn get(&self, key: &str, opts: &GetOptions) -> Result<Option<SharedObject>> {
         self.ensure_started();
         let shared = &self.shared;
         if opts.resource_version.is_empty() {
             shared.delegated();
-            return shared.inner.get_shared(key, opts).await;
+            return shared.inner.get(key, opts).await;
         }
         let rv = parse_resource_version(&opts.resource_version)?;
         let scope = shared.scope(key, false)?;
         if !shared.wait_fresh(rv, None).await? {
             shared.delegated();
-            return shared.inner.get_shared(key, opts).await;
+            return shared.inner.get(key, opts).await;
         }
         let found = {
             let st = shared.read();
@@ -692,7 +684,7 @@ impl Storage for Cacher {
         match found {
             None => {
                 shared.delegated();
-                shared.inner.get_shared(key, opts).await
+                shared.inner.get(key, opts).await
             }
             Some(obj) => {
                 shared.served_from_cache();
@@ -705,21 +697,13 @@ impl Storage for Cacher {
         }
     }
 
-    async fn get_list(&self, key: &str, opts: &ListOptions) -> Result<ListResult> {
-        let list = self.get_list_shared(key, opts).await?;
-        // Owned objects: copied outside the cache lock and off the async workers.
-        tokio::task::spawn_blocking(move || list.into_owned())
-            .await
-            .map_err(|e| StorageError::Internal(format!("list copy failed: {e}")))?
-    }
-
-    async fn get_list_shared(&self, key: &str, opts: &ListOptions) -> Result<SharedListResult> {
+    async fn get_list(&self, key: &str, opts: &ListOptions) -> Result<SharedListResult> {
         self.ensure_started();
         let shared = &self.shared;
         let pred = &opts.predicate;
         let delegate = || async {
             shared.delegated();
-            shared.inner.get_list_shared(key, opts).await
+            shared.inner.get_list(key, opts).await
         };
         // ShouldDelegateList.
         if !pred.continue_token.is_empty() {

@@ -14,7 +14,7 @@
 
 use super::Shared;
 use crate::errors::StorageError;
-use crate::interfaces::{ListOptions, WatchEvent, WatchStream};
+use crate::interfaces::{ListOptions, SharedListResult, WatchEvent, WatchStream};
 use crate::stored::SharedObject;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -164,7 +164,7 @@ pub(crate) async fn run(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
             ..ListOptions::default()
         };
         let listed = tokio::select! {
-            r = shared.inner.get_list(&prefix, &opts) => r,
+            r = shared.inner.get_list(&prefix, &opts) => r.and_then(SharedListResult::into_owned),
             _ = stop.changed() => break,
         };
         let list = match listed {

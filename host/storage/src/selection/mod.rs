@@ -2,6 +2,8 @@
 //! label selectors (`k8s.io/apimachinery/pkg/labels/selector.go`) and field selectors
 //! (`k8s.io/apimachinery/pkg/fields/selector.go`).
 
+mod parse;
+
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -95,7 +97,7 @@ impl LabelSelector {
     /// Parse the `labelSelector` syntax: `a=b,c!=d,e in (f,g),h notin (i),j,!k,l>3`.
     /// Errors: a syntax error, or an invalid label key or value.
     pub fn parse(s: &str) -> Result<LabelSelector, SelectorError> {
-        crate::selector_parse::parse_label_selector(s)
+        parse::parse_label_selector(s)
     }
 
     /// Whether the selector selects everything.
@@ -169,7 +171,7 @@ impl FieldSelector {
     /// Parse the `fieldSelector` syntax (`fields.ParseSelector`): comma-separated
     /// `field=value`, `field==value`, `field!=value`, with `\` escaping `,`, `=` and `!`.
     pub fn parse(s: &str) -> Result<FieldSelector, SelectorError> {
-        crate::selector_parse::parse_field_selector(s)
+        parse::parse_field_selector(s)
     }
 
     /// Whether the selector selects everything.

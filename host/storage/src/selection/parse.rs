@@ -6,9 +6,7 @@
 //! `validation.IsQualifiedName` / `IsValidLabelValue` messages and the `field.Error`
 //! rendering (`<path>: Invalid value: "<value>": <detail>`).
 
-use crate::selection::{
-    FieldRequirement, FieldSelector, LabelSelector, Operator, Requirement, SelectorError,
-};
+use super::{FieldRequirement, FieldSelector, LabelSelector, Operator, Requirement, SelectorError};
 
 // ---------------------------------------------------------------------------------------
 // Label selectors (`labels.Parse`).
