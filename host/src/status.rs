@@ -7,6 +7,7 @@ use crate::strategy::{FieldError, PluginFault, Rejection, StrategyError};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
+use wasm_apiserver_apimachinery::{GroupKind, GroupResource};
 use wasm_apiserver_storage::StorageError;
 
 /// A failed request: the HTTP code and the `metav1.Status` body.
@@ -34,36 +35,6 @@ impl std::error::Error for ApiError {}
 
 /// Result of an API operation.
 pub type ApiResult<T> = Result<T, ApiError>;
-
-/// Names a resource in messages and `details`: the GroupResource and the Kind.
-#[derive(Clone, Debug, Default)]
-pub struct Gr {
-    /// API group (empty for core).
-    pub group: String,
-    /// Plural resource.
-    pub resource: String,
-    /// Kind (used by `Invalid`).
-    pub kind: String,
-}
-
-impl Gr {
-    /// `pods` or `widgets.example.dev`, as `schema.GroupResource.String()` prints.
-    pub fn qualified(&self) -> String {
-        if self.group.is_empty() {
-            self.resource.clone()
-        } else {
-            format!("{}.{}", self.resource, self.group)
-        }
-    }
-
-    fn qualified_kind(&self) -> String {
-        if self.group.is_empty() {
-            self.kind.clone()
-        } else {
-            format!("{}.{}", self.kind, self.group)
-        }
-    }
-}
 
 impl ApiError {
     fn new(code: u16, reason: &'static str, message: impl Into<String>) -> ApiError {
@@ -100,33 +71,29 @@ impl ApiError {
     }
 
     /// `NewNotFound`: 404 `<resource> "<name>" not found`.
-    pub fn not_found(gr: &Gr, name: &str) -> ApiError {
-        ApiError::new(
-            404,
-            "NotFound",
-            format!("{} \"{name}\" not found", gr.qualified()),
-        )
-        .with_details(json!({"name": name, "group": gr.group, "kind": gr.resource}))
+    pub fn not_found(gr: &GroupResource, name: &str) -> ApiError {
+        ApiError::new(404, "NotFound", format!("{} \"{name}\" not found", gr))
+            .with_details(json!({"name": name, "group": gr.group, "kind": gr.resource}))
     }
 
     /// `NewAlreadyExists`: 409 `<resource> "<name>" already exists`.
-    pub fn already_exists(gr: &Gr, name: &str) -> ApiError {
+    pub fn already_exists(gr: &GroupResource, name: &str) -> ApiError {
         ApiError::new(
             409,
             "AlreadyExists",
-            format!("{} \"{name}\" already exists", gr.qualified()),
+            format!("{} \"{name}\" already exists", gr),
         )
         .with_details(json!({"name": name, "group": gr.group, "kind": gr.resource}))
     }
 
     /// `NewGenerateNameConflict`: 409 AlreadyExists with `retryAfterSeconds`.
-    pub fn generate_name_conflict(gr: &Gr, name: &str, retry_after: u64) -> ApiError {
+    pub fn generate_name_conflict(gr: &GroupResource, name: &str, retry_after: u64) -> ApiError {
         ApiError::new(
             409,
             "AlreadyExists",
             format!(
                 "{} \"{name}\" already exists, the server was not able to generate a unique name for the object",
-                gr.qualified()
+                gr
             ),
         )
         .with_details(json!({"name": name, "group": gr.group, "kind": gr.resource,
@@ -134,20 +101,17 @@ impl ApiError {
     }
 
     /// `NewConflict`: 409 `Operation cannot be fulfilled on <resource> "<name>": <msg>`.
-    pub fn conflict(gr: &Gr, name: &str, msg: &str) -> ApiError {
+    pub fn conflict(gr: &GroupResource, name: &str, msg: &str) -> ApiError {
         ApiError::new(
             409,
             "Conflict",
-            format!(
-                "Operation cannot be fulfilled on {} \"{name}\": {msg}",
-                gr.qualified()
-            ),
+            format!("Operation cannot be fulfilled on {} \"{name}\": {msg}", gr),
         )
         .with_details(json!({"name": name, "group": gr.group, "kind": gr.resource}))
     }
 
     /// The optimistic-lock conflict (`OptimisticLockErrorMsg`).
-    pub fn optimistic_lock(gr: &Gr, name: &str) -> ApiError {
+    pub fn optimistic_lock(gr: &GroupResource, name: &str) -> ApiError {
         ApiError::conflict(
             gr,
             name,
@@ -156,7 +120,7 @@ impl ApiError {
     }
 
     /// `NewInvalid`: 422 `<Kind> "<name>" is invalid: [errs]` with one cause per error.
-    pub fn invalid(gr: &Gr, name: &str, errs: &[FieldError]) -> ApiError {
+    pub fn invalid(gk: &GroupKind, name: &str, errs: &[FieldError]) -> ApiError {
         let causes: Vec<Value> = errs
             .iter()
             .map(|e| json!({"reason": e.error_type.cause_type(), "message": e.body(), "field": e.field}))
@@ -174,9 +138,9 @@ impl ApiError {
         ApiError::new(
             422,
             "Invalid",
-            format!("{} \"{name}\" is invalid: {aggregate}", gr.qualified_kind()),
+            format!("{} \"{name}\" is invalid: {aggregate}", gk),
         )
-        .with_details(json!({"name": name, "group": gr.group, "kind": gr.kind, "causes": causes}))
+        .with_details(json!({"name": name, "group": gk.group, "kind": gk.kind, "causes": causes}))
     }
 
     /// `NewBadRequest`: 400.
@@ -185,14 +149,11 @@ impl ApiError {
     }
 
     /// `NewMethodNotSupported`: 405.
-    pub fn method_not_supported(gr: &Gr, action: &str) -> ApiError {
+    pub fn method_not_supported(gr: &GroupResource, action: &str) -> ApiError {
         ApiError::new(
             405,
             "MethodNotAllowed",
-            format!(
-                "{action} is not supported on resources of kind \"{}\"",
-                gr.qualified()
-            ),
+            format!("{action} is not supported on resources of kind \"{}\"", gr),
         )
         .with_details(json!({"group": gr.group, "kind": gr.resource}))
     }
@@ -236,13 +197,13 @@ impl ApiError {
     }
 
     /// `NewServerTimeout`: 500 ServerTimeout (storage unreachable).
-    pub fn server_timeout(gr: &Gr, operation: &str, retry_after: u64) -> ApiError {
+    pub fn server_timeout(gr: &GroupResource, operation: &str, retry_after: u64) -> ApiError {
         ApiError::new(
             500,
             "ServerTimeout",
             format!(
                 "The {operation} operation against {} could not be completed at this time, please try again.",
-                gr.qualified()
+                gr
             ),
         )
         .with_details(json!({"name": operation, "group": gr.group, "kind": gr.resource,
@@ -298,7 +259,7 @@ impl ApiError {
 
     /// Map a storage error for operation `op` on `name` (`InterpretGetError`,
     /// `InterpretUpdateError`, …).
-    pub fn from_storage(e: &StorageError, gr: &Gr, name: &str) -> ApiError {
+    pub fn from_storage(e: &StorageError, gr: &GroupResource, name: &str) -> ApiError {
         if let Some(api) = e.aborted_as::<ApiError>() {
             return api.clone();
         }
@@ -345,10 +306,10 @@ impl ApiError {
 
     /// Map a strategy error: a rejection is 400/422, a plugin fault is 500 (504 for a deadline)
     /// naming the plugin.
-    pub fn from_strategy(e: StrategyError, gr: &Gr, name: &str) -> ApiError {
+    pub fn from_strategy(e: StrategyError, gk: &GroupKind, name: &str) -> ApiError {
         match e {
             StrategyError::Rejected(Rejection::BadRequest(m)) => ApiError::bad_request(m),
-            StrategyError::Rejected(Rejection::Invalid(errs)) => ApiError::invalid(gr, name, &errs),
+            StrategyError::Rejected(Rejection::Invalid(errs)) => ApiError::invalid(gk, name, &errs),
             StrategyError::Fault(f @ PluginFault::Overloaded { .. }) => ApiError::new(
                 429,
                 "TooManyRequests",
@@ -394,10 +355,16 @@ mod tests {
     use super::*;
     use crate::strategy::ErrorType;
 
-    fn widgets() -> Gr {
-        Gr {
+    fn widgets() -> GroupResource {
+        GroupResource {
             group: "example.dev".into(),
             resource: "widgets".into(),
+        }
+    }
+
+    fn widget() -> GroupKind {
+        GroupKind {
+            group: "example.dev".into(),
             kind: "Widget".into(),
         }
     }
@@ -410,7 +377,7 @@ mod tests {
             bad_value: None,
             detail: String::new(),
         }];
-        let s = ApiError::invalid(&widgets(), "w", &errs).status();
+        let s = ApiError::invalid(&widget(), "w", &errs).status();
         assert_eq!(s["code"], 422);
         assert_eq!(
             s["message"],

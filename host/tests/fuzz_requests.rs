@@ -10,8 +10,8 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
-use wasm_apiserver::status::Gr;
 use wasm_apiserver::strategy::ResourceDescription;
+use wasm_apiserver_apimachinery::GroupResource;
 
 struct Counting;
 
@@ -108,7 +108,7 @@ fn current() -> Value {
 
 fn apply(ct: &str, body: &[u8], group: &str) {
     let q = HashMap::from([("fieldManager".to_string(), "fuzz".to_string())]);
-    let gr = Gr::default();
+    let gr = GroupResource::default();
     if let Ok((f, _)) =
         wasm_apiserver::server::handlers::patch::patcher(&description(group), &gr, ct, body, &q)
     {

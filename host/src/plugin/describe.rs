@@ -6,27 +6,16 @@
 
 use crate::strategy::ResourceDescription;
 use serde_json::Value;
+use wasm_apiserver_apimachinery::validation;
 
+/// `IsDNS1035Label` (apimachinery's `validation.go`) holds.
 fn is_dns1035_label(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 63
-        && s.starts_with(|c: char| c.is_ascii_lowercase())
-        && !s.ends_with('-')
-        && s.chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    validation::is_dns1035_label(s).is_empty()
 }
 
+/// `IsDNS1123Subdomain` (apimachinery's `validation.go`) holds.
 fn is_dns1123_subdomain(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 253
-        && s.split('.').all(|l| {
-            !l.is_empty()
-                && l.len() <= 63
-                && l.chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-                && !l.starts_with('-')
-                && !l.ends_with('-')
-        })
+    validation::is_dns1123_subdomain(s).is_empty()
 }
 
 fn is_kind(s: &str) -> bool {

@@ -7,8 +7,8 @@
 use crate::strategy::{ErrorType, FieldError};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::{json, Map, Value};
-use wasm_apiserver_sdk::field::{ErrorType as SdkType, FieldError as SdkError, Path};
-use wasm_apiserver_sdk::validation::{self, NameRule};
+use wasm_apiserver_apimachinery::field::Path;
+use wasm_apiserver_apimachinery::validation::{self, NameRule};
 
 /// Now as a `metav1.Time` string (RFC 3339, seconds, UTC), e.g. `2026-11-21T08:00:00Z`.
 pub fn now() -> String {
@@ -141,28 +141,6 @@ pub fn restore_from_old(new: &mut Value, old: &Value) {
     }
 }
 
-fn convert(errs: Vec<SdkError>) -> Vec<FieldError> {
-    errs.into_iter()
-        .map(|e| FieldError {
-            error_type: match e.error_type {
-                SdkType::Required => ErrorType::Required,
-                SdkType::Invalid => ErrorType::Invalid,
-                SdkType::Duplicate => ErrorType::Duplicate,
-                SdkType::NotSupported => ErrorType::NotSupported,
-                SdkType::Forbidden => ErrorType::Forbidden,
-                SdkType::TooLong => ErrorType::TooLong,
-                SdkType::TooMany => ErrorType::TooMany,
-                SdkType::Internal => ErrorType::Internal,
-                SdkType::TypeInvalid => ErrorType::TypeInvalid,
-                SdkType::NotFound => ErrorType::NotFound,
-            },
-            field: e.field,
-            bad_value: e.bad_value,
-            detail: e.detail,
-        })
-        .collect()
-}
-
 fn object_meta(obj: &Value) -> Result<ObjectMeta, Vec<FieldError>> {
     serde_json::from_value(obj.get("metadata").cloned().unwrap_or(json!({}))).map_err(|e| {
         vec![FieldError {
@@ -177,12 +155,12 @@ fn object_meta(obj: &Value) -> Result<ObjectMeta, Vec<FieldError>> {
 /// `ValidateObjectMetaAccessor(meta, namespaced, path.ValidatePathSegmentName, "metadata")`.
 pub fn validate_create(obj: &Value, namespaced: bool) -> Vec<FieldError> {
     match object_meta(obj) {
-        Ok(m) => convert(validation::validate_object_meta(
+        Ok(m) => validation::validate_object_meta(
             &m,
             namespaced,
             NameRule::PathSegment,
             &Path::new("metadata"),
-        )),
+        ),
         Err(e) => e,
     }
 }
@@ -191,17 +169,17 @@ pub fn validate_create(obj: &Value, namespaced: bool) -> Vec<FieldError> {
 pub fn validate_update(new: &Value, old: &Value, namespaced: bool) -> Vec<FieldError> {
     match (object_meta(new), object_meta(old)) {
         (Ok(n), Ok(o)) => {
-            let mut errs = convert(validation::validate_object_meta(
+            let mut errs = validation::validate_object_meta(
                 &n,
                 namespaced,
                 NameRule::PathSegment,
                 &Path::new("metadata"),
-            ));
-            errs.extend(convert(validation::validate_object_meta_update(
+            );
+            errs.extend(validation::validate_object_meta_update(
                 &n,
                 &o,
                 &Path::new("metadata"),
-            )));
+            ));
             errs
         }
         (Err(e), _) | (_, Err(e)) => e,

@@ -5,13 +5,13 @@
 
 use super::list_options::ListOptions;
 use super::meta::{self, meta_mut, meta_str};
-use crate::status::Gr;
 use crate::status::{ApiError, ApiResult};
 use crate::strategy::ResourceDescription;
 use crate::strategy::{sequence, Strategy, StrategyError};
 use futures::FutureExt;
 use serde_json::{json, Value};
 use std::sync::Arc;
+use wasm_apiserver_apimachinery::{GroupKind, GroupResource};
 use wasm_apiserver_storage::selection::default_attrs;
 use wasm_apiserver_storage::SelectionPredicate;
 use wasm_apiserver_storage::Storage;
@@ -108,7 +108,9 @@ pub struct Store {
     /// Its storage.
     pub storage: Arc<dyn Storage>,
     /// Its names for messages.
-    pub gr: Gr,
+    pub gr: GroupResource,
+    /// Its kind for `Invalid` answers.
+    pub gk: GroupKind,
     /// The storage key prefix: `/<plural>` for core, `/<group>/<plural>` otherwise.
     pub resource_prefix: String,
     /// Served by the host for reading only (writes answer 405).
@@ -120,12 +122,10 @@ impl Store {
     /// without their group, others as `<group>/<plural>`).
     pub fn new(strategy: Arc<dyn Strategy>, storage: Arc<dyn Storage>) -> Store {
         let description = strategy.description().clone();
-        let gr = Gr {
-            group: description.group.clone(),
-            resource: description.plural.clone(),
-            kind: description.kind.clone(),
-        };
+        let gr = description.group_resource();
+        let gk = description.group_kind();
         Store {
+            gk,
             resource_prefix: resource_prefix(&description),
             description,
             strategy,
@@ -362,12 +362,12 @@ impl Store {
     async fn before_create(&self, obj: Value) -> ApiResult<(Value, Vec<String>)> {
         let strategy = self.strategy();
         let namespaced = self.description.namespaced;
-        let gr = self.gr.clone();
+        let gk = self.gk.clone();
         let name = meta_str(&obj, "name").to_string();
         blocking(move || {
             sequence::create(&*strategy, &obj, &|o| meta::validate_create(o, namespaced))
                 .map(|out| (out.object, out.warnings))
-                .map_err(|e| ApiError::from_strategy(e, &gr, &name))
+                .map_err(|e| ApiError::from_strategy(e, &gk, &name))
         })
         .await?
     }
@@ -527,9 +527,10 @@ impl Store {
                 meta_mut(&mut obj).insert("resourceVersion".into(), json!(existing_rv));
             } else {
                 return Err(ApiError::invalid(
-                    &crate::status::Gr {
+                    // kube's Store names the resource as the kind here (store.go `Update`).
+                    &GroupKind {
+                        group: self.gr.group.clone(),
                         kind: self.gr.resource.clone(),
-                        ..self.gr.clone()
                     },
                     name,
                     &[crate::strategy::FieldError {
@@ -554,7 +555,7 @@ impl Store {
         }
         let strategy = self.strategy();
         let namespaced = self.description.namespaced;
-        let gr = self.gr.clone();
+        let gk = self.gk.clone();
         let name = name.to_string();
         let (object, warnings) = blocking(move || {
             let restore = |o: &mut Value| meta::restore_from_old(o, &existing);
@@ -568,7 +569,7 @@ impl Store {
                 }
             };
             r.map(|o| (o.object, o.warnings))
-                .map_err(|e: StrategyError| ApiError::from_strategy(e, &gr, &name))
+                .map_err(|e: StrategyError| ApiError::from_strategy(e, &gk, &name))
         })
         .await??;
         Ok((object, warnings, false))
@@ -590,7 +591,7 @@ impl Store {
             .map_err(|e| ApiError::conflict(&self.gr, name, &e.to_string()))?;
         // validate-delete against the stored object.
         let strategy = self.strategy();
-        let gr = self.gr.clone();
+        let gk = self.gk.clone();
         let (n, e) = (name.to_string(), existing.clone());
         let requested = opts.grace_period_seconds.map(|g| g.max(0));
         let (errs, grace) = blocking(move || {
@@ -604,9 +605,9 @@ impl Store {
             Ok::<_, StrategyError>((errs, grace))
         })
         .await?
-        .map_err(|e| ApiError::from_strategy(e, &gr, &n))?;
+        .map_err(|e| ApiError::from_strategy(e, &gk, &n))?;
         if !errs.is_empty() {
-            return Err(ApiError::invalid(&self.gr, name, &errs));
+            return Err(ApiError::invalid(&self.gk, name, &errs));
         }
         let has_finalizers = existing
             .pointer("/metadata/finalizers")

@@ -165,13 +165,13 @@ async fn rows(r: &Store, objs: Vec<Arc<Value>>, include: IncludeObject) -> ApiRe
     let computed: Vec<Vec<Value>> = if needs_computed {
         let strategy = r.strategy.clone();
         let objs_owned = objs.clone();
-        let gr = r.gr.clone();
+        let gk = r.gk.clone();
         tokio::task::spawn_blocking(move || {
             objs_owned
                 .iter()
                 .map(|o| strategy.printer_cells(o))
                 .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| ApiError::from_strategy(e, &gr, ""))
+                .map_err(|e| ApiError::from_strategy(e, &gk, ""))
         })
         .await
         .map_err(ApiError::internal)??

@@ -4,11 +4,12 @@
 //! list and watch options, `timeoutSeconds`, `dryRun` and `fieldValidation`.
 
 use crate::registry::{ListOptions, Store};
-use crate::status::{ApiError, ApiResult, Gr};
+use crate::status::{ApiError, ApiResult};
 use crate::strategy::{ErrorType, FieldError};
 use serde_json::json;
 use std::collections::HashMap;
 use std::time::Duration;
+use wasm_apiserver_apimachinery::GroupKind;
 use wasm_apiserver_storage::{FieldSelector, LabelSelector, ResourceVersionMatch};
 
 /// A request's query parameters, decoded (the last value of a repeated key wins).
@@ -105,10 +106,9 @@ pub fn field_validation(q: &HashMap<String, String>, verb: WriteOptions) -> ApiR
         None | Some("") => Ok("Warn"),
         Some(v @ ("Ignore" | "Strict" | "Warn")) => Ok(v),
         Some(other) => Err(ApiError::invalid(
-            &Gr {
+            &GroupKind {
                 kind: verb.kind().into(),
                 group: "meta.k8s.io".into(),
-                ..Default::default()
             },
             "",
             &[FieldError {
@@ -128,9 +128,9 @@ pub fn is_dry_run(q: &HashMap<String, String>) -> ApiResult<bool> {
         None | Some("") => Ok(false),
         Some("All") => Ok(true),
         Some(other) => Err(ApiError::invalid(
-            &Gr {
+            &GroupKind {
                 kind: "CreateOptions".into(),
-                ..Default::default()
+                group: String::new(),
             },
             "",
             &[FieldError {
@@ -196,10 +196,9 @@ pub fn list_options(r: &Store, q: &HashMap<String, String>, watch: bool) -> ApiR
     };
     if !errs.is_empty() {
         return Err(ApiError::invalid(
-            &Gr {
+            &GroupKind {
                 kind: "ListOptions".into(),
                 group: "meta.k8s.io".into(),
-                ..Default::default()
             },
             "",
             &errs,

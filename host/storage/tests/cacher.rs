@@ -23,7 +23,9 @@ use wasm_apiserver_storage::{
     StorageError, UpdateOutcome, WatchEvent, WatchStream,
 };
 
-const ETCD_ARGS: &[&str] = &["--experimental-watch-progress-notify-interval=200ms"];
+mod common;
+
+use common::ETCD_ARGS;
 const EVENT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A cacher over a fresh backend, the raw store under it, and a store of another resource on

@@ -2,6 +2,8 @@
 //! watches, leases, the compactor, TLS, and faults (etcd unreachable at start, etcd going away
 //! mid-watch). Each test starts its own etcd through `testing::etcd::EtcdServer`.
 
+mod common;
+
 use std::time::{Duration, Instant};
 use wasm_apiserver_storage::backend::{
     prefix_end, Backend, EventType, KvEvent, WatchReceiver, WatchResponse,
@@ -375,8 +377,7 @@ async fn dropping_the_receiver_cancels_the_etcd_watch() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn watch_progress_notifications() {
-    let server =
-        EtcdServer::start_with_args(&["--experimental-watch-progress-notify-interval=200ms"]);
+    let server = EtcdServer::start_with_args(common::ETCD_ARGS);
     let etcd = connect(&server).await;
     let rev = etcd
         .put_if("/pn/a", 0, b"x".to_vec(), 0)

@@ -99,74 +99,9 @@ fn validate_nonnegative(value: i64, path: &Path) -> ErrorList {
     }
 }
 
-/// `validation.InclusiveRangeError`.
-fn inclusive_range_error(lo: i64, hi: i64) -> String {
-    format!("must be between {lo} and {hi}, inclusive")
-}
-
-/// `validation.IsValidPortNum`.
-fn is_valid_port_num(port: i32) -> Vec<String> {
-    if (1..=65535).contains(&port) {
-        Vec::new()
-    } else {
-        vec![inclusive_range_error(1, 65535)]
-    }
-}
-
-/// `validation.IsValidPortName` (an IANA_SVC_NAME).
-fn is_valid_port_name(port: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if port.len() > 15 {
-        errs.push("must be no more than 15 characters".to_string());
-    }
-    if port.is_empty()
-        || !port
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-    {
-        errs.push(
-            "must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)".to_string(),
-        );
-    }
-    if !port.chars().any(|c| c.is_ascii_lowercase()) {
-        errs.push("must contain at least one letter (a-z)".to_string());
-    }
-    if port.contains("--") {
-        errs.push("must not contain consecutive hyphens".to_string());
-    }
-    if port.starts_with('-') || port.ends_with('-') {
-        errs.push("must not begin or end with a hyphen".to_string());
-    }
-    errs
-}
-
-/// `netutils.ParseIPSloppy`: an IPv4 or IPv6 address, IPv4 octets may have leading zeros.
-pub fn parse_ip_sloppy(value: &str) -> Option<std::net::IpAddr> {
-    if let Ok(ip) = value.parse() {
-        return Some(ip);
-    }
-    let octets: Vec<&str> = value.split('.').collect();
-    if octets.len() == 4
-        && octets
-            .iter()
-            .all(|o| !o.is_empty() && o.len() <= 3 && o.chars().all(|c| c.is_ascii_digit()))
-    {
-        let parts: Vec<u8> = octets
-            .iter()
-            .filter_map(|o| o.parse::<u16>().ok().and_then(|n| u8::try_from(n).ok()))
-            .collect();
-        if parts.len() == 4 {
-            return Some(std::net::IpAddr::from([
-                parts[0], parts[1], parts[2], parts[3],
-            ]));
-        }
-    }
-    None
-}
-
 /// `validation.IsValidIP`.
 fn validate_ip(value: &str, path: &Path) -> ErrorList {
-    match parse_ip_sloppy(value) {
+    match v::parse_ip_sloppy(value) {
         Some(_) => Vec::new(),
         None => vec![field::invalid(path, value, INVALID_IP_MSG)],
     }
@@ -414,7 +349,7 @@ pub fn validate_pod_update(new: &Pod, old: &Pod) -> ErrorList {
                 errs.push(field::invalid(
                     &ads_path,
                     n,
-                    inclusive_range_error(0, MAX_INT32),
+                    v::inclusive_range_error(0, MAX_INT32),
                 ));
                 return errs;
             }
@@ -818,7 +753,7 @@ fn validate_container_state_transition(
 }
 
 fn dual_stack(ips: &[&str]) -> bool {
-    let parsed: Vec<_> = ips.iter().filter_map(|ip| parse_ip_sloppy(ip)).collect();
+    let parsed: Vec<_> = ips.iter().filter_map(|ip| v::parse_ip_sloppy(ip)).collect();
     parsed.len() == 2 && parsed[0].is_ipv4() != parsed[1].is_ipv4()
 }
 
@@ -989,7 +924,7 @@ pub fn validate_pod_spec(spec: &PodSpec, path: &Path) -> ErrorList {
             errs.push(field::invalid(
                 &path.child("activeDeadlineSeconds"),
                 ads,
-                inclusive_range_error(1, MAX_INT32),
+                v::inclusive_range_error(1, MAX_INT32),
             ));
         }
     }
@@ -1505,7 +1440,7 @@ fn validate_container_ports(ports: &[ContainerPort], path: &Path) -> ErrorList {
         // Paths are built only for an error.
         let idx = || path.index(i);
         if let Some(name) = p.name.as_deref().filter(|n| !n.is_empty()) {
-            let msgs = is_valid_port_name(name);
+            let msgs = v::is_valid_port_name(name);
             if !msgs.is_empty() {
                 errs.extend(invalid_for_each(&idx().child("name"), name, msgs));
             } else if !names.insert(name) {
@@ -1515,7 +1450,7 @@ fn validate_container_ports(ports: &[ContainerPort], path: &Path) -> ErrorList {
         if p.container_port == 0 {
             errs.push(field::required(&idx().child("containerPort"), ""));
         } else {
-            for m in is_valid_port_num(p.container_port) {
+            for m in v::is_valid_port_num(p.container_port) {
                 errs.push(field::invalid(
                     &idx().child("containerPort"),
                     p.container_port,
@@ -1524,7 +1459,7 @@ fn validate_container_ports(ports: &[ContainerPort], path: &Path) -> ErrorList {
             }
         }
         if let Some(hp) = p.host_port.filter(|hp| *hp != 0) {
-            for m in is_valid_port_num(hp) {
+            for m in v::is_valid_port_num(hp) {
                 errs.push(field::invalid(&idx().child("hostPort"), hp, m));
             }
         }
@@ -1858,11 +1793,11 @@ fn validate_resource_requirements(
 /// `ValidatePortNumOrName`.
 fn validate_port_num_or_name(port: &IntOrString, path: &Path) -> ErrorList {
     match port {
-        IntOrString::Int(n) => is_valid_port_num(*n)
+        IntOrString::Int(n) => v::is_valid_port_num(*n)
             .into_iter()
             .map(|m| field::invalid(path, n, m))
             .collect(),
-        IntOrString::String(name) => invalid_for_each(path, name, is_valid_port_name(name)),
+        IntOrString::String(name) => invalid_for_each(path, name, v::is_valid_port_name(name)),
     }
 }
 

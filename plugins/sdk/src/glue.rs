@@ -639,30 +639,18 @@ pub fn get_attrs<S: Strategy + 'static>(obj: &str) -> HookResult<Attributes> {
     Ok(S::get_attrs(&parse_value(obj)?))
 }
 
-/// The default `GetAttrs`: labels, and each selectable field read by its dotted path.
+/// The default `GetAttrs`: labels, and each selectable field read by its dotted path
+/// ([`wasm_apiserver_apimachinery::fields::object_attrs`], the reading the host's selectors
+/// use too).
 pub fn default_attrs(obj: &Value, selectable: &[String]) -> Attributes {
-    let labels = obj
-        .pointer("/metadata/labels")
-        .and_then(Value::as_object)
-        .map(|m| {
-            m.iter()
-                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
-                .collect()
-        })
-        .unwrap_or_default();
-    let fields = selectable
-        .iter()
-        .map(|path| {
-            let ptr = format!("/{}", path.replace('.', "/"));
-            let value = match obj.pointer(&ptr) {
-                Some(Value::String(s)) => s.clone(),
-                Some(Value::Null) | None => String::new(),
-                Some(other) => other.to_string(),
-            };
-            (path.clone(), value)
-        })
-        .collect();
-    Attributes { labels, fields }
+    let (labels, mut fields) = wasm_apiserver_apimachinery::fields::object_attrs(obj, selectable);
+    Attributes {
+        labels: labels.into_iter().collect(),
+        fields: selectable
+            .iter()
+            .map(|path| (path.clone(), fields.remove(path).unwrap_or_default()))
+            .collect(),
+    }
 }
 
 fn set_generation(v: &mut Value, g: i64) {

@@ -37,17 +37,18 @@
 #[cfg(target_arch = "wasm32")]
 #[doc(hidden)]
 pub use talc as __talc;
-pub mod field;
 pub mod glue;
 pub mod log;
-pub mod quantity;
 pub mod testing;
-pub mod validation;
+pub use wasm_apiserver_apimachinery::{field, fields, labels, quantity, validation};
 
 pub use k8s_openapi;
 pub use serde_json;
 
 pub use field::{ErrorList, ErrorType, FieldError, Path};
+pub use wasm_apiserver_apimachinery::{
+    Attributes, GroupResource, PrinterColumn, ResourceDescription,
+};
 
 #[doc(hidden)]
 pub mod bindings {
@@ -67,140 +68,6 @@ pub mod prelude {
     pub use crate::{export_strategy, Attributes, PrinterColumn, ResourceDescription, Strategy};
     pub use serde::{Deserialize, Serialize};
     pub use serde_json::{json, Value};
-}
-
-/// One printer column (CRD `additionalPrinterColumns`, `metav1.TableColumnDefinition`).
-#[derive(Clone, Debug, PartialEq)]
-pub struct PrinterColumn {
-    /// Header, e.g. `Ready`.
-    pub name: String,
-    /// `integer`, `number`, `string`, `boolean` or `date`.
-    pub type_: String,
-    /// Format hint, e.g. `name`; may be empty.
-    pub format: String,
-    /// Description; may be empty.
-    pub description: String,
-    /// 0 = always shown; >0 = only with `-o wide`.
-    pub priority: i32,
-    /// kubectl-style JSONPath (`.status.phase`), or `@name` / `@age`; empty = computed by
-    /// [`Strategy::printer_cells`].
-    pub json_path: String,
-}
-
-impl PrinterColumn {
-    /// A priority-0 column.
-    pub fn new(name: &str, type_: &str, json_path: &str) -> PrinterColumn {
-        PrinterColumn {
-            name: name.into(),
-            type_: type_.into(),
-            format: String::new(),
-            description: String::new(),
-            priority: 0,
-            json_path: json_path.into(),
-        }
-    }
-
-    /// The NAME column (`@name`, format `name`), as kube-apiserver's default table has.
-    pub fn name() -> PrinterColumn {
-        PrinterColumn {
-            format: "name".into(),
-            description: "Name must be unique within a namespace.".into(),
-            ..PrinterColumn::new("Name", "string", "@name")
-        }
-    }
-
-    /// The AGE column (`@age`).
-    pub fn age() -> PrinterColumn {
-        PrinterColumn::new("Age", "date", "@age")
-    }
-
-    /// Shown only with `-o wide`.
-    pub fn wide(mut self) -> PrinterColumn {
-        self.priority = 1;
-        self
-    }
-
-    /// A column computed by [`Strategy::printer_cells`] (empty JSONPath).
-    pub fn computed(name: &str, type_: &str) -> PrinterColumn {
-        PrinterColumn::new(name, type_, "")
-    }
-
-    /// With a description.
-    pub fn describe(mut self, description: &str) -> PrinterColumn {
-        self.description = description.into();
-        self
-    }
-}
-
-/// What a plugin serves: the self-description read once at load (see `describe` in the WIT).
-#[derive(Clone, Debug, PartialEq)]
-pub struct ResourceDescription {
-    /// API group; empty for the core group.
-    pub group: String,
-    /// API version, e.g. `v1`.
-    pub version: String,
-    /// Kind, e.g. `Widget`.
-    pub kind: String,
-    /// List kind, e.g. `WidgetList`.
-    pub list_kind: String,
-    /// Plural resource name, e.g. `widgets`.
-    pub plural: String,
-    /// Singular resource name, e.g. `widget`.
-    pub singular: String,
-    /// Short names, e.g. `["wd"]`.
-    pub short_names: Vec<String>,
-    /// Categories, e.g. `["all"]`.
-    pub categories: Vec<String>,
-    /// Namespace-scoped (true) or cluster-scoped.
-    pub namespaced: bool,
-    /// Subresources, e.g. `["status"]`.
-    pub subresources: Vec<String>,
-    /// Printer columns for server-side Tables.
-    pub printer_columns: Vec<PrinterColumn>,
-    /// Selectable fields besides `metadata.name` / `metadata.namespace`, e.g. `spec.nodeName`.
-    pub selectable_fields: Vec<String>,
-    /// OpenAPI v3 schema of the object.
-    pub openapi_schema: serde_json::Value,
-    /// An example object, used by the host's load-time smoke test.
-    pub example: Option<serde_json::Value>,
-}
-
-impl ResourceDescription {
-    /// A namespaced resource with conventional names derived from `kind` and `plural`
-    /// (`listKind = <Kind>List`, `singular = lower(kind)`), NAME and AGE columns, a `status`
-    /// subresource, and an open schema. Adjust fields with struct update syntax or the builders.
-    pub fn new(group: &str, version: &str, kind: &str, plural: &str) -> ResourceDescription {
-        ResourceDescription {
-            group: group.into(),
-            version: version.into(),
-            kind: kind.into(),
-            list_kind: format!("{kind}List"),
-            plural: plural.into(),
-            singular: kind.to_lowercase(),
-            short_names: Vec::new(),
-            categories: Vec::new(),
-            namespaced: true,
-            subresources: vec!["status".into()],
-            printer_columns: vec![PrinterColumn::name(), PrinterColumn::age()],
-            selectable_fields: Vec::new(),
-            openapi_schema: serde_json::json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}),
-            example: None,
-        }
-    }
-
-    /// Whether the resource has a `status` subresource.
-    pub fn has_status(&self) -> bool {
-        self.subresources.iter().any(|s| s == "status")
-    }
-}
-
-/// Labels and selectable field values of an object (`GetAttrs`).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Attributes {
-    /// `metadata.labels`.
-    pub labels: Vec<(String, String)>,
-    /// (field path, value) for each selectable field.
-    pub fields: Vec<(String, String)>,
 }
 
 /// A resource's strategy: the kube-apiserver strategy interfaces as static methods on a type.

@@ -114,7 +114,7 @@ fn check_kind(r: &Store, obj: &mut Value) -> ApiResult<()> {
             .and_then(Value::as_str)
             .unwrap_or("");
         return Err(ApiError::invalid(
-            &r.gr,
+            &r.gk,
             name,
             &[FieldError {
                 error_type: ErrorType::Invalid,

@@ -7,13 +7,14 @@
 //! custom resources.
 
 use crate::limits::{self, Exceeded};
-use crate::status::{ApiError, ApiResult, Gr};
+use crate::status::{ApiError, ApiResult};
 use crate::strategy::ResourceDescription;
 use json_patch::jsonptr::Pointer;
 use json_patch::PatchOperation;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
+use wasm_apiserver_apimachinery::GroupResource;
 
 pub use crate::registry::store::PatchFn;
 
@@ -77,7 +78,7 @@ fn invalid_patch(msg: impl std::fmt::Display) -> ApiError {
 /// not parse.
 pub fn patcher(
     d: &ResourceDescription,
-    gr: &Gr,
+    gr: &GroupResource,
     content_type: &str,
     body: &[u8],
     q: &HashMap<String, String>,

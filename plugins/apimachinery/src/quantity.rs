@@ -18,8 +18,10 @@
 //! below nano precision is rounded *up in magnitude* (away from zero: `0.1n` → `1n`, `-0.1n` →
 //! `-1n`, `inf.RoundUp`), and a binary-SI value is capped at 2^63-1 (`8Ei` → 2^63-1).
 //!
-//! Differences from Go: the suffix format (`Format`) is not remembered and there is no
-//! canonical `String()`; values beyond ±(2^127-1) nanos (about ±1.7×10^29, e.g. `1e30`), which
+//! The canonical form (`Quantity.String()` / `CanonicalizeBytes`) is
+//! [`Quantity::canonical`] in the [`Format`] the string was written in ([`format_of`]).
+//!
+//! Differences from Go: a [`Quantity`] does not remember its format (callers keep it); values beyond ±(2^127-1) nanos (about ±1.7×10^29, e.g. `1e30`), which
 //! Go's arbitrary-precision `inf.Dec` can still hold, saturate at `i128::MAX` / `i128::MIN`.
 
 use std::cmp::Ordering;
@@ -246,10 +248,14 @@ fn parse_quantity_string(s: &str) -> Result<Pieces<'_>, String> {
     Err(ERR_FORMAT_WRONG.to_string())
 }
 
+/// `resource.Format`: how a quantity was written, which its canonical form keeps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Format {
+pub enum Format {
+    /// `e`/`E` exponents (`1e3`).
     DecimalExponent,
+    /// Powers of two (`Ki` … `Ei`).
     BinarySI,
+    /// Powers of ten (`n` … `E`, and no suffix).
     DecimalSI,
 }
 
@@ -454,6 +460,119 @@ fn scale_round_up(digits: &[u8], pow10: i64) -> i128 {
     }
     acc
 }
+
+// ---------------------------------------------------------------------------------------------
+// The canonical form (`quantity.go` `CanonicalizeBytes`, `suffix.go`).
+// ---------------------------------------------------------------------------------------------
+
+const NANOS_PER_MILLI: i128 = 1_000_000;
+
+/// The [`Format`] of a quantity string, from its suffix (`parseQuantityString` /
+/// `interpret`); `None` for a suffix `ParseQuantity` does not know.
+pub fn format_of(s: &str) -> Option<Format> {
+    let s = s.trim_start_matches(['+', '-']);
+    let suffix = s.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
+    match suffix {
+        "Ki" | "Mi" | "Gi" | "Ti" | "Pi" | "Ei" => Some(Format::BinarySI),
+        "" | "n" | "u" | "m" | "k" | "M" | "G" | "T" | "P" | "E" => Some(Format::DecimalSI),
+        _ if suffix.starts_with(['e', 'E']) => Some(Format::DecimalExponent),
+        _ => None,
+    }
+}
+
+impl Quantity {
+    /// `Quantity.RoundUp(-3)`: rounded away from zero to a whole number of milli-units.
+    pub fn round_up_to_milli(self) -> Quantity {
+        Quantity {
+            nanos: round_up_to_milli(self.nanos),
+        }
+    }
+
+    /// `Quantity.String()` (`CanonicalizeBytes`) in `format`: `1000m` → `1`, `1.5Gi` →
+    /// `1536Mi`, `2000` → `2k`, `0.5` → `500m`; BinarySI only for whole values of at least
+    /// 1024, else DecimalSI.
+    pub fn canonical(self, format: Format) -> String {
+        canonical(self.nanos, format)
+    }
+}
+
+/// `Quantity.RoundUp(-3)`: round away from zero to a whole number of milli-units.
+fn round_up_to_milli(nanos: i128) -> i128 {
+    // 64-bit remainder when the value allows (128-bit division is a library call in wasm).
+    let rem = match i64::try_from(nanos) {
+        Ok(n) => i128::from(n % NANOS_PER_MILLI as i64),
+        Err(_) => nanos % NANOS_PER_MILLI,
+    };
+    if rem == 0 {
+        nanos
+    } else {
+        nanos - rem + nanos.signum() * NANOS_PER_MILLI
+    }
+}
+
+/// The canonical string of `nanos` (units of 10^-9) in `format` (`CanonicalizeBytes`).
+fn canonical(nanos: i128, format: Format) -> String {
+    if nanos == 0 {
+        return "0".into();
+    }
+    let sign = if nanos < 0 { "-" } else { "" };
+    // 64-bit arithmetic when the value allows: 128-bit division is a library call inside wasm.
+    let (value, suffix) = match u64::try_from(nanos.unsigned_abs()) {
+        Ok(abs) => canonical_parts!(abs, u64, format),
+        Err(_) => canonical_parts!(nanos.unsigned_abs(), u128, format),
+    };
+    format!("{sign}{value}{suffix}")
+}
+
+/// The digits and suffix of the canonical form of `abs` nanos (`AsCanonicalBytes`), computed
+/// in the unsigned type `$t` (`u64` or `u128`): `(String, Cow<str>)`.
+macro_rules! canonical_parts {
+    ($abs:expr, $t:ty, $format:expr) => {{
+        let abs: $t = $abs;
+        let format: Format = $format;
+        let unit = NANOS_PER_UNIT as $t;
+        // BinarySI only for whole values of at least 1024 (else "DecimalSI, to avoid rounding").
+        if format == Format::BinarySI && abs >= 1024 * unit && abs.is_multiple_of(unit) {
+            let mut value = abs / unit;
+            let mut exp = 0;
+            while exp < 6 && value.is_multiple_of(1024) {
+                value /= 1024;
+                exp += 1;
+            }
+            let suffix = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"][exp];
+            (value.to_string(), std::borrow::Cow::Borrowed(suffix))
+        } else {
+            // Decimal: mantissa × 10^exponent with the exponent a multiple of 3.
+            let mut mantissa = abs;
+            let mut exponent: i32 = -9;
+            while mantissa.is_multiple_of(1000)
+                && (format == Format::DecimalExponent || exponent < 18)
+            {
+                mantissa /= 1000;
+                exponent += 3;
+            }
+            let suffix: std::borrow::Cow<'static, str> = match format {
+                Format::DecimalExponent if exponent == 0 => "".into(),
+                Format::DecimalExponent => format!("e{exponent}").into(),
+                _ => match exponent {
+                    -9 => "n",
+                    -6 => "u",
+                    -3 => "m",
+                    0 => "",
+                    3 => "k",
+                    6 => "M",
+                    9 => "G",
+                    12 => "T",
+                    15 => "P",
+                    _ => "E",
+                }
+                .into(),
+            };
+            (mantissa.to_string(), suffix)
+        }
+    }};
+}
+use canonical_parts;
 
 #[cfg(test)]
 mod tests {
@@ -684,5 +803,50 @@ mod tests {
             (q("-1").signum(), q("0").signum(), q("1").signum()),
             (-1, 0, 1)
         );
+    }
+
+    #[test]
+    fn canonical_forms_match_kubernetes() {
+        // (input nanos, format) -> Quantity.String()
+        assert_eq!(canonical(1_000_000_000, Format::DecimalSI), "1");
+        assert_eq!(canonical(1_500_000_000, Format::DecimalSI), "1500m");
+        assert_eq!(canonical(500_000_000, Format::DecimalSI), "500m");
+        assert_eq!(canonical(2000 * NANOS_PER_UNIT, Format::DecimalSI), "2k");
+        assert_eq!(canonical(1500 * NANOS_PER_UNIT, Format::DecimalSI), "1500");
+        assert_eq!(
+            canonical(1536 * 1024 * 1024 * NANOS_PER_UNIT, Format::BinarySI),
+            "1536Mi"
+        );
+        assert_eq!(
+            canonical(1024 * 1024 * 1024 * NANOS_PER_UNIT, Format::BinarySI),
+            "1Gi"
+        );
+        assert_eq!(canonical(512 * NANOS_PER_UNIT, Format::BinarySI), "512");
+        assert_eq!(
+            canonical(1000 * NANOS_PER_UNIT, Format::DecimalExponent),
+            "1e3"
+        );
+        assert_eq!(
+            canonical(1500 * NANOS_PER_UNIT, Format::DecimalExponent),
+            "1500"
+        );
+        assert_eq!(canonical(0, Format::BinarySI), "0");
+        assert_eq!(canonical(-2 * NANOS_PER_UNIT, Format::DecimalSI), "-2");
+    }
+
+    #[test]
+    fn rounding_to_milli_is_away_from_zero() {
+        assert_eq!(round_up_to_milli(1), 1_000_000);
+        assert_eq!(round_up_to_milli(2_000_000), 2_000_000);
+        assert_eq!(round_up_to_milli(-1), -1_000_000);
+    }
+
+    #[test]
+    fn formats_come_from_the_suffix() {
+        assert_eq!(format_of("100m"), Some(Format::DecimalSI));
+        assert_eq!(format_of("1.5Gi"), Some(Format::BinarySI));
+        assert_eq!(format_of("1e3"), Some(Format::DecimalExponent));
+        assert_eq!(format_of("1E"), Some(Format::DecimalSI));
+        assert_eq!(format_of("12x"), None);
     }
 }

@@ -2,7 +2,8 @@
 //! (`path.go`, `errors.go`). A plugin's validation returns an [`ErrorList`]; the host turns it
 //! into a 422 `Invalid` Status whose `details.causes` carry one entry per error.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use std::fmt;
 
 /// A field path such as `spec.containers[0].image` or `metadata.labels[app]`
@@ -72,8 +73,9 @@ impl fmt::Display for Path {
     }
 }
 
-/// `field.ErrorType`: what kind of problem a [`FieldError`] reports.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+/// `field.ErrorType` (`k8s.io/apimachinery/pkg/util/validation/field/errors.go`): what kind of problem a
+/// [`FieldError`] reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ErrorType {
     /// `FieldValueRequired`.
     Required,
@@ -97,17 +99,93 @@ pub enum ErrorType {
     NotFound,
 }
 
+impl ErrorType {
+    /// The `metav1.CauseType` a Status cause carries as `reason`.
+    pub fn cause_type(self) -> &'static str {
+        match self {
+            ErrorType::Required => "FieldValueRequired",
+            ErrorType::Invalid => "FieldValueInvalid",
+            ErrorType::Duplicate => "FieldValueDuplicate",
+            ErrorType::NotSupported => "FieldValueNotSupported",
+            ErrorType::Forbidden => "FieldValueForbidden",
+            ErrorType::TooLong => "FieldValueTooLong",
+            ErrorType::TooMany => "FieldValueTooMany",
+            ErrorType::Internal => "InternalError",
+            ErrorType::TypeInvalid => "FieldValueTypeInvalid",
+            ErrorType::NotFound => "FieldValueNotFound",
+        }
+    }
+
+    /// `ErrorType.String()`: `Required value`, `Invalid value`, …
+    pub fn description(self) -> &'static str {
+        match self {
+            ErrorType::Required => "Required value",
+            ErrorType::Invalid | ErrorType::TypeInvalid => "Invalid value",
+            ErrorType::Duplicate => "Duplicate value",
+            ErrorType::NotSupported => "Unsupported value",
+            ErrorType::Forbidden => "Forbidden",
+            ErrorType::TooLong => "Too long",
+            ErrorType::TooMany => "Too many",
+            ErrorType::Internal => "Internal error",
+            ErrorType::NotFound => "Not found",
+        }
+    }
+}
+
 /// One validation error (`field.Error`): type, path, the offending value (JSON) and a detail.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// Serialized as a `metav1.StatusCause`-like record (`type`, `field`, `badValue`, `detail`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FieldError {
     /// What is wrong.
+    #[serde(rename = "type")]
     pub error_type: ErrorType,
     /// Where, e.g. `spec.containers[0].image`.
     pub field: String,
-    /// The offending value, if any.
-    pub bad_value: Option<serde_json::Value>,
-    /// Human-readable detail, e.g. `must be no more than 63 characters`.
+    /// The offending value.
+    #[serde(default, skip_serializing_if = "Option::is_none", rename = "badValue")]
+    pub bad_value: Option<Value>,
+    /// Detail.
+    #[serde(default)]
     pub detail: String,
+}
+
+impl FieldError {
+    /// `field.Error.ErrorBody()`: e.g. `Invalid value: "x": must be …`, `Required value`.
+    pub fn body(&self) -> String {
+        let mut s = match (&self.error_type, &self.bad_value) {
+            (
+                ErrorType::Required
+                | ErrorType::Forbidden
+                | ErrorType::TooLong
+                | ErrorType::Internal,
+                _,
+            )
+            | (_, None) => self.error_type.description().to_string(),
+            (t, Some(v)) => {
+                let shown = match v {
+                    Value::String(s) => format!("{s:?}"),
+                    other => other.to_string(),
+                };
+                format!("{}: {shown}", t.description())
+            }
+        };
+        if !self.detail.is_empty() {
+            s.push_str(": ");
+            s.push_str(&self.detail);
+        }
+        s
+    }
+}
+
+impl fmt::Display for FieldError {
+    /// `field.Error.Error()`: `<field>: <body>`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.field.is_empty() {
+            f.write_str(&self.body())
+        } else {
+            write!(f, "{}: {}", self.field, self.body())
+        }
+    }
 }
 
 /// `field.ErrorList`.

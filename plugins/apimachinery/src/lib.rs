@@ -1,0 +1,27 @@
+//! # wasm-apiserver-apimachinery
+//!
+//! The Kubernetes vocabulary both sides of the plugin boundary use, defined once — what
+//! `k8s.io/apimachinery` holds for kube-apiserver:
+//! - [`field`]: field paths and field errors (`pkg/util/validation/field`);
+//! - [`validation`]: DNS-1123/DNS-1035 names, qualified names, label values, annotations,
+//!   finalizers, owner references, managed fields and `ObjectMeta` (`pkg/util/validation`,
+//!   `pkg/api/validation/objectmeta.go`, `pkg/apis/meta/v1/validation`);
+//! - [`quantity`]: `resource.Quantity` parsing, arithmetic and canonical form
+//!   (`pkg/api/resource`);
+//! - [`labels`] and [`fields`]: label and field selectors with their parsers
+//!   (`pkg/labels/selector.go`, `pkg/fields/selector.go`);
+//! - [`resource`]: `GroupResource`, the resource description a plugin gives and the printer
+//!   columns of its Tables, an object's selectable attributes.
+//!
+//! The plugin SDK re-exports it (plugins build it for `wasm32-wasip2`), the storage crate uses
+//! its selectors, the host its types. It depends on nothing of either.
+
+pub mod field;
+pub mod fields;
+pub mod labels;
+pub mod quantity;
+pub mod resource;
+pub mod validation;
+
+pub use field::{ErrorList, ErrorType, FieldError, Path};
+pub use resource::{Attributes, GroupKind, GroupResource, PrinterColumn, ResourceDescription};

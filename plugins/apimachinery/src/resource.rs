@@ -1,0 +1,212 @@
+//! What a resource is, as both sides of the plugin boundary name it: [`GroupResource`] and
+//! [`GroupKind`] (`k8s.io/apimachinery/pkg/runtime/schema`), the self-description a plugin
+//! gives ([`ResourceDescription`], [`PrinterColumn`]) and an object's selectable
+//! [`Attributes`] (`GetAttrs`).
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// `schema.GroupResource`: a resource in a group (the core group is empty). Displayed as
+/// Kubernetes names it in messages: `plural` or `plural.group`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct GroupResource {
+    /// API group; empty for the core group.
+    pub group: String,
+    /// Plural resource name.
+    pub resource: String,
+}
+
+impl fmt::Display for GroupResource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.group.is_empty() {
+            f.write_str(&self.resource)
+        } else {
+            write!(f, "{}.{}", self.resource, self.group)
+        }
+    }
+}
+
+/// `schema.GroupKind`: a kind in a group. Displayed as Kubernetes names it in messages:
+/// `Kind` or `Kind.group`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct GroupKind {
+    /// API group; empty for the core group.
+    pub group: String,
+    /// Kind.
+    pub kind: String,
+}
+
+impl fmt::Display for GroupKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.group.is_empty() {
+            f.write_str(&self.kind)
+        } else {
+            write!(f, "{}.{}", self.kind, self.group)
+        }
+    }
+}
+
+/// One printer column (CRD `additionalPrinterColumns`, `metav1.TableColumnDefinition` plus
+/// the JSONPath that fills it). Serialized in camelCase (`type`, `jsonPath`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PrinterColumn {
+    /// Header, e.g. `Ready`.
+    pub name: String,
+    /// `integer`, `number`, `string`, `boolean` or `date`.
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// Format hint, e.g. `name`; may be empty.
+    pub format: String,
+    /// Description; may be empty.
+    pub description: String,
+    /// 0 = always shown; >0 = only with `-o wide`.
+    pub priority: i32,
+    /// kubectl-style JSONPath (`.status.phase`), or `@name` / `@age`; empty = computed by
+    /// the strategy's `printer-cells` hook.
+    pub json_path: String,
+}
+
+impl PrinterColumn {
+    /// A priority-0 column.
+    pub fn new(name: &str, type_: &str, json_path: &str) -> PrinterColumn {
+        PrinterColumn {
+            name: name.into(),
+            type_: type_.into(),
+            format: String::new(),
+            description: String::new(),
+            priority: 0,
+            json_path: json_path.into(),
+        }
+    }
+
+    /// The NAME column (`@name`, format `name`), as kube-apiserver's default table has.
+    pub fn name() -> PrinterColumn {
+        PrinterColumn {
+            format: "name".into(),
+            description: "Name must be unique within a namespace.".into(),
+            ..PrinterColumn::new("Name", "string", "@name")
+        }
+    }
+
+    /// The AGE column (`@age`).
+    pub fn age() -> PrinterColumn {
+        PrinterColumn::new("Age", "date", "@age")
+    }
+
+    /// Shown only with `-o wide`.
+    pub fn wide(mut self) -> PrinterColumn {
+        self.priority = 1;
+        self
+    }
+
+    /// A column computed by the strategy's `printer-cells` hook (empty JSONPath).
+    pub fn computed(name: &str, type_: &str) -> PrinterColumn {
+        PrinterColumn::new(name, type_, "")
+    }
+
+    /// With a description.
+    pub fn describe(mut self, description: &str) -> PrinterColumn {
+        self.description = description.into();
+        self
+    }
+}
+
+/// What a plugin serves: the self-description read once at load (see `describe` in
+/// `wit/0.1.0/strategy.wit`) — a CustomResourceDefinition's names, scope, subresources,
+/// printer columns, selectable fields and schema in one record. Serialized in camelCase.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceDescription {
+    /// API group; empty for the core group.
+    pub group: String,
+    /// API version, e.g. `v1`.
+    pub version: String,
+    /// Kind, e.g. `Widget`.
+    pub kind: String,
+    /// List kind, e.g. `WidgetList`.
+    pub list_kind: String,
+    /// Plural resource name, e.g. `widgets`.
+    pub plural: String,
+    /// Singular resource name, e.g. `widget`.
+    pub singular: String,
+    /// Short names, e.g. `["wd"]`.
+    pub short_names: Vec<String>,
+    /// Categories, e.g. `["all"]`.
+    pub categories: Vec<String>,
+    /// Namespace-scoped (true) or cluster-scoped.
+    pub namespaced: bool,
+    /// Subresources, e.g. `["status"]`.
+    pub subresources: Vec<String>,
+    /// Printer columns for server-side Tables.
+    pub printer_columns: Vec<PrinterColumn>,
+    /// Selectable fields besides `metadata.name` / `metadata.namespace`, e.g. `spec.nodeName`.
+    pub selectable_fields: Vec<String>,
+    /// OpenAPI v3 schema of the object.
+    pub openapi_schema: serde_json::Value,
+    /// An example object, used by the host's load-time smoke test.
+    pub example: Option<serde_json::Value>,
+}
+
+impl ResourceDescription {
+    /// A namespaced resource with conventional names derived from `kind` and `plural`
+    /// (`listKind = <Kind>List`, `singular = lower(kind)`), NAME and AGE columns, a `status`
+    /// subresource, and an open schema. Adjust fields with struct update syntax or the builders.
+    pub fn new(group: &str, version: &str, kind: &str, plural: &str) -> ResourceDescription {
+        ResourceDescription {
+            group: group.into(),
+            version: version.into(),
+            kind: kind.into(),
+            list_kind: format!("{kind}List"),
+            plural: plural.into(),
+            singular: kind.to_lowercase(),
+            short_names: Vec::new(),
+            categories: Vec::new(),
+            namespaced: true,
+            subresources: vec!["status".into()],
+            printer_columns: vec![PrinterColumn::name(), PrinterColumn::age()],
+            selectable_fields: Vec::new(),
+            openapi_schema: serde_json::json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}),
+            example: None,
+        }
+    }
+
+    /// Whether the resource has a `status` subresource.
+    pub fn has_status(&self) -> bool {
+        self.subresources.iter().any(|s| s == "status")
+    }
+
+    /// `apiVersion` as it appears in objects: `v1` for core, `group/version` otherwise.
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+
+    /// The resource's [`GroupKind`].
+    pub fn group_kind(&self) -> GroupKind {
+        GroupKind {
+            group: self.group.clone(),
+            kind: self.kind.clone(),
+        }
+    }
+
+    /// The resource's [`GroupResource`].
+    pub fn group_resource(&self) -> GroupResource {
+        GroupResource {
+            group: self.group.clone(),
+            resource: self.plural.clone(),
+        }
+    }
+}
+
+/// Labels and selectable field values of an object (`GetAttrs`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Attributes {
+    /// `metadata.labels`.
+    pub labels: Vec<(String, String)>,
+    /// (field path, value) for each selectable field.
+    pub fields: Vec<(String, String)>,
+}
