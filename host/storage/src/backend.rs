@@ -41,7 +41,8 @@ pub struct RangeResponse {
     pub more: bool,
     /// Number of keys in the whole range (at the read revision), ignoring `limit`.
     pub count: i64,
-    /// The revision the read was served at (the store's current revision for `revision == 0`).
+    /// The store's current revision when the read was served (etcd's response header), also
+    /// for a read at a past revision.
     pub header_revision: i64,
 }
 

@@ -12,6 +12,7 @@ use wasm_apiserver_storage::backend::{
     prefix_end, Backend, EventType, KeyValue, KvEvent, WatchReceiver, WatchResponse,
 };
 use wasm_apiserver_storage::embedded::{Embedded, EmbeddedOptions};
+use wasm_apiserver_storage::testing::backend_tests;
 use wasm_apiserver_storage::BackendError;
 
 async fn open(dir: &Path) -> Embedded {
@@ -75,65 +76,7 @@ async fn empty_store_is_at_revision_one_and_healthy() {
 #[tokio::test(flavor = "multi_thread")]
 async fn compares_and_revisions() {
     let dir = tempfile::tempdir().unwrap();
-    let s = open(dir.path()).await;
-
-    // Create: expected 0.
-    let r = s.put_if("/k", 0, b"v1".to_vec(), 0).await.unwrap();
-    assert!(r.succeeded);
-    assert_eq!(r.revision, 2);
-    assert!(r.kv.is_none());
-    let kv = get(&s, "/k").await.unwrap();
-    assert_eq!(
-        (kv.create_revision, kv.mod_revision, kv.version, kv.lease),
-        (2, 2, 1, 0)
-    );
-    assert_eq!(kv.value, b"v1");
-
-    // Create again fails, returning the current value, consuming no revision.
-    let r = s.put_if("/k", 0, b"x".to_vec(), 0).await.unwrap();
-    assert!(!r.succeeded);
-    assert_eq!(r.revision, 2);
-    assert_eq!(r.kv.as_ref().unwrap().value, b"v1");
-    assert_eq!(s.current_revision().await.unwrap(), 2);
-
-    // Update with the right mod revision.
-    let r = s.put_if("/k", 2, b"v2".to_vec(), 0).await.unwrap();
-    assert!(r.succeeded);
-    assert_eq!(r.revision, 3);
-    let kv = get(&s, "/k").await.unwrap();
-    assert_eq!((kv.create_revision, kv.mod_revision, kv.version), (2, 3, 2));
-
-    // Update with a stale mod revision fails.
-    let r = s.put_if("/k", 2, b"v3".to_vec(), 0).await.unwrap();
-    assert!(!r.succeeded);
-    assert_eq!(r.kv.unwrap().mod_revision, 3);
-    // Update of a missing key with a non-zero expectation fails with no kv.
-    let r = s.put_if("/missing", 3, b"v".to_vec(), 0).await.unwrap();
-    assert!(!r.succeeded);
-    assert!(r.kv.is_none());
-
-    // Delete with the wrong revision fails; with the right one returns the deleted value.
-    let r = s.delete_if("/k", 2).await.unwrap();
-    assert!(!r.succeeded);
-    assert_eq!(r.kv.unwrap().mod_revision, 3);
-    let r = s.delete_if("/k", 3).await.unwrap();
-    assert!(r.succeeded);
-    assert_eq!(r.revision, 4);
-    assert_eq!(r.kv.unwrap().value, b"v2");
-    assert!(get(&s, "/k").await.is_none());
-    assert_eq!(s.current_revision().await.unwrap(), 4);
-
-    // Delete of an absent key expecting 0: succeeds without a revision (etcd).
-    let r = s.delete_if("/k", 0).await.unwrap();
-    assert!(r.succeeded);
-    assert_eq!(r.revision, 4);
-    // Recreate starts a new life: create_revision and version reset.
-    let r = s.put_if("/k", 0, b"again".to_vec(), 0).await.unwrap();
-    assert_eq!(r.revision, 5);
-    let kv = get(&s, "/k").await.unwrap();
-    assert_eq!((kv.create_revision, kv.mod_revision, kv.version), (5, 5, 1));
-    // Empty key rejected.
-    assert!(s.put_if("", 0, vec![], 0).await.is_err());
+    backend_tests::run_compare_and_revisions(&open(dir.path()).await).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -173,46 +116,9 @@ async fn concurrent_writes_take_consecutive_revisions() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn range_limit_count_more() {
+async fn range_limit_count_more_and_past_revisions() {
     let dir = tempfile::tempdir().unwrap();
-    let s = open(dir.path()).await;
-    for i in 0..10 {
-        s.put_if(&format!("/r/{i}"), 0, vec![i], 0).await.unwrap();
-    }
-    s.put_if("/s/other", 0, vec![], 0).await.unwrap();
-    let end = prefix_end("/r/");
-    let r = s.range("/r/", &end, 3, 0).await.unwrap();
-    assert_eq!(
-        r.kvs.iter().map(|k| k.key.as_str()).collect::<Vec<_>>(),
-        ["/r/0", "/r/1", "/r/2"]
-    );
-    assert!(r.more);
-    assert_eq!(r.count, 10);
-    assert_eq!(r.header_revision, 12);
-    // Continue after the last key.
-    let r = s.range("/r/2\0", &end, 3, 0).await.unwrap();
-    assert_eq!(r.kvs[0].key, "/r/3");
-    assert_eq!(r.count, 7);
-    // Exactly the limit: no more.
-    let r = s.range("/r/7", &end, 3, 0).await.unwrap();
-    assert_eq!((r.kvs.len(), r.more, r.count), (3, false, 3));
-    // No limit.
-    let r = s.range("/r/", &end, 0, 0).await.unwrap();
-    assert_eq!((r.kvs.len(), r.more, r.count), (10, false, 10));
-    // "\0" end: everything from start.
-    let r = s.range("/r/5", "\0", 0, 0).await.unwrap();
-    assert_eq!(r.kvs.len(), 6);
-    assert_eq!(r.kvs.last().unwrap().key, "/s/other");
-    // Single key, missing key, empty range.
-    assert_eq!(s.range("/r/4", "", 0, 0).await.unwrap().kvs.len(), 1);
-    assert_eq!(s.range("/r/44", "", 0, 0).await.unwrap().count, 0);
-    assert_eq!(s.range("/z", "/a", 0, 0).await.unwrap().count, 0);
-    assert_eq!(s.count("/r/", &end).await.unwrap(), (10, 12));
-    // Future revision.
-    match s.range("/r/", &end, 0, 13).await {
-        Err(BackendError::FutureRevision(12)) => {}
-        other => panic!("expected FutureRevision(12), got {other:?}"),
-    }
+    backend_tests::run_range_limit_count_more_and_past_revisions(&open(dir.path()).await).await;
 }
 
 /// A model of the store: the full map after every revision.
@@ -298,7 +204,8 @@ async fn check_range_at(s: &Embedded, model: &Model, rev: i64) {
     let r = s.range("/m/", &end, 0, rev).await.unwrap();
     assert_eq!(r.kvs, expected, "range at {rev}");
     assert_eq!(r.count, expected.len() as i64);
-    assert_eq!(r.header_revision, rev);
+    // etcd's header: the current revision, whatever revision the range was read at.
+    assert_eq!(r.header_revision, s.current_revision().await.unwrap());
     // Paged with limit 3, pinned to the revision.
     let mut got = Vec::new();
     let mut start = "/m/".to_string();

@@ -9,6 +9,7 @@ use wasm_apiserver_storage::backend::{
     prefix_end, Backend, EventType, KvEvent, WatchReceiver, WatchResponse,
 };
 use wasm_apiserver_storage::etcd3::{Etcd3, Etcd3Config, COMPACT_REV_KEY};
+use wasm_apiserver_storage::testing::backend_tests;
 use wasm_apiserver_storage::testing::etcd::{EtcdServer, EtcdTls};
 use wasm_apiserver_storage::BackendError;
 
@@ -49,147 +50,13 @@ async fn events(rx: &mut WatchReceiver, n: usize) -> Vec<KvEvent> {
 #[tokio::test(flavor = "multi_thread")]
 async fn primitives_compare_and_revisions() {
     let server = EtcdServer::start();
-    let etcd = connect(&server).await;
-    let start = etcd.current_revision().await.unwrap();
-    assert!(start >= 1);
-
-    // Create: mod_revision(key) == 0 matches an absent key.
-    let created = etcd.put_if("/a", 0, b"v1".to_vec(), 0).await.unwrap();
-    assert!(created.succeeded);
-    assert_eq!(created.revision, start + 1);
-    assert!(created.kv.is_none());
-    let r1 = created.revision;
-    let got = etcd.range("/a", "", 0, 0).await.unwrap();
-    assert_eq!(got.kvs.len(), 1);
-    assert_eq!(got.count, 1);
-    assert!(!got.more);
-    assert_eq!(got.header_revision, r1);
-    let kv = &got.kvs[0];
-    assert_eq!((kv.key.as_str(), kv.value.as_slice()), ("/a", &b"v1"[..]));
-    assert_eq!(
-        (kv.create_revision, kv.mod_revision, kv.version, kv.lease),
-        (r1, r1, 1, 0)
-    );
-
-    // A second create fails and returns the current value at the current revision.
-    let again = etcd.put_if("/a", 0, b"other".to_vec(), 0).await.unwrap();
-    assert!(!again.succeeded);
-    assert_eq!(again.revision, r1);
-    assert_eq!(again.kv.as_ref().unwrap().value, b"v1");
-    assert_eq!(again.kv.as_ref().unwrap().mod_revision, r1);
-
-    // Update with the right revision.
-    let updated = etcd.put_if("/a", r1, b"v2".to_vec(), 0).await.unwrap();
-    assert!(updated.succeeded);
-    let r2 = updated.revision;
-    assert_eq!(r2, r1 + 1);
-    let kv = etcd.range("/a", "", 0, 0).await.unwrap().kvs.remove(0);
-    assert_eq!(
-        (kv.create_revision, kv.mod_revision, kv.version),
-        (r1, r2, 2)
-    );
-
-    // Stale update: no write, current value returned.
-    let stale = etcd.put_if("/a", r1, b"v3".to_vec(), 0).await.unwrap();
-    assert!(!stale.succeeded);
-    assert_eq!(stale.revision, r2);
-    assert_eq!(stale.kv.unwrap().value, b"v2");
-
-    // Stale delete, then a delete returning the previous value at the delete revision.
-    let stale_delete = etcd.delete_if("/a", r1).await.unwrap();
-    assert!(!stale_delete.succeeded);
-    assert_eq!(stale_delete.kv.unwrap().mod_revision, r2);
-    let deleted = etcd.delete_if("/a", r2).await.unwrap();
-    assert!(deleted.succeeded);
-    assert_eq!(deleted.revision, r2 + 1);
-    let prev = deleted.kv.unwrap();
-    assert_eq!((prev.value.as_slice(), prev.mod_revision), (&b"v2"[..], r2));
-    assert!(etcd.range("/a", "", 0, 0).await.unwrap().kvs.is_empty());
-
-    // Delete of a missing key with a non-zero expectation fails with no value.
-    let missing = etcd.delete_if("/missing", 5).await.unwrap();
-    assert!(!missing.succeeded);
-    assert!(missing.kv.is_none());
-    assert_eq!(missing.revision, r2 + 1);
-
-    // Re-create after delete: a new create revision.
-    let recreated = etcd.put_if("/a", 0, b"v4".to_vec(), 0).await.unwrap();
-    assert!(recreated.succeeded);
-    let kv = etcd.range("/a", "", 0, 0).await.unwrap().kvs.remove(0);
-    assert_eq!((kv.create_revision, kv.version), (recreated.revision, 1));
-
-    assert_eq!(etcd.current_revision().await.unwrap(), recreated.revision);
-    assert_eq!(
-        etcd.count("/", &prefix_end("/")).await.unwrap(),
-        (1, recreated.revision)
-    );
-    etcd.health().await.unwrap();
+    backend_tests::run_compare_and_revisions(&connect(&server).await).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn range_limit_count_more_and_past_revisions() {
     let server = EtcdServer::start();
-    let etcd = connect(&server).await;
-    let mut revs = Vec::new();
-    for i in 0..10 {
-        let r = etcd
-            .put_if(&format!("/p/{i}"), 0, format!("v{i}").into_bytes(), 0)
-            .await
-            .unwrap();
-        revs.push(r.revision);
-    }
-    etcd.put_if("/q", 0, b"outside".to_vec(), 0).await.unwrap();
-    let end = prefix_end("/p/");
-
-    let page = etcd.range("/p/", &end, 3, 0).await.unwrap();
-    assert_eq!(page.kvs.len(), 3);
-    assert!(page.more);
-    assert_eq!(page.count, 10);
-    let keys: Vec<_> = page.kvs.iter().map(|kv| kv.key.as_str()).collect();
-    assert_eq!(keys, ["/p/0", "/p/1", "/p/2"]);
-
-    // The next page starts after the last key (key + "\0"), pinned at the first page's revision.
-    let next = etcd
-        .range("/p/2\0", &end, 3, page.header_revision)
-        .await
-        .unwrap();
-    assert_eq!(next.kvs[0].key, "/p/3");
-    assert_eq!(next.count, 7);
-    let all = etcd.range("/p/", &end, 0, 0).await.unwrap();
-    assert_eq!((all.kvs.len(), all.more, all.count), (10, false, 10));
-    let exact = etcd.range("/p/", &end, 10, 0).await.unwrap();
-    assert!(!exact.more);
-
-    // Change history, then read the past.
-    let r = etcd
-        .put_if("/p/0", revs[0], b"changed".to_vec(), 0)
-        .await
-        .unwrap();
-    assert!(r.succeeded);
-    etcd.delete_if("/p/1", revs[1]).await.unwrap();
-    let past = etcd.range("/p/", &end, 0, revs[9]).await.unwrap();
-    assert_eq!(past.count, 10);
-    assert_eq!(past.kvs[0].value, b"v0");
-    assert_eq!(
-        past.header_revision,
-        r.revision + 1,
-        "header is the current revision"
-    );
-    let older = etcd.range("/p/", &end, 0, revs[4]).await.unwrap();
-    assert_eq!(older.count, 5);
-    let now = etcd.range("/p/", &end, 0, 0).await.unwrap();
-    assert_eq!(now.count, 9);
-    assert_eq!(now.kvs[0].value, b"changed");
-
-    // A future revision: FutureRevision(current).
-    let current = etcd.current_revision().await.unwrap();
-    match etcd.range("/p/", &end, 0, current + 100).await {
-        Err(BackendError::FutureRevision(cur)) => assert_eq!(cur, current),
-        other => panic!("expected FutureRevision, got {other:?}"),
-    }
-    // The whole key space ("\0" end) includes every key.
-    let everything = etcd.range("\0", "\0", 0, 0).await.unwrap();
-    assert_eq!(everything.count, 10);
+    backend_tests::run_range_limit_count_more_and_past_revisions(&connect(&server).await).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

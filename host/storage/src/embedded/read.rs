@@ -65,7 +65,8 @@ fn row_kv(row: &rusqlite::Row<'_>) -> rusqlite::Result<KeyValue> {
     })
 }
 
-/// etcd's Range: keys of `keys` at `revision` (0 = latest), at most `limit` (0 = all).
+/// etcd's Range: keys of `keys` at `revision` (0 = latest), at most `limit` (0 = all); the
+/// header revision is the current one.
 pub(crate) fn range(
     conn: &mut Connection,
     keys: &KeyRange,
@@ -174,7 +175,9 @@ pub(crate) fn range(
         more: count > kvs.len() as i64,
         kvs,
         count,
-        header_revision: at,
+        // etcd's response header carries the store's current revision, whatever revision the
+        // range was read at.
+        header_revision: current,
     })
 }
 

@@ -1,7 +1,9 @@
 //! Test support shared by this crate's tests and the host's: a real etcd server
-//! ([`etcd::EtcdServer`]) and the storage conformance suite ([`conformance`]), a port of
-//! `k8s.io/apiserver/pkg/storage/testing`.
+//! ([`etcd::EtcdServer`]), the storage conformance suite ([`conformance`], a port of
+//! `k8s.io/apiserver/pkg/storage/testing`) and the `Backend` conformance cases
+//! ([`backend_tests`]) every backend runs.
 
+pub mod backend_tests;
 pub mod conformance;
 pub mod etcd;
 
