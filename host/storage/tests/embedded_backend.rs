@@ -1,6 +1,9 @@
-//! Tests of the embedded (SQLite) backend's etcd primitives: compares and revisions, ranges at
-//! past revisions, compaction, watch replay and live delivery, TTL expiry, reopen, the directory
-//! lock, crash safety under SIGKILL, and a full disk.
+//! The embedded (SQLite) backend: the `Backend` conformance cases every backend runs
+//! (`testing::backend_tests`: compares and revisions, ranges, compaction, watches with previous
+//! values, progress notifications, TTL expiry), then what is this backend's own — a fresh store's
+//! revision, concurrent writers, ranges at every past revision of a random workload, physical
+//! compaction, replay under live writes, slow watchers, reopen, the directory lock, crash safety
+//! under SIGKILL, a full disk.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
@@ -242,6 +245,12 @@ async fn range_at_past_revisions_after_updates_and_deletes() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn compaction() {
+    let dir = tempfile::tempdir().unwrap();
+    backend_tests::run_compaction(&open(dir.path()).await).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn compaction_keeps_later_history_and_rejects_older() {
     let dir = tempfile::tempdir().unwrap();
     let s = open(dir.path()).await;
@@ -402,36 +411,9 @@ async fn watch_replays_then_follows_live_without_gap() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn watch_filters_keys_and_starts_now_by_default() {
+async fn watch_with_prev_kv() {
     let dir = tempfile::tempdir().unwrap();
-    let s = open(dir.path()).await;
-    s.put_if("/a/old", 0, vec![], 0).await.unwrap();
-    let mut exact = s.watch("/a/x", false, 0, false).await.unwrap();
-    let mut prefix = s.watch("/a/", true, 0, false).await.unwrap();
-    s.put_if("/a/x", 0, b"1".to_vec(), 0).await.unwrap();
-    s.put_if("/a/xy", 0, b"2".to_vec(), 0).await.unwrap();
-    s.put_if("/b/x", 0, b"3".to_vec(), 0).await.unwrap();
-    let r = s.delete_if("/a/x", 3).await.unwrap();
-    assert!(r.succeeded);
-    let evs = collect_events(&mut exact, 2, 5).await;
-    assert_eq!(evs[0].kv.key, "/a/x");
-    assert_eq!(evs[0].event_type, EventType::Put);
-    assert!(evs[0].prev_kv.is_none());
-    assert_eq!(evs[1].event_type, EventType::Delete);
-    assert_eq!(evs[1].kv.mod_revision, 6);
-    assert!(evs[1].kv.value.is_empty());
-    assert_eq!(evs[1].prev_kv.as_ref().unwrap().value, b"1");
-    let evs = collect_events(&mut prefix, 3, 5).await;
-    assert_eq!(
-        evs.iter().map(|e| e.kv.key.as_str()).collect::<Vec<_>>(),
-        ["/a/x", "/a/xy", "/a/x"]
-    );
-    // A future start revision waits for it.
-    let mut future = s.watch("/a/", true, 8, false).await.unwrap();
-    s.put_if("/a/f1", 0, vec![], 0).await.unwrap(); // rev 7
-    s.put_if("/a/f2", 0, vec![], 0).await.unwrap(); // rev 8
-    let evs = collect_events(&mut future, 1, 5).await;
-    assert_eq!(evs[0].kv.mod_revision, 8);
+    backend_tests::run_watch_with_prev_kv(&open(dir.path()).await).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -472,32 +454,12 @@ async fn progress_notify_and_cancellation() {
         o.progress_interval = Duration::from_millis(100)
     })
     .await;
-    s.put_if("/p/1", 0, vec![], 0).await.unwrap();
-    let mut w = s.watch("/p/", true, 0, true).await.unwrap();
-    match recv(&mut w, 5).await {
-        WatchResponse::Progress(r) => assert_eq!(r, 2),
-        other => panic!("expected progress, got {other:?}"),
-    }
-    // A write elsewhere advances the progress revision.
-    s.put_if("/q/1", 0, vec![], 0).await.unwrap();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        match recv(&mut w, 5).await {
-            WatchResponse::Progress(3) => break,
-            WatchResponse::Progress(2) => assert!(Instant::now() < deadline),
-            other => panic!("unexpected {other:?}"),
-        }
-    }
-    // No progress without progress_notify.
-    let mut quiet = s.watch("/p/", true, 0, false).await.unwrap();
-    assert!(
-        tokio::time::timeout(Duration::from_millis(300), quiet.recv())
-            .await
-            .is_err()
-    );
-    assert_eq!(s.watcher_count(), 2);
-    drop(w);
-    drop(quiet);
+    backend_tests::run_progress_notify(&s).await;
+    // Dropping a receiver stops its watch task.
+    let w = s.watch("/p/", true, 0, false).await.unwrap();
+    let v = s.watch("/p/", true, 0, true).await.unwrap();
+    assert!(s.watcher_count() >= 2);
+    drop((w, v));
     let deadline = Instant::now() + Duration::from_secs(5);
     while s.watcher_count() != 0 {
         assert!(Instant::now() < deadline, "watch tasks did not stop");
@@ -506,31 +468,13 @@ async fn progress_notify_and_cancellation() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn ttl_expiry_deletes_with_an_event() {
+async fn ttl_expiry() {
     let dir = tempfile::tempdir().unwrap();
     let s = open_with(dir.path(), |o| {
         o.lease_check_interval = Duration::from_millis(50)
     })
     .await;
-    let mut w = s.watch("/t/", true, 0, false).await.unwrap();
-    let r = s.put_if("/t/short", 0, b"x".to_vec(), 1).await.unwrap();
-    let kv = get(&s, "/t/short").await.unwrap();
-    assert_eq!(kv.lease, r.revision);
-    // A TTL key overwritten without TTL does not expire.
-    let r2 = s.put_if("/t/kept", 0, b"y".to_vec(), 1).await.unwrap();
-    s.put_if("/t/kept", r2.revision, b"z".to_vec(), 0)
-        .await
-        .unwrap();
-    let started = Instant::now();
-    let evs = collect_events(&mut w, 4, 10).await;
-    assert_eq!(evs[3].event_type, EventType::Delete);
-    assert_eq!(evs[3].kv.key, "/t/short");
-    assert_eq!(evs[3].prev_kv.as_ref().unwrap().value, b"x");
-    assert!(started.elapsed() < Duration::from_secs(3));
-    assert!(get(&s, "/t/short").await.is_none());
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    assert_eq!(get(&s, "/t/kept").await.unwrap().value, b"z");
-    assert_eq!(get(&s, "/t/kept").await.unwrap().lease, 0);
+    backend_tests::run_ttl_expiry(&s).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

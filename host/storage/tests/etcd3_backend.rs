@@ -1,13 +1,12 @@
-//! The etcd3 backend against a real etcd (Debian's etcd 3.4): primitives, ranges, compaction,
-//! watches, leases, the compactor, TLS, and faults (etcd unreachable at start, etcd going away
-//! mid-watch). Each test starts its own etcd through `testing::etcd::EtcdServer`.
+//! The etcd3 backend against a real etcd (Debian's etcd 3.4): the `Backend` conformance cases
+//! every backend runs (`testing::backend_tests`), then what is this backend's own — cancelling
+//! the etcd watch when a receiver is dropped, the compactor, TLS, and faults (etcd unreachable at
+//! start, etcd going away mid-watch). Each test starts its own etcd through `testing::etcd::EtcdServer`.
 
 mod common;
 
 use std::time::{Duration, Instant};
-use wasm_apiserver_storage::backend::{
-    prefix_end, Backend, EventType, KvEvent, WatchReceiver, WatchResponse,
-};
+use wasm_apiserver_storage::backend::{prefix_end, Backend, KvEvent, WatchReceiver, WatchResponse};
 use wasm_apiserver_storage::etcd3::{Etcd3, Etcd3Config, COMPACT_REV_KEY};
 use wasm_apiserver_storage::testing::backend_tests;
 use wasm_apiserver_storage::testing::etcd::{EtcdServer, EtcdTls};
@@ -60,130 +59,22 @@ async fn range_limit_count_more_and_past_revisions() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn compaction_expires_old_ranges_and_watches() {
+async fn compaction() {
     let server = EtcdServer::start();
     let etcd = connect(&server).await;
-    let first = etcd
-        .put_if("/c/a", 0, b"1".to_vec(), 0)
-        .await
-        .unwrap()
-        .revision;
-    let second = etcd
-        .put_if("/c/a", first, b"2".to_vec(), 0)
-        .await
-        .unwrap()
-        .revision;
-    let third = etcd
-        .put_if("/c/a", second, b"3".to_vec(), 0)
-        .await
-        .unwrap()
-        .revision;
-    assert_eq!(etcd.compacted_revision(), 0);
-
-    etcd.compact(second).await.unwrap();
-    assert_eq!(etcd.compacted_revision(), second);
-    match etcd.range("/c/", &prefix_end("/c/"), 0, first).await {
-        Err(BackendError::Compacted(rev)) => assert_eq!(rev, second),
-        other => panic!("expected Compacted, got {other:?}"),
-    }
-    // etcd keeps the compaction revision itself readable.
-    let at = etcd.range("/c/a", "", 0, second).await.unwrap();
-    assert_eq!(at.kvs[0].value, b"2");
-    assert_eq!(
-        etcd.range("/c/a", "", 0, third).await.unwrap().kvs[0].value,
-        b"3"
-    );
-    // Compacting at or below the compacted revision is ErrCompacted.
-    assert!(matches!(
-        etcd.compact(first).await,
-        Err(BackendError::Compacted(_))
-    ));
-    // A future compaction is ErrFutureRev.
-    assert!(matches!(
-        etcd.compact(third + 100).await,
-        Err(BackendError::FutureRevision(cur)) if cur == third
-    ));
-
-    // A watch from a compacted revision: one Compacted error carrying etcd's compact
-    // revision, then the channel ends.
-    let mut rx = etcd.watch("/c/", true, first, false).await.unwrap();
-    match recv(&mut rx, 10).await {
-        Some(WatchResponse::Error(BackendError::Compacted(rev))) => assert_eq!(rev, second),
-        other => panic!("expected Compacted error, got {other:?}"),
-    }
-    assert!(recv(&mut rx, 10).await.is_none());
-
-    // A watch from the compaction revision still replays.
-    let mut rx = etcd.watch("/c/", true, second, false).await.unwrap();
-    let evs = events(&mut rx, 2).await;
-    assert_eq!(evs[0].kv.mod_revision, second);
-    assert_eq!(evs[1].kv.mod_revision, third);
-    assert_eq!(evs[1].prev_kv.as_ref().unwrap().value, b"2");
+    backend_tests::run_compaction(&etcd).await;
+    // etcd replays a watch from the compaction revision itself (the embedded store refuses
+    // it, see its tests).
+    let compacted = etcd.compacted_revision();
+    let mut rx = etcd.watch("/c/", true, compacted, false).await.unwrap();
+    let evs = events(&mut rx, 1).await;
+    assert_eq!(evs[0].kv.mod_revision, compacted);
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn watch_from_revision_with_prev_kv() {
+async fn watch_with_prev_kv() {
     let server = EtcdServer::start();
-    let etcd = connect(&server).await;
-    let created = etcd
-        .put_if("/w/a", 0, b"v1".to_vec(), 0)
-        .await
-        .unwrap()
-        .revision;
-    let updated = etcd
-        .put_if("/w/a", created, b"v2".to_vec(), 0)
-        .await
-        .unwrap()
-        .revision;
-    etcd.put_if("/other", 0, b"x".to_vec(), 0).await.unwrap();
-    let deleted = etcd.delete_if("/w/a", updated).await.unwrap().revision;
-
-    // Replay from the create revision: create (no prev), update (prev v1), delete (prev v2).
-    let mut rx = etcd.watch("/w/", true, created, false).await.unwrap();
-    let evs = events(&mut rx, 3).await;
-    assert_eq!(evs.len(), 3);
-    assert_eq!(evs[0].event_type, EventType::Put);
-    assert_eq!((evs[0].kv.mod_revision, evs[0].kv.version), (created, 1));
-    assert!(evs[0].prev_kv.is_none());
-    assert_eq!(evs[1].event_type, EventType::Put);
-    assert_eq!(evs[1].kv.value, b"v2");
-    assert_eq!(evs[1].prev_kv.as_ref().unwrap().value, b"v1");
-    assert_eq!(evs[2].event_type, EventType::Delete);
-    assert_eq!(evs[2].kv.key, "/w/a");
-    assert_eq!(evs[2].kv.mod_revision, deleted);
-    assert!(evs[2].kv.value.is_empty());
-    let prev = evs[2].prev_kv.as_ref().unwrap();
-    assert_eq!(
-        (prev.value.as_slice(), prev.mod_revision),
-        (&b"v2"[..], updated)
-    );
-
-    // Live events continue on the same watch; a non-recursive watch sees only its key.
-    let mut single = etcd.watch("/w/b", false, 0, false).await.unwrap();
-    let mut live = etcd.watch("/w/", true, 0, false).await.unwrap();
-    etcd.put_if("/w/c", 0, b"c".to_vec(), 0).await.unwrap();
-    let b = etcd
-        .put_if("/w/b", 0, b"b".to_vec(), 0)
-        .await
-        .unwrap()
-        .revision;
-    let evs = events(&mut rx, 2).await;
-    assert_eq!(evs[0].kv.key, "/w/c");
-    assert_eq!(evs[1].kv.key, "/w/b");
-    let evs = events(&mut live, 2).await;
-    assert_eq!(evs[0].kv.key, "/w/c");
-    let evs = events(&mut single, 1).await;
-    assert_eq!(
-        (evs[0].kv.key.as_str(), evs[0].kv.mod_revision),
-        ("/w/b", b)
-    );
-
-    // Dropping a receiver ends its task without disturbing the other watches.
-    drop(rx);
-    drop(single);
-    etcd.put_if("/w/d", 0, b"d".to_vec(), 0).await.unwrap();
-    let evs = events(&mut live, 1).await;
-    assert_eq!(evs[0].kv.key, "/w/d");
+    backend_tests::run_watch_with_prev_kv(&connect(&server).await).await;
 }
 
 /// etcd's `etcd_debugging_mvcc_watcher_total` gauge, from its `/metrics` on the client port.
@@ -243,59 +134,15 @@ async fn dropping_the_receiver_cancels_the_etcd_watch() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn watch_progress_notifications() {
+async fn progress_notify() {
     let server = EtcdServer::start_with_args(common::ETCD_ARGS);
-    let etcd = connect(&server).await;
-    let rev = etcd
-        .put_if("/pn/a", 0, b"x".to_vec(), 0)
-        .await
-        .unwrap()
-        .revision;
-    let mut rx = etcd.watch("/pn/", true, rev + 1, true).await.unwrap();
-    match recv(&mut rx, 10).await {
-        Some(WatchResponse::Progress(r)) => assert_eq!(r, rev),
-        other => panic!("expected a progress notification, got {other:?}"),
-    }
-    // Without progress_notify: nothing arrives while idle.
-    let mut quiet = etcd.watch("/pn/", true, rev + 1, false).await.unwrap();
-    assert!(
-        tokio::time::timeout(Duration::from_millis(800), quiet.recv())
-            .await
-            .is_err()
-    );
+    backend_tests::run_progress_notify(&connect(&server).await).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn ttl_expiry_is_a_delete_event() {
+async fn ttl_expiry() {
     let server = EtcdServer::start();
-    let etcd = connect(&server).await;
-    let mut rx = etcd.watch("/ttl/", true, 0, false).await.unwrap();
-    let put = etcd
-        .put_if("/ttl/e", 0, b"event".to_vec(), 1)
-        .await
-        .unwrap();
-    assert!(put.succeeded);
-    let kv = etcd.range("/ttl/e", "", 0, 0).await.unwrap().kvs.remove(0);
-    assert_ne!(kv.lease, 0, "a lease is attached");
-    let started = Instant::now();
-    let evs = events(&mut rx, 1).await;
-    assert_eq!(evs[0].event_type, EventType::Put);
-    // etcd's minimum lease TTL is about 2 s here; expiry is checked every 500 ms.
-    let mut deleted = None;
-    while deleted.is_none() {
-        match tokio::time::timeout(Duration::from_secs(15), rx.recv()).await {
-            Ok(Some(WatchResponse::Events(evs))) => {
-                deleted = evs.into_iter().find(|e| e.event_type == EventType::Delete)
-            }
-            Ok(Some(WatchResponse::Progress(_))) => {}
-            other => panic!("expected the expiry delete, got {other:?}"),
-        }
-    }
-    let ev = deleted.unwrap();
-    assert_eq!(ev.kv.key, "/ttl/e");
-    assert_eq!(ev.prev_kv.unwrap().value, b"event");
-    assert!(started.elapsed() < Duration::from_secs(15));
-    assert!(etcd.range("/ttl/e", "", 0, 0).await.unwrap().kvs.is_empty());
+    backend_tests::run_ttl_expiry(&connect(&server).await).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
