@@ -5,15 +5,17 @@
 mod common;
 
 use common::http::{client, default_namespace, send};
+use common::in_process::InProcessServer;
 use common::server::{Backend, TestServer};
+use common::ServerUrl;
 use serde_json::{json, Value};
 use std::time::Duration;
 
 /// The ConfigMaps URL of namespace `default` (created if missing) and a new ConfigMap `name`
 /// in it, as the server stored it.
-async fn configmap(s: &TestServer, name: &str) -> (String, Value) {
-    default_namespace(&s.url).await;
-    let cms = format!("{}/api/v1/namespaces/default/configmaps", s.url);
+async fn configmap(s: &impl ServerUrl, name: &str) -> (String, Value) {
+    default_namespace(s.url()).await;
+    let cms = format!("{}/api/v1/namespaces/default/configmaps", s.url());
     let (code, body) = send(
         client()
             .post(&cms)
@@ -28,7 +30,7 @@ async fn configmap(s: &TestServer, name: &str) -> (String, Value) {
 // `CoreApi().get_api_versions()` for `/api/`: go-restful answers both forms.
 #[tokio::test(flavor = "multi_thread")]
 async fn trailing_slash_paths() {
-    let s = TestServer::start(Backend::Embedded);
+    let s = InProcessServer::start(Backend::Embedded);
     let (code, body) = send(client().get(format!("{}/version/", s.url))).await;
     assert_eq!(code, 200, "{body}");
     assert_eq!(body["major"], "1");
@@ -44,7 +46,7 @@ async fn trailing_slash_paths() {
 // them from the type it decodes into); a custom resource still needs its kind.
 #[tokio::test(flavor = "multi_thread")]
 async fn built_in_objects_without_type_meta() {
-    let s = TestServer::start(Backend::Embedded);
+    let s = InProcessServer::start(Backend::Embedded);
     let (code, body) = send(
         client()
             .post(format!("{}/api/v1/namespaces", s.url))
@@ -95,7 +97,7 @@ async fn built_in_objects_without_type_meta() {
 // `includeObject` applies to a single-object Table as to a list (kube's `transformObject`).
 #[tokio::test(flavor = "multi_thread")]
 async fn include_object_on_single_object_tables() {
-    let s = TestServer::start(Backend::Embedded);
+    let s = InProcessServer::start(Backend::Embedded);
     let (cms, _) = configmap(&s, "c").await;
     for (include, want) in [
         ("Object", Some("ConfigMap")),
@@ -227,7 +229,7 @@ async fn watch_list_for_every_resource_version() {
 // deadline (kube's `cacheWatcher.nextBookmarkTime`).
 #[tokio::test(flavor = "multi_thread")]
 async fn short_watches_get_a_bookmark_before_they_end() {
-    let s = TestServer::start(Backend::Embedded);
+    let s = InProcessServer::start(Backend::Embedded);
     let (cms, body) = configmap(&s, "c").await;
     let rv = body["metadata"]["resourceVersion"]
         .as_str()
@@ -252,7 +254,7 @@ async fn short_watches_get_a_bookmark_before_they_end() {
 // and includeObject are validated as kube does.
 #[tokio::test(flavor = "multi_thread")]
 async fn query_parameters_as_kube_reads_them() {
-    let s = TestServer::start(Backend::Embedded);
+    let s = InProcessServer::start(Backend::Embedded);
     let (cms, _) = configmap(&s, "c").await;
     let events = watch_events(
         &format!("{cms}?watch=True&timeoutSeconds=1"),

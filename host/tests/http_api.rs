@@ -5,7 +5,9 @@
 
 mod common;
 
+use common::in_process::InProcessServer;
 use common::server::{Backend, TestServer};
+use common::ServerUrl;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
@@ -19,11 +21,11 @@ fn client() -> reqwest::Client {
 }
 
 /// `/apis/example.dev/v1/namespaces/{ns}/widgets[/{name}]`.
-fn widgets(s: &TestServer, ns: &str) -> String {
-    format!("{}{WIDGETS}/{ns}/widgets", s.url)
+fn widgets(s: &impl ServerUrl, ns: &str) -> String {
+    format!("{}{WIDGETS}/{ns}/widgets", s.url())
 }
 
-fn widget_url(s: &TestServer, ns: &str, name: &str) -> String {
+fn widget_url(s: &impl ServerUrl, ns: &str, name: &str) -> String {
     format!("{}/{name}", widgets(s, ns))
 }
 
@@ -68,7 +70,7 @@ async fn merge_patch(url: &str, body: &Value) -> (u16, Value) {
 }
 
 /// Create a widget and return the stored object.
-async fn create_widget(s: &TestServer, ns: &str, name: &str, size: &str) -> Value {
+async fn create_widget(s: &impl ServerUrl, ns: &str, name: &str, size: &str) -> Value {
     let (code, body) = post(&widgets(s, ns), &widget(name, size)).await;
     assert_eq!(code, 201, "create {ns}/{name}: {body}");
     body
@@ -190,7 +192,7 @@ fn assert_event_shape(ev: &Value) {
 //    a 409 Conflict with `OptimisticLockErrorMsg` (apimachinery `errors.NewConflict`).
 #[tokio::test(flavor = "multi_thread")]
 async fn stale_resource_version_is_a_conflict() {
-    let s = TestServer::start(Backend::Embedded);
+    let s = InProcessServer::start(Backend::Embedded);
     let created = create_widget(&s, "default", "w", "small").await;
     let url = widget_url(&s, "default", "w");
 
@@ -223,7 +225,7 @@ async fn stale_resource_version_is_a_conflict() {
 //    bytes is not written, keeps the resourceVersion and produces no watch event.
 #[tokio::test(flavor = "multi_thread")]
 async fn noop_update_keeps_resource_version_and_sends_no_event() {
-    let s = TestServer::start(Backend::Embedded);
+    let s = InProcessServer::start(Backend::Embedded);
     create_widget(&s, "default", "w", "medium").await;
     let url = widget_url(&s, "default", "w");
     let (code, read) = get(&url).await;
@@ -276,7 +278,7 @@ async fn noop_update_keeps_resource_version_and_sends_no_event() {
 //    with deletionTimestamp; removing the last finalizer deletes it (ShouldDeleteDuringUpdate).
 #[tokio::test(flavor = "multi_thread")]
 async fn finalizers_hold_deletion_until_removed() {
-    let s = TestServer::start(Backend::Embedded);
+    let s = InProcessServer::start(Backend::Embedded);
     let mut w = widget("w", "small");
     w["metadata"]["finalizers"] = json!(["example.dev/keep"]);
     let (code, created) = post(&widgets(&s, "default"), &w).await;
@@ -324,7 +326,7 @@ fn scheduled_pod(name: &str) -> Value {
 //    deleted with gracePeriodSeconds=30 stays, terminating; gracePeriodSeconds=0 removes it.
 #[tokio::test(flavor = "multi_thread")]
 async fn graceful_pod_deletion() {
-    let s = TestServer::start(Backend::Embedded);
+    let s = InProcessServer::start(Backend::Embedded);
     let pods = format!("{}/api/v1/namespaces/default/pods", s.url);
     let (code, created) = post(&pods, &scheduled_pod("web")).await;
     assert_eq!(code, 201, "{created}");
@@ -362,7 +364,7 @@ async fn graceful_pod_deletion() {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "bug: DELETE always answers a Status; pods (ReturnDeletedObject) answer the deleted Pod"]
 async fn deleted_pod_is_returned_as_the_object() {
-    let s = TestServer::start(Backend::Embedded);
+    let s = InProcessServer::start(Backend::Embedded);
     let pods = format!("{}/api/v1/namespaces/default/pods", s.url);
     let mut pod = scheduled_pod("web");
     pod["spec"].as_object_mut().unwrap().remove("nodeName");
@@ -378,7 +380,7 @@ async fn deleted_pod_is_returned_as_the_object() {
 //    `remainingItemCount` counts what is left; a token that does not decode is 400.
 #[tokio::test(flavor = "multi_thread")]
 async fn list_paging_with_limit_and_continue() {
-    let s = TestServer::start(Backend::Embedded);
+    let s = InProcessServer::start(Backend::Embedded);
     for i in 1..=5 {
         create_widget(&s, "paging", &format!("w{i}"), "small").await;
     }
@@ -629,7 +631,7 @@ async fn watch_of_a_corrupt_object_ends_with_an_error() {
 //     key is not valid: …" (etcd3 store.go GetList wrapping storage.DecodeContinue).
 #[tokio::test(flavor = "multi_thread")]
 async fn garbage_continue_token_is_a_bad_request() {
-    let s = TestServer::start(Backend::Embedded);
+    let s = InProcessServer::start(Backend::Embedded);
     create_widget(&s, "default", "w", "small").await;
     let (code, body) = get(&format!(
         "{}?limit=2&continue=not-a-token",
@@ -646,7 +648,7 @@ async fn garbage_continue_token_is_a_bad_request() {
 // 6. rest.BeforeCreate / EnsureObjectNamespaceMatchesRequestNamespace.
 #[tokio::test(flavor = "multi_thread")]
 async fn namespace_mismatch_is_a_bad_request() {
-    let s = TestServer::start(Backend::Embedded);
+    let s = InProcessServer::start(Backend::Embedded);
     let mut w = widget("w", "small");
     w["metadata"]["namespace"] = json!("b");
     let (code, body) = post(&widgets(&s, "a"), &w).await;
@@ -667,7 +669,7 @@ async fn namespace_mismatch_is_a_bad_request() {
 //    type → 400. (Wrong kind on a custom group: 7b; oversized bodies: 7c, 7d.)
 #[tokio::test(flavor = "multi_thread")]
 async fn malformed_and_foreign_bodies() {
-    let s = TestServer::start(Backend::Embedded);
+    let s = InProcessServer::start(Backend::Embedded);
     let url = widgets(&s, "default");
 
     let (code, body) = send(
@@ -728,7 +730,7 @@ async fn malformed_and_foreign_bodies() {
 //     `kind: Invalid value: "Gadget": must be Widget`.
 #[tokio::test(flavor = "multi_thread")]
 async fn wrong_kind_on_custom_group_is_invalid() {
-    let s = TestServer::start(Backend::Embedded);
+    let s = InProcessServer::start(Backend::Embedded);
     let mut wrong_kind = widget("w", "small");
     wrong_kind["kind"] = json!("Gadget");
     let (code, body) = post(&widgets(&s, "default"), &wrong_kind).await;
@@ -745,7 +747,7 @@ async fn wrong_kind_on_custom_group_is_invalid() {
 //     RequestEntityTooLarge "Request entity too large: limit is 3145728", as a Status.
 #[tokio::test(flavor = "multi_thread")]
 async fn oversized_body_is_request_entity_too_large() {
-    let s = TestServer::start(Backend::Embedded);
+    let s = InProcessServer::start(Backend::Embedded);
     let mut big = widget("big", "small");
     big["metadata"]["annotations"] = json!({"filler": "x".repeat(3 * 1024 * 1024 + 1024)});
     let (code, body) = post(&widgets(&s, "default"), &big).await;
@@ -765,7 +767,7 @@ async fn oversized_body_is_request_entity_too_large() {
 //     an unknown (pruned) field is accepted, as kube-apiserver accepts it for a custom resource.
 #[tokio::test(flavor = "multi_thread")]
 async fn body_under_three_mib_is_accepted() {
-    let s = TestServer::start(Backend::Embedded);
+    let s = InProcessServer::start(Backend::Embedded);
     let mut w = widget("roomy", "small");
     w["spec"]["padding"] = json!("x".repeat(5 * 512 * 1024));
     let (code, body) = post(&widgets(&s, "default"), &w).await;
@@ -780,7 +782,7 @@ async fn body_under_three_mib_is_accepted() {
 //    Invalid names the Kind and lists causes with fields.
 #[tokio::test(flavor = "multi_thread")]
 async fn not_found_and_invalid_shapes() {
-    let s = TestServer::start(Backend::Embedded);
+    let s = InProcessServer::start(Backend::Embedded);
     let (code, body) = get(&widget_url(&s, "default", "missing")).await;
     assert_status(code, &body, 404, "NotFound");
     assert_eq!(message(&body), "widgets.example.dev \"missing\" not found");
@@ -818,7 +820,7 @@ async fn not_found_and_invalid_shapes() {
 //    revision is 504 Timeout with a ResourceVersionTooLarge cause (NewTooLargeResourceVersionError).
 #[tokio::test(flavor = "multi_thread")]
 async fn resource_version_semantics_on_reads() {
-    let s = TestServer::start(Backend::Embedded);
+    let s = InProcessServer::start(Backend::Embedded);
     create_widget(&s, "default", "w", "small").await;
     let base = widgets(&s, "default");
 
@@ -886,7 +888,7 @@ async fn resource_version_semantics_on_reads() {
 //     ADDED; a list resourceVersion gets only later events; NDJSON `{"type","object"}` lines.
 #[tokio::test(flavor = "multi_thread")]
 async fn watch_initial_events_and_resume_from_list() {
-    let s = TestServer::start(Backend::Embedded);
+    let s = InProcessServer::start(Backend::Embedded);
     create_widget(&s, "watching", "w1", "small").await;
     create_widget(&s, "watching", "w2", "large").await;
     let base = widgets(&s, "watching");
@@ -947,7 +949,7 @@ async fn watch_initial_events_and_resume_from_list() {
 // 11. dryRun=All (dryrun.go): the answer is what would happen; nothing is stored or deleted.
 #[tokio::test(flavor = "multi_thread")]
 async fn dry_run_create_and_delete() {
-    let s = TestServer::start(Backend::Embedded);
+    let s = InProcessServer::start(Backend::Embedded);
     let base = widgets(&s, "default");
     let (code, body) = post(&format!("{base}?dryRun=All"), &widget("ghost", "large")).await;
     assert_eq!(code, 201, "{body}");
@@ -976,7 +978,7 @@ async fn dry_run_create_and_delete() {
 // 12. rest.BeforeCreate on a cluster-scoped resource clears metadata.namespace.
 #[tokio::test(flavor = "multi_thread")]
 async fn cluster_scoped_create_drops_namespace() {
-    let s = TestServer::start(Backend::Embedded);
+    let s = InProcessServer::start(Backend::Embedded);
     let ns = json!({"apiVersion": "v1", "kind": "Namespace",
                     "metadata": {"name": "team-a", "namespace": "default"}});
     let (code, body) = post(&format!("{}/api/v1/namespaces", s.url), &ns).await;
@@ -994,7 +996,7 @@ async fn cluster_scoped_create_drops_namespace() {
 //     stored status (PrepareForUpdate / PrepareForStatusUpdate).
 #[tokio::test(flavor = "multi_thread")]
 async fn status_subresource_separates_spec_and_status() {
-    let s = TestServer::start(Backend::Embedded);
+    let s = InProcessServer::start(Backend::Embedded);
     let created = create_widget(&s, "default", "w", "small").await;
     assert_eq!(created["status"]["phase"], "Pending");
     let url = widget_url(&s, "default", "w");
@@ -1036,7 +1038,7 @@ async fn status_subresource_separates_spec_and_status() {
 // 14. Query parameters the server does not know are ignored (the parameter codec drops them).
 #[tokio::test(flavor = "multi_thread")]
 async fn unknown_query_parameters_are_ignored() {
-    let s = TestServer::start(Backend::Embedded);
+    let s = InProcessServer::start(Backend::Embedded);
     let base = widgets(&s, "default");
     let (code, body) = post(
         &format!("{base}?timeout=32s&foo=bar&fieldManager=kubectl-create"),
@@ -1056,7 +1058,7 @@ async fn unknown_query_parameters_are_ignored() {
 //     anything else is 400 "field label not supported: <label>" (handlers/get.go).
 #[tokio::test(flavor = "multi_thread")]
 async fn field_selectors() {
-    let s = TestServer::start(Backend::Embedded);
+    let s = InProcessServer::start(Backend::Embedded);
     create_widget(&s, "default", "w1", "small").await;
     create_widget(&s, "default", "w2", "large").await;
     create_widget(&s, "default", "w3", "small").await;

@@ -31,4 +31,23 @@ pub fn fixtures(name: &str) -> PathBuf {
 }
 
 pub mod http;
+pub mod in_process;
 pub mod server;
+
+/// A server under test, in this process or as a process: where it listens.
+pub trait ServerUrl {
+    /// `http://127.0.0.1:<port>`.
+    fn url(&self) -> &str;
+}
+
+impl ServerUrl for server::TestServer {
+    fn url(&self) -> &str {
+        &self.url
+    }
+}
+
+impl ServerUrl for in_process::InProcessServer {
+    fn url(&self) -> &str {
+        &self.url
+    }
+}
