@@ -180,7 +180,7 @@ async fn seed(store: &Arc<dyn Storage>) {
     assert_eq!(done, PODS);
 }
 
-/// One timed list through `get_list_shared`, the path the registry serves lists by (the cache
+/// One timed list through `get_list`, the path the registry serves lists by (the cache
 /// shares its objects; `KvStore` wraps its decoded ones): (duration of the call, duration of
 /// dropping its result).
 async fn timed_list(storage: &Arc<dyn Storage>, rv: &str) -> (Duration, Duration) {
@@ -190,10 +190,7 @@ async fn timed_list(storage: &Arc<dyn Storage>, rv: &str) -> (Duration, Duration
         ..ListOptions::default()
     };
     let t = Instant::now();
-    let list = storage
-        .get_list("/pods", &opts)
-        .await
-        .expect("get_list_shared");
+    let list = storage.get_list("/pods", &opts).await.expect("get_list");
     let call = t.elapsed();
     assert_eq!(
         list.items.len(),

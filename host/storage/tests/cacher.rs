@@ -1168,7 +1168,7 @@ async fn reflector_survives_backend_restart() {
     drop(server);
 }
 
-/// Lists through `get_list_shared` hand out the cached objects themselves (no copy): two lists
+/// Lists through `get_list` hand out the cached objects themselves (no copy): two lists
 /// of an unchanged cache share every object, and equal what `get_list` copies.
 #[tokio::test(flavor = "multi_thread")]
 async fn shared_lists_hand_out_cached_objects_without_copying() {

@@ -11,9 +11,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use wasm_apiserver_storage::backend::{
-    prefix_end, Backend, EventType, KeyValue, KvEvent, WatchReceiver, WatchResponse,
-};
+use wasm_apiserver_storage::backend::{prefix_end, Backend, EventType, KeyValue, WatchResponse};
 use wasm_apiserver_storage::embedded::{Embedded, EmbeddedOptions};
 use wasm_apiserver_storage::testing::backend_tests;
 use wasm_apiserver_storage::BackendError;
@@ -34,33 +32,6 @@ async fn get(s: &Embedded, key: &str) -> Option<KeyValue> {
     let r = s.range(key, "", 0, 0).await.expect("range");
     assert!(r.kvs.len() <= 1);
     r.kvs.into_iter().next()
-}
-
-/// Receive the next message, failing after `secs`.
-async fn recv(rx: &mut WatchReceiver, secs: u64) -> WatchResponse {
-    tokio::time::timeout(Duration::from_secs(secs), rx.recv())
-        .await
-        .expect("watch message in time")
-        .expect("watch channel open")
-}
-
-/// Collect events until `n` have arrived (ignoring progress notifications).
-async fn collect_events(rx: &mut WatchReceiver, n: usize, secs: u64) -> Vec<KvEvent> {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    let mut out = Vec::new();
-    while out.len() < n {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match tokio::time::timeout(left, rx.recv()).await {
-            Ok(Some(WatchResponse::Events(evs))) => out.extend(evs),
-            Ok(Some(WatchResponse::Progress(_))) => {}
-            Ok(Some(WatchResponse::Error(e))) => {
-                panic!("watch error after {} events: {e}", out.len())
-            }
-            Ok(None) => panic!("watch closed after {} events", out.len()),
-            Err(_) => panic!("timed out with {} of {n} events", out.len()),
-        }
-    }
-    out
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -303,7 +274,7 @@ async fn compaction_keeps_later_history_and_rejects_older() {
     }
     // Watch from a compacted revision: the first message is the error.
     let mut w = s.watch("/m/", true, c, false).await.unwrap();
-    match recv(&mut w, 5).await {
+    match backend_tests::recv(&mut w, 5).await {
         WatchResponse::Error(BackendError::Compacted(r)) => assert_eq!(r, c),
         other => panic!("expected compacted error, got {other:?}"),
     }
@@ -317,7 +288,7 @@ async fn compaction_keeps_later_history_and_rejects_older() {
         .filter(|r| *r > c)
         .filter(|r| model.at(*r) != model.at(r - 1))
         .collect();
-    let evs = collect_events(&mut w, expected.len(), 10).await;
+    let evs = backend_tests::events(&mut w, expected.len(), 10).await;
     assert_eq!(
         evs.iter().map(|e| e.kv.mod_revision).collect::<Vec<_>>(),
         expected
@@ -387,7 +358,7 @@ async fn watch_replays_then_follows_live_without_gap() {
     let mut w = s.watch("/w/", true, 2, false).await.unwrap();
     writer.await.unwrap();
     let last = s.current_revision().await.unwrap();
-    let evs = collect_events(&mut w, (last - 1) as usize, 20).await;
+    let evs = backend_tests::events(&mut w, (last - 1) as usize, 20).await;
     let revs: Vec<i64> = evs.iter().map(|e| e.kv.mod_revision).collect();
     assert_eq!(revs, (2..=last).collect::<Vec<_>>());
     // prev_kv consistency: an update's prev is the key's previous event.
@@ -442,7 +413,7 @@ async fn slow_watcher_catches_up_from_the_log() {
     for t in tasks {
         t.await.unwrap();
     }
-    let evs = collect_events(&mut w, 2000, 20).await;
+    let evs = backend_tests::events(&mut w, 2000, 20).await;
     let revs: Vec<i64> = evs.iter().map(|e| e.kv.mod_revision).collect();
     assert_eq!(revs, (2..=2001).collect::<Vec<_>>());
 }
@@ -578,7 +549,7 @@ async fn full_disk_fails_writes_and_keeps_reads() {
     assert!(results.iter().all(|r| r.is_err()));
     assert_eq!(s.current_revision().await.unwrap(), rev);
     // Watchers saw exactly the acknowledged writes.
-    let evs = collect_events(&mut w, acked.len(), 5).await;
+    let evs = backend_tests::events(&mut w, acked.len(), 5).await;
     assert_eq!(evs.last().unwrap().kv.mod_revision, rev);
     assert!(tokio::time::timeout(Duration::from_millis(200), w.recv())
         .await
@@ -874,7 +845,7 @@ async fn bench_embedded() {
     let current = s.current_revision().await.unwrap();
     let t0 = Instant::now();
     let mut w = s.watch("/bench/", true, 2, false).await.unwrap();
-    let evs = collect_events(&mut w, (current - 1) as usize, 120).await;
+    let evs = backend_tests::events(&mut w, (current - 1) as usize, 120).await;
     eprintln!(
         "BENCH watch replay {} events: {:.0} events/s",
         evs.len(),
@@ -909,7 +880,7 @@ async fn bench_embedded() {
     let t0 = Instant::now();
     let mut lat = Vec::new();
     while lat.len() < 8000 {
-        match recv(&mut w, 30).await {
+        match backend_tests::recv(&mut w, 30).await {
             WatchResponse::Events(evs) => {
                 let now = Instant::now();
                 let stamps = stamps.lock().unwrap();

@@ -1,4 +1,4 @@
-//! `KvStore`'s shared objects: `get_shared`, an unfiltered `get_list_shared` or `watch` hand
+//! `KvStore`'s shared objects: `get`, an unfiltered `get_list` or `watch` hand
 //! out the stored bytes undecoded (`SharedObject::Stored`), a filtered one the objects it
 //! decoded to evaluate the selector; `get_list` and `SharedObject::write_json` both turn them
 //! into the same objects, with the resourceVersion of each key (a DELETED event: the delete's);

@@ -36,11 +36,7 @@ impl InProcessServer {
     /// flags; the precompiled plugins come from the shared test cache.
     pub fn start_with(backend: Backend, plugins: &[&str], extra_args: &[&str]) -> InProcessServer {
         let dir = tempfile::tempdir().unwrap();
-        let plugin_dir = dir.path().join("plugins.d");
-        std::fs::create_dir_all(&plugin_dir).unwrap();
-        for p in plugins {
-            std::fs::copy(super::plugin(p), plugin_dir.join(format!("{p}.wasm"))).unwrap();
-        }
+        let plugin_dir = super::plugin_dir(dir.path(), plugins);
         let etcd = (backend == Backend::Etcd).then(EtcdServer::start);
         let mut args: Vec<String> = vec![
             "wasm-apiserver".into(),

@@ -20,6 +20,17 @@ pub fn plugin(name: &str) -> PathBuf {
     panic!("plugin {name}.wasm not built: run `bash plugins/build.sh` first (test.sh does)");
 }
 
+/// `<dir>/plugins.d` holding the named plugins ([`plugin`]) as `<name>.wasm`: a server's
+/// `--plugin-dir`.
+pub fn plugin_dir(dir: &std::path::Path, plugins: &[&str]) -> PathBuf {
+    let plugin_dir = dir.join("plugins.d");
+    std::fs::create_dir_all(&plugin_dir).unwrap();
+    for p in plugins {
+        std::fs::copy(plugin(p), plugin_dir.join(format!("{p}.wasm"))).unwrap();
+    }
+    plugin_dir
+}
+
 /// The fixture directory of a plugin.
 pub fn fixtures(name: &str) -> PathBuf {
     let root = repo_root();

@@ -59,11 +59,7 @@ impl TestServer {
         configure: impl FnOnce(&mut Command),
     ) -> TestServer {
         let dir = tempfile::tempdir().unwrap();
-        let plugin_dir = dir.path().join("plugins.d");
-        std::fs::create_dir_all(&plugin_dir).unwrap();
-        for p in plugins {
-            std::fs::copy(super::plugin(p), plugin_dir.join(format!("{p}.wasm"))).unwrap();
-        }
+        let plugin_dir = super::plugin_dir(dir.path(), plugins);
         let etcd = (backend == Backend::Etcd).then(EtcdServer::start);
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_wasm-apiserver"));
         cmd.arg("--plugin-dir")

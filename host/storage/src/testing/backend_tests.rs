@@ -187,7 +187,7 @@ pub async fn run_range_limit_count_more_and_past_revisions<B: Backend>(b: &B) {
 }
 
 /// Receive the next watch message within `secs` seconds. Panics on timeout or a closed watch.
-async fn recv(rx: &mut WatchReceiver, secs: u64) -> WatchResponse {
+pub async fn recv(rx: &mut WatchReceiver, secs: u64) -> WatchResponse {
     tokio::time::timeout(Duration::from_secs(secs), rx.recv())
         .await
         .expect("a watch message in time")
@@ -196,7 +196,7 @@ async fn recv(rx: &mut WatchReceiver, secs: u64) -> WatchResponse {
 
 /// Collect `n` events within `secs` seconds (progress notifications skipped). Panics on an
 /// error, a closed watch or a timeout.
-async fn events(rx: &mut WatchReceiver, n: usize, secs: u64) -> Vec<KvEvent> {
+pub async fn events(rx: &mut WatchReceiver, n: usize, secs: u64) -> Vec<KvEvent> {
     let deadline = Instant::now() + Duration::from_secs(secs);
     let mut out = Vec::new();
     while out.len() < n {
