@@ -32,7 +32,6 @@ pub mod runtime;
 pub mod wasm_strategy;
 pub mod wit;
 
-pub use crate::limits::LARGE_INPUT_BYTES;
 pub use config::{RuntimeConfig, EPOCH_TICK, MAX_CALLS_PER_INSTANCE, MAX_WARM_MEMORY};
 pub use host_state::HostState;
 pub use load::{LoadError, LoadErrorKind, WIT_PACKAGE, WIT_VERSION};
