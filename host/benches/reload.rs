@@ -61,7 +61,16 @@ async fn main() {
     let v2 = plugin("misbehaving-strict");
     std::fs::write(&file, &v1).unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_wasm-apiserver"))
-        .args(["--port", "0", "--plugin-dir"])
+        .args([
+            "--bind-address",
+            "127.0.0.1",
+            "--secure-port",
+            "0",
+            "--port",
+            "0",
+            "--authorization-mode=AlwaysAllow",
+            "--plugin-dir",
+        ])
         .arg(&plugins)
         .arg("--data-dir")
         .arg(dir.path().join("data"))
@@ -71,14 +80,16 @@ async fn main() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let base = line
-        .trim()
-        .trim_start_matches("wasm-apiserver listening on ")
-        .to_string();
+    // The plain loopback port (announced after the secure one) serves this bench.
+    let base = BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .map_while(Result::ok)
+        .find_map(|l| {
+            l.strip_prefix("wasm-apiserver listening on ")
+                .filter(|u| u.starts_with("http://"))
+                .map(str::to_string)
+        })
+        .expect("the server announces its plain port");
     let url = format!("{base}/apis/test.wasm-apiserver.dev/v1/namespaces/default/misbehavers");
     let c = reqwest::Client::new();
     let mut n = 0;

@@ -32,7 +32,13 @@ fn status_kib(pid: u32, field: &str) -> u64 {
 fn start(plugins: &Path, data: &Path) -> (u64, u64, Duration) {
     let started = Instant::now();
     let mut child = Command::new(bin())
-        .args(["--port", "0", "--plugin-dir"])
+        .args([
+            "--bind-address",
+            "127.0.0.1",
+            "--secure-port",
+            "0",
+            "--plugin-dir",
+        ])
         .arg(plugins)
         .arg("--data-dir")
         .arg(data)

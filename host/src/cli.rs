@@ -130,12 +130,47 @@ pub struct ServeArgs {
     /// Seconds a watch lasts when the client gives no timeoutSeconds.
     #[arg(long = "min-request-timeout", default_value_t = 1800)]
     pub min_request_timeout_seconds: u64,
-    /// Address to listen on.
-    #[arg(long, default_value = "127.0.0.1")]
+    /// Address the secure port listens on (every address by default).
+    #[arg(long, default_value = "0.0.0.0")]
     pub bind_address: IpAddr,
-    /// Plain-HTTP port to listen on.
-    #[arg(long, default_value_t = 8080)]
-    pub port: u16,
+    /// Port of HTTPS with authentication and authorization; it cannot be switched off, and 0
+    /// lets the system pick a free one (printed at start).
+    #[arg(long, default_value_t = 6443)]
+    pub secure_port: u16,
+    /// A plain-HTTP port on 127.0.0.1 for local development (none unless given; 0 lets the
+    /// system pick). Its requests go through the same authentication (tokens, or anonymous)
+    /// and authorization.
+    #[arg(long)]
+    pub port: Option<u16>,
+    /// Directory of the generated certificates and keys (default `<data-dir>/pki`).
+    #[arg(long)]
+    pub cert_dir: Option<PathBuf>,
+    /// Serving certificate (PEM, chain leaf first); generated into --cert-dir when absent.
+    #[arg(long, requires = "tls_private_key_file")]
+    pub tls_cert_file: Option<PathBuf>,
+    /// Private key of --tls-cert-file (PEM).
+    #[arg(long, requires = "tls_cert_file")]
+    pub tls_private_key_file: Option<PathBuf>,
+    /// Extra subject alternative names (DNS names or IPs) of the generated serving
+    /// certificate, comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub tls_sans: Vec<String>,
+    /// CA bundle client certificates are verified against (user = CN, groups = O). Without
+    /// it a client CA and an admin certificate are generated and `<data-dir>/admin.kubeconfig`
+    /// written.
+    #[arg(long)]
+    pub client_ca_file: Option<PathBuf>,
+    /// Static bearer tokens, kube's CSV format: `token,user,uid,"group1,group2"`.
+    #[arg(long)]
+    pub token_auth_file: Option<PathBuf>,
+    /// Serve requests without credentials as `system:anonymous` (group
+    /// `system:unauthenticated`); otherwise they are answered 401.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub anonymous_auth: bool,
+    /// Authorizers in order, comma-separated: `RBAC`, `AlwaysAllow` (development only),
+    /// `AlwaysDeny`. Members of `system:masters` are always allowed.
+    #[arg(long, value_delimiter = ',', default_value = "RBAC")]
+    pub authorization_mode: Vec<crate::authorization::AuthorizationMode>,
     /// Deadline of a non-watch request, answered 504 when exceeded; also how long shutdown
     /// waits for open connections before dropping them (kube-apiserver's --request-timeout).
     #[arg(long, default_value = "60s", value_parser = humantime::parse_duration)]

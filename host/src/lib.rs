@@ -2,6 +2,8 @@
 //! components. See `ARCHITECTURE.md` at the repository root for the code map.
 
 pub mod app;
+pub mod authentication;
+pub mod authorization;
 pub mod cli;
 pub mod limits;
 pub mod metrics;

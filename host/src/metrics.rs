@@ -22,6 +22,13 @@ pub struct Metrics {
     /// `wasm_apiserver_plugin_reloads_total{plugin, result}` (result: `success`, `failure`,
     /// `removed`).
     pub plugin_reloads: IntCounterVec,
+    /// `authenticated_user_requests{username}`, the user name compressed to a bounded set as
+    /// kube does (`pkg/endpoints/filters/metrics.go` `compressUsername`).
+    pub authenticated_user_requests: IntCounterVec,
+    /// `authentication_attempts{result}` (`success`, `failure`).
+    pub authentication_attempts: IntCounterVec,
+    /// `apiserver_authorization_decisions_total{decision}` (`allowed`, `denied`).
+    pub authorization_decisions: IntCounterVec,
 }
 
 /// The global metrics, created on first use.
@@ -56,8 +63,26 @@ pub fn metrics() -> &'static Metrics {
             &["plugin", "result"],
         )
         .expect("valid metric");
+        let authenticated_user_requests = IntCounterVec::new(
+            Opts::new("authenticated_user_requests", "Counter of authenticated requests broken out by username."),
+            &["username"],
+        )
+        .expect("valid metric");
+        let authentication_attempts = IntCounterVec::new(
+            Opts::new("authentication_attempts", "Counter of authenticated attempts."),
+            &["result"],
+        )
+        .expect("valid metric");
+        let authorization_decisions = IntCounterVec::new(
+            Opts::new("apiserver_authorization_decisions_total", "Total number of terminal decisions made by the authorizer chain."),
+            &["decision"],
+        )
+        .expect("valid metric");
         for c in [
             Box::new(plugin_reloads.clone()) as Box<dyn prometheus::core::Collector>,
+            Box::new(authenticated_user_requests.clone()),
+            Box::new(authentication_attempts.clone()),
+            Box::new(authorization_decisions.clone()),
             Box::new(requests.clone()),
             Box::new(request_duration.clone()),
             Box::new(plugin_calls.clone()),
@@ -65,8 +90,60 @@ pub fn metrics() -> &'static Metrics {
         ] {
             registry.register(c).expect("unique metric");
         }
-        Metrics { registry, requests, request_duration, plugin_calls, plugin_faults, plugin_reloads }
+        Metrics {
+            registry,
+            requests,
+            request_duration,
+            plugin_calls,
+            plugin_faults,
+            plugin_reloads,
+            authenticated_user_requests,
+            authentication_attempts,
+            authorization_decisions,
+        }
     })
+}
+
+/// Count an authenticated request by `username` (compressed: a few known names kept, an
+/// address-like name `email_id`, anything else `other`, so clients cannot grow the label set).
+pub fn authenticated_user_request(username: &str) {
+    let m = metrics();
+    m.authentication_attempts
+        .with_label_values(&["success"])
+        .inc();
+    let compressed = match username {
+        "admin"
+        | "client"
+        | "kube_proxy"
+        | "kubelet"
+        | "system:serviceaccount:kube-system:default" => username,
+        u if u.contains('@') => "email_id",
+        _ => "other",
+    };
+    m.authenticated_user_requests
+        .with_label_values(&[compressed])
+        .inc();
+}
+
+/// Count a request answered 401.
+pub fn authentication_failure() {
+    metrics()
+        .authentication_attempts
+        .with_label_values(&["failure"])
+        .inc();
+}
+
+/// Count the authorizer chain's decision on a request.
+pub fn authorization_decision(decision: crate::authorization::Decision) {
+    let label = if decision == crate::authorization::Decision::Allow {
+        "allowed"
+    } else {
+        "denied"
+    };
+    metrics()
+        .authorization_decisions
+        .with_label_values(&[label])
+        .inc();
 }
 
 /// Where the watch cache's per-resource figures come from (set once by the server).

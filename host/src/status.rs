@@ -148,6 +148,29 @@ impl ApiError {
         ApiError::new(400, "BadRequest", msg)
     }
 
+    /// `NewUnauthorized("Unauthorized")`: 401, as the authentication filter answers
+    /// (`k8s.io/apiserver/pkg/endpoints/handlers/responsewriters` `unauthorized`).
+    pub fn unauthorized() -> ApiError {
+        ApiError::new(401, "Unauthorized", "Unauthorized")
+    }
+
+    /// `NewForbidden`: 403. `gr` empty: `forbidden: <err>`; else `<gr> is forbidden: <err>`,
+    /// or `<gr> "<name>" is forbidden: <err>` with a name.
+    pub fn forbidden(gr: &GroupResource, name: &str, err: &str) -> ApiError {
+        let message = if gr.resource.is_empty() && gr.group.is_empty() {
+            format!("forbidden: {err}")
+        } else if name.is_empty() {
+            format!("{gr} is forbidden: {err}")
+        } else {
+            format!("{gr} \"{name}\" is forbidden: {err}")
+        };
+        let mut details = json!({"group": gr.group, "kind": gr.resource});
+        if !name.is_empty() {
+            details["name"] = json!(name);
+        }
+        ApiError::new(403, "Forbidden", message).with_details(details)
+    }
+
     /// `NewMethodNotSupported`: 405.
     pub fn method_not_supported(gr: &GroupResource, action: &str) -> ApiError {
         ApiError::new(

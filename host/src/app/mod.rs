@@ -1,9 +1,12 @@
-//! Start-up (kube-apiserver's `cmd/kube-apiserver/app/server.go` `Run`): flags → storage
-//! factory → plugin runtime → plugin manager (which publishes the first snapshot) → listener →
+//! Start-up (kube-apiserver's `cmd/kube-apiserver/app/server.go` `Run`): flags → listeners →
+//! certificates, authenticator and authorizer (`security.rs`, `certs.rs`) → storage factory
+//! → plugin runtime → plugin manager (which publishes the first snapshot) → serving →
 //! signals. The offline plugin tools are in `plugin_tools.rs`, the storage flags in
 //! `storage.rs`.
 
+pub mod certs;
 pub mod plugin_tools;
+pub mod security;
 pub mod storage;
 
 use crate::cli::{Cli, Command, PluginCommand, ServeArgs};
@@ -40,7 +43,24 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
 /// flight. Errors: storage cannot be opened, the listener cannot bind, or the runtime cannot
 /// start. A plugin that fails to load is logged and skipped.
 pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    let listener = tokio::net::TcpListener::bind((args.bind_address, args.port)).await?;
+    let secure = tokio::net::TcpListener::bind((args.bind_address, args.secure_port))
+        .await
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "secure port {}:{}: {e}",
+                args.bind_address,
+                args.secure_port
+            )
+        })?;
+    let insecure = match args.port {
+        // Plain HTTP is for local development: loopback only, whatever --bind-address says.
+        Some(port) => Some(
+            tokio::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, port))
+                .await
+                .map_err(|e| anyhow::anyhow!("port 127.0.0.1:{port}: {e}"))?,
+        ),
+        None => None,
+    };
     let signals = async {
         let mut term =
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
@@ -49,7 +69,21 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending::<()>().await } } => {},
         }
     };
-    serve_on(args, listener, signals, Compile::InChildProcess).await
+    serve_on(
+        args,
+        Listeners { secure, insecure },
+        signals,
+        Compile::InChildProcess,
+    )
+    .await
+}
+
+/// Where the server listens.
+pub struct Listeners {
+    /// The secure port (TLS, `--secure-port`).
+    pub secure: tokio::net::TcpListener,
+    /// The plain-HTTP port (`--port`), when asked for.
+    pub insecure: Option<tokio::net::TcpListener>,
 }
 
 /// Where a plugin missing from the precompiled cache is compiled.
@@ -62,16 +96,21 @@ pub enum Compile {
     InProcess,
 }
 
-/// [`serve`] on `listener` until `shutdown` completes, then the shutdown sequence
-/// (`/readyz` fails, `--shutdown-delay-duration`, the listener closes, watches end, requests in
-/// flight finish). Prints `wasm-apiserver listening on http://<address>` once serving.
-/// Errors: as [`serve`].
+/// [`serve`] on `listeners` until `shutdown` completes, then the shutdown sequence
+/// (`/readyz` fails, `--shutdown-delay-duration`, the listeners close, watches end, requests
+/// in flight finish). Prints `wasm-apiserver listening on https://<address>` (and
+/// `http://<address>` for the plain port) once serving, and
+/// `admin kubeconfig: <path>` when one was written.
+/// Errors: as [`serve`], and the certificate, CA and token files (see
+/// [`security::security`]).
 pub async fn serve_on(
     args: ServeArgs,
-    listener: tokio::net::TcpListener,
+    listeners: Listeners,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     compile: Compile,
 ) -> anyhow::Result<()> {
+    let secure_address = listeners.secure.local_addr()?;
+    let security = security::security(&args, secure_address.port())?;
     let (backend, factory) = storage::storage_factory(&args).await?;
     let mut runtime_config = args.limits.runtime_config();
     // Compiled artifacts are kept under the data dir unless told otherwise, and (for the
@@ -95,7 +134,7 @@ pub async fn serve_on(
     crate::metrics::set_cache_stats_source(Box::new(move || m.watch_cache_stats()));
 
     let open_files = serving::raise_open_files_limit();
-    let address = listener.local_addr()?.to_string();
+    let address = secure_address.to_string();
     let (shutdown_tx, watches_end) = tokio::sync::watch::channel(false);
     let state = Arc::new(AppState {
         served: served.clone(),
@@ -105,19 +144,24 @@ pub async fn serve_on(
         shutdown: watches_end,
         terminating: std::sync::atomic::AtomicBool::new(false),
         request_timeout: args.request_timeout,
+        authenticator: security.authenticator,
+        authorizer: security.authorizer,
     });
     crate::reload::watch_folder(manager.clone(), args.plugin_reload);
     manager.rescan().await;
     tracing::info!(dir = %args.plugin_dir.display(), plugins = manager.statuses().len(), "plugins loaded");
     tracing::info!(%address, open_files_limit = open_files, "serving");
-    println!("wasm-apiserver listening on http://{address}");
+    let insecure_address = match &listeners.insecure {
+        Some(l) => Some(l.local_addr()?),
+        None => None,
+    };
     let serving = serving::ServingConfig {
         read_header_timeout: args.read_header_timeout,
         shutdown_timeout: args.request_timeout,
     };
     let delay = args.shutdown_delay_duration;
     let st = state.clone();
-    let dropped = serving::serve(listener, router(state), serving, async move {
+    let stop = futures::FutureExt::shared(Box::pin(async move {
         shutdown.await;
         // kube-apiserver's order: /readyz fails at once, the listener stays open for
         // --shutdown-delay-duration (so load balancers notice), then closes; watches end.
@@ -130,8 +174,29 @@ pub async fn serve_on(
         tokio::time::sleep(delay).await;
         tracing::info!("shutting down: finishing requests in flight, closing watches");
         let _ = shutdown_tx.send(true);
-    })
-    .await;
+    }));
+    let app = router(state);
+    let secure = serving::serve(
+        listeners.secure,
+        Some(security.tls),
+        app.clone(),
+        serving.clone(),
+        stop.clone(),
+    );
+    if let Some(path) = &security.admin_kubeconfig {
+        println!("admin kubeconfig: {}", path.display());
+    }
+    println!("wasm-apiserver listening on https://{address}");
+    let dropped = match (listeners.insecure, insecure_address) {
+        (Some(plain), Some(plain_address)) => {
+            tracing::info!(address = %plain_address, "serving plain HTTP on loopback (development)");
+            println!("wasm-apiserver listening on http://{plain_address}");
+            let insecure = serving::serve(plain, None, app, serving, stop);
+            let (a, b) = tokio::join!(secure, insecure);
+            a + b
+        }
+        _ => secure.await,
+    };
     if dropped > 0 {
         tracing::warn!(dropped, "shut down with connections dropped");
     }

@@ -5,6 +5,7 @@
 
 use super::resource_map::ResourceMap;
 use serde_json::{json, Value};
+use std::collections::BTreeMap;
 
 /// The content type kubectl requires for an aggregated answer.
 pub const AGGREGATED_V2: &str =
@@ -21,6 +22,56 @@ pub const VERBS: [&str; 8] = [
     "update",
     "watch",
 ];
+
+/// A resource the host serves itself rather than through a plugin's storage: the reviews,
+/// which are create-only and store nothing.
+pub struct BuiltinResource {
+    /// API group.
+    pub group: &'static str,
+    /// Version.
+    pub version: &'static str,
+    /// Plural.
+    pub plural: &'static str,
+    /// Kind.
+    pub kind: &'static str,
+    /// Namespace-scoped (`LocalSubjectAccessReview`).
+    pub namespaced: bool,
+}
+
+/// The host's own resources, listed in discovery beside the plugins'.
+pub const BUILTIN: &[BuiltinResource] = &[BuiltinResource {
+    group: "authentication.k8s.io",
+    version: "v1",
+    plural: "selfsubjectreviews",
+    kind: "SelfSubjectReview",
+    namespaced: false,
+}];
+
+fn builtin_in<'a>(
+    group: &'a str,
+    version: &'a str,
+) -> impl Iterator<Item = &'static BuiltinResource> + 'a {
+    BUILTIN
+        .iter()
+        .filter(move |b| b.group == group && b.version == version)
+}
+
+/// Served groups and their versions: the plugins' and the host's own.
+fn all_groups(map: &ResourceMap) -> BTreeMap<String, Vec<String>> {
+    let mut groups = map.groups();
+    for b in BUILTIN {
+        let vs = groups.entry(b.group.to_string()).or_default();
+        if !vs.iter().any(|v| v == b.version) {
+            vs.push(b.version.to_string());
+        }
+    }
+    groups
+}
+
+/// The versions of `group` served, if any.
+pub fn group_versions(map: &ResourceMap, group: &str) -> Option<Vec<String>> {
+    all_groups(map).remove(group)
+}
 
 /// Whether an `Accept` header asks for aggregated discovery v2.
 pub fn wants_aggregated(accept: &str) -> bool {
@@ -45,7 +96,7 @@ fn group_discovery(map: &ResourceMap, group: &str, versions: &[String]) -> Value
     let versions: Vec<Value> = versions
         .iter()
         .map(|v| {
-            let resources: Vec<Value> = map
+            let mut resources: Vec<Value> = map
                 .iter()
                 .filter(|r| r.description.group == group && &r.description.version == v)
                 .map(|r| {
@@ -68,6 +119,11 @@ fn group_discovery(map: &ResourceMap, group: &str, versions: &[String]) -> Value
                     res
                 })
                 .collect();
+            resources.extend(builtin_in(group, v).map(|b| {
+                json!({"resource": b.plural, "scope": scope(b.namespaced), "singularResource": "",
+                       "responseKind": {"group": b.group, "version": b.version, "kind": b.kind},
+                       "verbs": ["create"]})
+            }));
             json!({"version": v, "resources": resources, "freshness": "Current"})
         })
         .collect();
@@ -76,8 +132,7 @@ fn group_discovery(map: &ResourceMap, group: &str, versions: &[String]) -> Value
 
 /// Aggregated `/api` (core group only) or `/apis` (every other group).
 pub fn aggregated(map: &ResourceMap, core: bool) -> Value {
-    let items: Vec<Value> = map
-        .groups()
+    let items: Vec<Value> = all_groups(map)
         .iter()
         .filter(|(g, _)| g.is_empty() == core)
         .map(|(g, vs)| group_discovery(map, g, vs))
@@ -93,8 +148,7 @@ pub fn api_versions(server_address: &str) -> Value {
 
 /// Legacy `/apis`: `APIGroupList`.
 pub fn api_group_list(map: &ResourceMap) -> Value {
-    let groups: Vec<Value> = map
-        .groups()
+    let groups: Vec<Value> = all_groups(map)
         .iter()
         .filter(|(g, _)| !g.is_empty())
         .map(|(g, vs)| api_group(g, vs))
@@ -135,6 +189,10 @@ pub fn api_resource_list(map: &ResourceMap, group: &str, version: &str) -> Optio
                                   "namespaced": d.namespaced, "kind": d.kind, "verbs": ["get", "patch", "update"]}));
         }
     }
+    resources.extend(builtin_in(group, version).map(|b| {
+        json!({"name": b.plural, "singularName": "", "namespaced": b.namespaced, "kind": b.kind,
+               "verbs": ["create"]})
+    }));
     if resources.is_empty() {
         return None;
     }

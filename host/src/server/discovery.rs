@@ -52,10 +52,9 @@ pub fn legacy(map: &ResourceMap, path: &str) -> Option<Response> {
     let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
     let body = match parts.as_slice() {
         ["api", version] => discovery::api_resource_list(map, "", version),
-        ["apis", group] => map
-            .groups()
-            .get(*group)
-            .map(|vs| discovery::api_group(group, vs)),
+        ["apis", group] => {
+            discovery::group_versions(map, group).map(|vs| discovery::api_group(group, &vs))
+        }
         ["apis", group, version] => discovery::api_resource_list(map, group, version),
         _ => return None,
     };

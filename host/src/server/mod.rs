@@ -9,10 +9,15 @@
 //! - `state.rs`: what every handler shares; `routes.rs`: the router and the non-resource
 //!   paths (`/version`, `/healthz`, `/livez`, `/readyz`, `/metrics`).
 //! - `request_metrics.rs`: `apiserver_request_*` around every request; `timeout.rs`:
-//!   `--request-timeout`; `serving.rs`: the accept loop and connection limits.
+//!   `--request-timeout`; `serving.rs`: the accept loop and connection limits; `tls.rs`: the
+//!   rustls configuration of the secure port.
+//! - `authentication.rs`, `authorization.rs`: the filters that authenticate and authorize
+//!   every request ([`crate::authentication`], [`crate::authorization`]).
 //!
 //! Files here import each other, never this module (it only declares and re-exports).
 
+pub mod authentication;
+pub mod authorization;
 pub mod discovery;
 pub mod handlers;
 pub mod negotiation;
@@ -24,6 +29,7 @@ pub mod routes;
 pub mod serving;
 pub mod state;
 pub mod timeout;
+pub mod tls;
 
 pub use routes::router;
 pub use state::AppState;

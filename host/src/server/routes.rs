@@ -2,12 +2,14 @@
 //! `/api` and `/apis` trees to discovery and the resource handlers) with its filters.
 
 use super::state::AppState;
-use super::{discovery, handlers, openapi, request_metrics, timeout};
+use super::{
+    authentication, authorization, discovery, handlers, openapi, request_metrics, timeout,
+};
 use crate::status::ApiError;
 use axum::extract::{OriginalUri, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{any, get};
+use axum::routing::{any, get, post};
 use axum::{Json, Router};
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -46,11 +48,26 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/apis/", get(discovery::apis_root))
         .route("/openapi/v3", get(openapi::root))
         .route("/openapi/v3/{*gv}", get(openapi::document))
+        .route(
+            "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+            post(self_subject_review),
+        )
         .route("/api/{*rest}", any(handlers::resource))
         .route("/apis/{*rest}", any(handlers::resource))
         .fallback(|OriginalUri(uri): OriginalUri| async move {
             ApiError::no_route(uri.path()).into_response()
         })
+        // Innermost first: kube's chain (`pkg/server/config.go` `DefaultBuildHandlerChain`)
+        // is, from the outside, metrics → timeout → authentication → authorization →
+        // handler.
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            authorization::with_authorization,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            authentication::with_authentication,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             timeout::with_timeout,
@@ -62,6 +79,16 @@ pub fn router(state: Arc<AppState>) -> Router {
         // The resource handler enforces its own limit and answers 413 as a Status.
         .layer(axum::extract::DefaultBodyLimit::disable())
         .with_state(state)
+}
+
+/// `POST /apis/authentication.k8s.io/v1/selfsubjectreviews`: who the requester is, 201.
+async fn self_subject_review(req: axum::extract::Request) -> Response {
+    let user = authentication::user_of(&req);
+    (
+        StatusCode::CREATED,
+        Json(crate::authentication::self_subject_review::review(&user)),
+    )
+        .into_response()
 }
 
 /// `/readyz`: fails once shutdown began, or when the storage backend is unhealthy.

@@ -17,6 +17,10 @@
 //! - a failed `accept` (for example, out of descriptors) is logged and retried after a pause
 //!   instead of ending the server.
 //!
+//! - on the secure port, the TLS handshake must also finish within the header deadline; the
+//!   protocol is the one ALPN agreed (`h2`, else HTTP/1.1), and the client's certificates
+//!   travel with every request as [`ConnectionInfo`] for authentication.
+//!
 //! [`raise_open_files_limit`] lifts the descriptor soft limit to the hard limit, as Go's
 //! runtime does for kube-apiserver at start (`syscall/rlimit.go`).
 
@@ -30,6 +34,16 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
+
+/// What the connection a request arrived on says about its client, attached to every
+/// request as an extension.
+#[derive(Clone, Debug, Default)]
+pub struct ConnectionInfo {
+    /// The certificate chain the client presented in the TLS handshake, leaf first (empty
+    /// without TLS or without a certificate).
+    pub peer_certificates: Arc<[rustls::pki_types::CertificateDer<'static>]>,
+}
 
 /// The bounds of [`serve`].
 #[derive(Clone, Debug)]
@@ -43,11 +57,12 @@ pub struct ServingConfig {
 /// The largest request head accepted, bytes (kube's `MaxHeaderBytes`, 1 MiB).
 pub const MAX_HEADER_BYTES: usize = 1 << 20;
 
-/// Serve `router` on `listener` until `shutdown` completes, then drain within
-/// [`ServingConfig::shutdown_timeout`]. Returns the number of connections still open at the
-/// end, which are dropped when the process exits.
+/// Serve `router` on `listener` (over TLS when `tls` is given) until `shutdown` completes,
+/// then drain within [`ServingConfig::shutdown_timeout`]. Returns the number of connections
+/// still open at the end, which are dropped when the process exits.
 pub async fn serve(
     listener: TcpListener,
+    tls: Option<TlsAcceptor>,
     router: Router,
     config: ServingConfig,
     shutdown: impl Future<Output = ()>,
@@ -81,19 +96,51 @@ pub async fn serve(
             _ = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
-        let service = TowerToHyperService::new(router.clone());
+        let router = router.clone();
         let builder = builder.clone();
         let watcher = graceful.watcher();
         let open = open.clone();
         let deadline = config.read_header_timeout;
+        let tls = tls.clone();
         open.fetch_add(1, Ordering::SeqCst);
         tokio::spawn(async move {
-            if protocol_bytes_within(&stream, deadline).await {
-                let conn = builder
-                    .serve_connection_with_upgrades(TokioIo::new(stream), service)
-                    .into_owned();
-                if let Err(e) = watcher.watch(conn).await {
-                    tracing::debug!(error = %e, "connection ended with an error");
+            match tls {
+                None => {
+                    if protocol_bytes_within(&stream, deadline).await {
+                        let service = with_connection_info(router, ConnectionInfo::default());
+                        let conn = builder
+                            .serve_connection_with_upgrades(TokioIo::new(stream), service)
+                            .into_owned();
+                        if let Err(e) = watcher.watch(conn).await {
+                            tracing::debug!(error = %e, "connection ended with an error");
+                        }
+                    }
+                }
+                Some(acceptor) => {
+                    match tokio::time::timeout(deadline, acceptor.accept(stream)).await {
+                        Ok(Ok(stream)) => {
+                            let session = stream.get_ref().1;
+                            let info = ConnectionInfo {
+                                peer_certificates: session
+                                    .peer_certificates()
+                                    .map(|c| c.to_vec().into())
+                                    .unwrap_or_default(),
+                            };
+                            let h2 = session.alpn_protocol() == Some(b"h2");
+                            let builder = if h2 {
+                                builder.http2_only()
+                            } else {
+                                builder.http1_only()
+                            };
+                            let service = with_connection_info(router, info);
+                            let conn = builder.serve_connection(TokioIo::new(stream), service);
+                            if let Err(e) = watcher.watch(conn).await {
+                                tracing::debug!(error = %e, "connection ended with an error");
+                            }
+                        }
+                        Ok(Err(e)) => tracing::debug!(error = %e, "TLS handshake failed"),
+                        Err(_) => tracing::debug!("TLS handshake timed out"),
+                    }
                 }
             }
             open.fetch_sub(1, Ordering::SeqCst);
@@ -114,6 +161,28 @@ pub async fn serve(
         );
     }
     open.load(Ordering::SeqCst)
+}
+
+/// `router` as a hyper service that attaches `info` to every request.
+fn with_connection_info(
+    router: Router,
+    info: ConnectionInfo,
+) -> TowerToHyperService<
+    tower::util::MapRequest<
+        Router,
+        impl FnMut(
+                axum::http::Request<hyper::body::Incoming>,
+            ) -> axum::http::Request<hyper::body::Incoming>
+            + Clone,
+    >,
+> {
+    use tower::ServiceExt;
+    TowerToHyperService::new(router.map_request(
+        move |mut req: axum::http::Request<hyper::body::Incoming>| {
+            req.extensions_mut().insert(info.clone());
+            req
+        },
+    ))
 }
 
 /// The HTTP/2 connection preface; hyper's protocol detection reads up to its length.

@@ -23,4 +23,9 @@ pub struct AppState {
     pub terminating: std::sync::atomic::AtomicBool,
     /// Deadline of a non-long-running request (`--request-timeout`); see [`timeout`].
     pub request_timeout: Duration,
+    /// Who a request comes from (`--client-ca-file`, `--token-auth-file`,
+    /// `--anonymous-auth`).
+    pub authenticator: crate::authentication::Authenticator,
+    /// Whether they may (`--authorization-mode`).
+    pub authorizer: crate::authorization::Authorizer,
 }

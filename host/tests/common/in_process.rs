@@ -7,13 +7,13 @@
 use super::server::Backend;
 use clap::Parser;
 use std::time::Duration;
-use wasm_apiserver::app::{serve_on, Compile};
+use wasm_apiserver::app::{serve_on, Compile, Listeners};
 use wasm_apiserver::cli::Cli;
 use wasm_apiserver_storage::testing::etcd::EtcdServer;
 
 /// A server in this process; shut down (and its runtime stopped) on drop.
 pub struct InProcessServer {
-    /// `http://127.0.0.1:<port>`.
+    /// The plain-HTTP port: `http://127.0.0.1:<port>`.
     pub url: String,
     /// The temp dir holding plugins and data.
     pub dir: tempfile::TempDir,
@@ -51,7 +51,16 @@ impl InProcessServer {
                 .to_string(),
             // Plugin files do not change under these tests; no folder watcher per server.
             "--plugin-reload=false".into(),
+            "--bind-address".into(),
+            "127.0.0.1".into(),
         ];
+        // Anonymous plain-HTTP requests are what these tests send (see `server.rs`).
+        if !extra_args
+            .iter()
+            .any(|a| a.starts_with("--authorization-mode"))
+        {
+            args.push("--authorization-mode=AlwaysAllow".into());
+        }
         if let Some(e) = &etcd {
             args.push("--etcd-servers".into());
             args.push(e.endpoint.clone());
@@ -67,8 +76,13 @@ impl InProcessServer {
                 .build()
                 .expect("a runtime");
             rt.block_on(async move {
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-                let _ = ready.send(listener.local_addr().unwrap());
+                let secure = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                let plain = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                let _ = ready.send(plain.local_addr().unwrap());
+                let listener = Listeners {
+                    secure,
+                    insecure: Some(plain),
+                };
                 let shutdown = async move {
                     let _ = stopped.await;
                 };

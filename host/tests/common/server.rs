@@ -1,6 +1,12 @@
 //! A real `wasm-apiserver` process for integration tests: the built binary, the standard plugins
 //! (and optionally test plugins) in a temp plugin dir, the embedded store in a temp data dir or
-//! a real etcd, a free loopback port, and a kubeconfig for the installed `kubectl`.
+//! a real etcd, a secure port and a plain loopback port chosen by the system, and the
+//! generated admin kubeconfig, with which the installed `kubectl` talks HTTPS to it (the CA
+//! verified, authenticated by the admin client certificate).
+//!
+//! Unless a test passes `--authorization-mode`, the server runs with `AlwaysAllow`, so the
+//! HTTP-level tests can talk plain HTTP to [`TestServer::url`] anonymously; the security
+//! suite passes the mode it tests.
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -21,8 +27,10 @@ pub enum Backend {
 /// A running server; killed on drop.
 pub struct TestServer {
     child: Child,
-    /// `http://127.0.0.1:<port>`.
+    /// The plain-HTTP port: `http://127.0.0.1:<port>`.
     pub url: String,
+    /// The secure port: `https://<address>:<port>`.
+    pub secure_url: String,
     /// The temp dir holding plugins, data, kubeconfig and kubectl's cache.
     pub dir: tempfile::TempDir,
     _etcd: Option<EtcdServer>,
@@ -69,9 +77,21 @@ impl TestServer {
         if !extra_args.contains(&"--plugin-cache-dir") {
             cmd.arg("--plugin-cache-dir").arg(plugin_cache_dir());
         }
-        cmd.arg("--port")
-            .arg("0")
-            .args(extra_args)
+        cmd.args([
+            "--bind-address",
+            "127.0.0.1",
+            "--secure-port",
+            "0",
+            "--port",
+            "0",
+        ]);
+        if !extra_args
+            .iter()
+            .any(|a| a.starts_with("--authorization-mode"))
+        {
+            cmd.arg("--authorization-mode=AlwaysAllow");
+        }
+        cmd.args(extra_args)
             .env("RUST_LOG", "info")
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -97,22 +117,25 @@ impl TestServer {
                 }
             }
         });
-        let url = match rx.recv_timeout(Duration::from_secs(60)) {
-            Ok(u) => u,
-            Err(_) => {
-                let _ = child.kill();
-                panic!("server did not start:\n{}", log.lock().unwrap().join("\n"));
+        // The secure port is announced first, then the plain one.
+        let mut urls = Vec::new();
+        while urls.len() < 2 {
+            match rx.recv_timeout(Duration::from_secs(60)) {
+                Ok(u) => urls.push(u),
+                Err(_) => {
+                    let _ = child.kill();
+                    panic!("server did not start:\n{}", log.lock().unwrap().join("\n"));
+                }
             }
-        };
-        let server = TestServer {
+        }
+        TestServer {
             child,
-            url,
+            secure_url: urls[0].clone(),
+            url: urls[1].clone(),
             dir,
             _etcd: etcd,
             log,
-        };
-        server.write_kubeconfig();
-        server
+        }
     }
 
     /// The endpoint of the etcd under an etcd-backed server.
@@ -158,17 +181,9 @@ impl TestServer {
         self.log.lock().unwrap().join("\n")
     }
 
-    /// Path of the kubeconfig pointing at this server (namespace `default`).
+    /// The admin kubeconfig the server generated (HTTPS, namespace `default`).
     pub fn kubeconfig(&self) -> PathBuf {
-        self.dir.path().join("kubeconfig")
-    }
-
-    fn write_kubeconfig(&self) {
-        let cfg = format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- cluster: {{server: \"{}\"}}\n  name: test\ncontexts:\n- context: {{cluster: test, user: test, namespace: default}}\n  name: test\ncurrent-context: test\nusers:\n- name: test\n  user: {{}}\n",
-            self.url
-        );
-        std::fs::write(self.kubeconfig(), cfg).unwrap();
+        self.dir.path().join("data/admin.kubeconfig")
     }
 
     /// Run the installed kubectl against this server; returns (success, stdout, stderr).

@@ -1,0 +1,80 @@
+//! The secure serving, authentication and authorization options into what serves them
+//! (`cmd/kube-apiserver/app/options`: `SecureServingOptions`,
+//! `BuiltInAuthenticationOptions`, `BuiltInAuthorizationOptions`): the TLS acceptor, the
+//! authenticator, the authorizer chain, and the generated admin kubeconfig.
+
+use super::certs::{self, CertificateOptions};
+use crate::authentication::{Authenticator, TokenFile, X509Authenticator};
+use crate::authorization::rbac::{bootstrap_policy, RbacAuthorizer};
+use crate::authorization::Authorizer;
+use crate::cli::ServeArgs;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// What the options produce.
+pub struct Security {
+    /// Accepts TLS connections on the secure port.
+    pub tls: tokio_rustls::TlsAcceptor,
+    /// The request authenticator.
+    pub authenticator: Authenticator,
+    /// The authorizer chain.
+    pub authorizer: Authorizer,
+    /// Where the admin kubeconfig was written, when the client CA was generated.
+    pub admin_kubeconfig: Option<PathBuf>,
+}
+
+/// Build them for a secure port listening on `secure_port`. Errors: a certificate, key, CA
+/// or token file that cannot be read or used (the token file's with its line), or the cert
+/// dir cannot be written — the server refuses to start.
+pub fn security(args: &ServeArgs, secure_port: u16) -> anyhow::Result<Security> {
+    let certificates = certs::certificates(&CertificateOptions {
+        cert_dir: args
+            .cert_dir
+            .clone()
+            .unwrap_or_else(|| args.data_dir.join("pki")),
+        tls_files: args
+            .tls_cert_file
+            .clone()
+            .zip(args.tls_private_key_file.clone()),
+        client_ca_file: args.client_ca_file.clone(),
+        bind_address: args.bind_address,
+        extra_sans: args.tls_sans.clone(),
+    })?;
+    let config = crate::server::tls::server_config(
+        &certificates.serving.cert_pem,
+        &certificates.serving.key_pem,
+    )?;
+    let x509 = X509Authenticator::from_ca_pem(certificates.client_ca_pem.as_bytes())
+        .map_err(|e| anyhow::anyhow!("client CA: {e}"))?;
+    let tokens = match &args.token_auth_file {
+        Some(path) => Some(TokenFile::load(path)?),
+        None => None,
+    };
+    let authenticator = Authenticator {
+        x509: Some(x509),
+        tokens,
+        anonymous: args.anonymous_auth,
+    };
+    let rbac = Arc::new(RbacAuthorizer::new(bootstrap_policy::policy()));
+    let authorizer = Authorizer::new(args.authorization_mode.clone(), rbac);
+    let admin_kubeconfig = match &certificates.admin {
+        Some(admin) => {
+            std::fs::create_dir_all(&args.data_dir)?;
+            let path = args.data_dir.join("admin.kubeconfig");
+            certs::write_kubeconfig(
+                &path,
+                &certs::local_url(args.bind_address, secure_port),
+                &certificates.serving_ca_pem,
+                admin,
+            )?;
+            Some(path)
+        }
+        None => None,
+    };
+    Ok(Security {
+        tls: tokio_rustls::TlsAcceptor::from(config),
+        authenticator,
+        authorizer,
+        admin_kubeconfig,
+    })
+}

@@ -1,0 +1,349 @@
+//! Secure serving as a user meets it: a fresh start's generated CA, serving certificate and
+//! admin kubeconfig, the real kubectl over real TLS (the CA verified), client certificates,
+//! static tokens and anonymous requests, RBAC's bootstrap policy answering 403 with kube's
+//! message, and the refusal to start on a malformed token file. On the embedded store and on
+//! a real etcd.
+
+mod common;
+
+use common::server::{Backend, TestServer};
+use serde_json::{json, Value};
+use std::path::PathBuf;
+use std::process::Command;
+
+const TOKENS: &str = "jane-token,jane,u-jane,\"dev,qa\"\nroot-token,root,u-root,system:masters\n";
+
+fn start(backend: Backend, extra: &[&str]) -> TestServer {
+    let mut args = vec!["--authorization-mode=RBAC"];
+    args.extend_from_slice(extra);
+    TestServer::start_with(
+        backend,
+        &["pods", "configmaps", "namespaces", "widgets"],
+        &args,
+    )
+}
+
+/// The admin kubeconfig with its user replaced by `user` (a kubeconfig `user` object).
+fn kubeconfig_as(s: &TestServer, name: &str, user: Value) -> PathBuf {
+    let admin = std::fs::read_to_string(s.kubeconfig()).unwrap();
+    let mut config: Value = serde_yaml_ng::from_str(&admin).unwrap();
+    config["users"][0]["user"] = user;
+    let path = s.dir.path().join(name);
+    std::fs::write(&path, serde_yaml_ng::to_string(&config).unwrap()).unwrap();
+    path
+}
+
+fn kubectl_with(s: &TestServer, kubeconfig: &PathBuf, args: &[&str]) -> (bool, String) {
+    let out = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .arg("--cache-dir")
+        .arg(s.dir.path().join("kube-cache-other"))
+        .args(args)
+        .env_remove("KUBECONFIG")
+        .output()
+        .expect("run kubectl");
+    (
+        out.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+fn fresh_start_is_secure(backend: Backend) {
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.csv");
+    std::fs::write(&tokens, TOKENS).unwrap();
+    let s = start(backend, &["--token-auth-file", tokens.to_str().unwrap()]);
+    // The generated kubeconfig: HTTPS, the CA embedded and verified by kubectl, the admin.
+    let config = std::fs::read_to_string(s.kubeconfig()).unwrap();
+    assert!(config.contains("server: https://127.0.0.1:"), "{config}");
+    assert!(config.contains("certificate-authority-data"), "{config}");
+    assert!(!config.contains("insecure-skip-tls-verify"), "{config}");
+    let who = s.ok(&["auth", "whoami"]);
+    assert!(who.contains("kubernetes-admin"), "{who}");
+    assert!(who.contains("system:masters"), "{who}");
+    s.ok(&["create", "namespace", "default"]);
+    let widget = s.file(
+        "w.yaml",
+        "apiVersion: example.dev/v1\nkind: Widget\nmetadata: {name: demo}\nspec: {size: medium}\n",
+    );
+    s.ok(&["apply", "-f", widget.to_str().unwrap()]);
+    assert!(s.ok(&["get", "widgets"]).contains("demo"));
+    s.ok(&[
+        "create",
+        "configmap",
+        "settings",
+        "--from-literal=mode=fast",
+    ]);
+
+    // No credentials: anonymous, allowed the public info only. (kubectl prompts for a user
+    // name when a kubeconfig user has nothing at all; a bare user name sends only a Basic
+    // header, which — as on kube-apiserver — authenticates nothing.)
+    let anonymous = kubeconfig_as(&s, "anonymous.kubeconfig", json!({"username": "nobody"}));
+    // Discovery is forbidden to anonymous users too, so kubectl cannot map `pods` and says
+    // only "Forbidden" (as against kube-apiserver); the raw list shows kube's message.
+    let (ok, out) = kubectl_with(&s, &anonymous, &["get", "pods"]);
+    assert!(
+        !ok && out.contains("Error from server (Forbidden)"),
+        "{out}"
+    );
+    let (ok, out) = kubectl_with(
+        &s,
+        &anonymous,
+        &["get", "--raw", "/api/v1/namespaces/default/pods"],
+    );
+    assert!(!ok, "{out}");
+    assert!(
+        out.contains(r#"pods is forbidden: User "system:anonymous" cannot list resource "pods" in API group "" in the namespace "default""#),
+        "{out}"
+    );
+    let (ok, out) = kubectl_with(&s, &anonymous, &["get", "--raw", "/healthz"]);
+    assert!(ok && out.trim() == "ok", "{out}");
+    let (ok, out) = kubectl_with(&s, &anonymous, &["get", "--raw", "/version"]);
+    assert!(ok && out.contains("gitVersion"), "{out}");
+    // Discovery is for authenticated users only.
+    let (ok, out) = kubectl_with(&s, &anonymous, &["get", "--raw", "/apis"]);
+    assert!(!ok && out.contains("Forbidden"), "{out}");
+
+    // A token user from the token file: authenticated, in its groups and
+    // system:authenticated, allowed discovery and whoami but nothing else yet.
+    let jane = kubeconfig_as(&s, "jane.kubeconfig", json!({"token": "jane-token"}));
+    let (ok, out) = kubectl_with(&s, &jane, &["auth", "whoami", "-o", "json"]);
+    assert!(ok, "{out}");
+    let review: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(review["status"]["userInfo"]["username"], "jane");
+    assert_eq!(review["status"]["userInfo"]["uid"], "u-jane");
+    assert_eq!(
+        review["status"]["userInfo"]["groups"],
+        json!(["dev", "qa", "system:authenticated"])
+    );
+    let (ok, out) = kubectl_with(&s, &jane, &["get", "--raw", "/apis"]);
+    assert!(ok, "{out}");
+    let (ok, out) = kubectl_with(&s, &jane, &["create", "configmap", "x", "-n", "dev"]);
+    assert!(!ok, "{out}");
+    assert!(
+        out.contains(r#"User "jane" cannot create resource "configmaps" in API group "" in the namespace "dev""#),
+        "{out}"
+    );
+    let (ok, out) = kubectl_with(&s, &jane, &["get", "widgets", "-A"]);
+    assert!(
+        !ok && out.contains(
+            r#"cannot list resource "widgets" in API group "example.dev" at the cluster scope"#
+        ),
+        "{out}"
+    );
+    // A token in system:masters may do everything.
+    let root = kubeconfig_as(&s, "root.kubeconfig", json!({"token": "root-token"}));
+    let (ok, out) = kubectl_with(&s, &root, &["get", "configmap", "settings", "-o", "name"]);
+    assert!(ok && out.contains("configmap/settings"), "{out}");
+    // A wrong token is 401, never anonymous.
+    let wrong = kubeconfig_as(&s, "wrong.kubeconfig", json!({"token": "nope"}));
+    let (ok, out) = kubectl_with(&s, &wrong, &["get", "--raw", "/healthz"]);
+    assert!(!ok && out.contains("Unauthorized"), "{out}");
+}
+
+#[test]
+fn fresh_start_is_secure_embedded() {
+    fresh_start_is_secure(Backend::Embedded);
+}
+
+#[test]
+fn fresh_start_is_secure_etcd() {
+    fresh_start_is_secure(Backend::Etcd);
+}
+
+/// A client certificate signed by another CA, as a client would have it.
+fn foreign_client_certificate(dir: &std::path::Path) -> (PathBuf, PathBuf) {
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca.distinguished_name
+        .push(rcgen::DnType::CommonName, "another-ca");
+    let issuer = rcgen::Issuer::new(ca, ca_key);
+    let key = rcgen::KeyPair::generate().unwrap();
+    let mut leaf = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    leaf.distinguished_name
+        .push(rcgen::DnType::CommonName, "mallory");
+    leaf.distinguished_name
+        .push(rcgen::DnType::OrganizationName, "system:masters");
+    leaf.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ClientAuth];
+    let cert = leaf.signed_by(&key, &issuer).unwrap();
+    let (crt, k) = (dir.join("mallory.crt"), dir.join("mallory.key"));
+    std::fs::write(&crt, cert.pem()).unwrap();
+    std::fs::write(&k, key.serialize_pem()).unwrap();
+    (crt, k)
+}
+
+#[test]
+fn certificates_tokens_and_the_plain_port() {
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.csv");
+    std::fs::write(&tokens, TOKENS).unwrap();
+    let s = start(
+        Backend::Embedded,
+        &["--token-auth-file", tokens.to_str().unwrap()],
+    );
+
+    // A certificate from another CA claiming system:masters: 401.
+    let (crt, key) = foreign_client_certificate(dir.path());
+    let mallory = kubeconfig_as(
+        &s,
+        "mallory.kubeconfig",
+        json!({"client-certificate": crt, "client-key": key}),
+    );
+    let (ok, out) = kubectl_with(&s, &mallory, &["get", "--raw", "/healthz"]);
+    assert!(!ok && out.contains("Unauthorized"), "{out}");
+
+    // curl over HTTP/2 and HTTP/1.1 with the generated CA and the admin certificate.
+    let pki = s.dir.path().join("data/pki");
+    for version in ["--http2", "--http1.1"] {
+        let out = Command::new("curl")
+            .args([
+                "-sS",
+                version,
+                "-o",
+                "/dev/null",
+                "-w",
+                "%{http_version} %{http_code}",
+            ])
+            .arg("--cacert")
+            .arg(pki.join("ca.crt"))
+            .arg("--cert")
+            .arg(pki.join("admin.crt"))
+            .arg("--key")
+            .arg(pki.join("admin.key"))
+            .arg(format!("{}/api/v1/namespaces", s.secure_url))
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&out.stdout).to_string();
+        let expected = if version == "--http2" {
+            "2 200"
+        } else {
+            "1.1 200"
+        };
+        assert_eq!(out, expected, "{version}");
+    }
+
+    // The plain loopback port goes through the same chain: anonymous is forbidden, a token
+    // authenticates, a wrong token is 401.
+    let curl = |args: &[&str]| -> String {
+        let out = Command::new("curl")
+            .args(["-sS", "-o", "/dev/null", "-w", "%{http_code}"])
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let pods = format!("{}/api/v1/pods", s.url);
+    assert_eq!(curl(&[&pods]), "403");
+    assert_eq!(
+        curl(&["-H", "Authorization: Bearer root-token", &pods]),
+        "200"
+    );
+    assert_eq!(
+        curl(&["-H", "Authorization: Bearer jane-token", &pods]),
+        "403"
+    );
+    assert_eq!(curl(&["-H", "Authorization: Bearer wrong", &pods]), "401");
+    let healthz = format!("{}/healthz", s.url);
+    assert_eq!(curl(&[&healthz]), "200");
+
+    // Figures in /metrics, by bounded user label.
+    let metrics = Command::new("curl")
+        .args(["-sS", "-H", "Authorization: Bearer root-token"])
+        .arg(format!("{}/metrics", s.url))
+        .output()
+        .unwrap();
+    let metrics = String::from_utf8_lossy(&metrics.stdout);
+    assert!(
+        metrics.contains(r#"authenticated_user_requests{username="other"}"#),
+        "{metrics}"
+    );
+    assert!(metrics.contains(r#"authentication_attempts{result="failure"}"#));
+    assert!(metrics.contains(r#"apiserver_authorization_decisions_total{decision="denied"}"#));
+}
+
+#[test]
+fn certificates_are_reused_and_anonymous_can_be_refused() {
+    let s = start(Backend::Embedded, &[]);
+    let pki = s.dir.path().join("data/pki");
+    let ca = std::fs::read(pki.join("ca.crt")).unwrap();
+    let admin = std::fs::read(pki.join("admin.crt")).unwrap();
+    let data = s.dir.path().join("data");
+    let mut s = s;
+    Command::new("kill")
+        .args(["-9", &s.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(s.wait_exit(std::time::Duration::from_secs(10)).is_some());
+    // A second start on the same data dir keeps its CA and admin certificate, and
+    // --anonymous-auth=false makes a request without credentials a 401.
+    let out = Command::new(env!("CARGO_BIN_EXE_wasm-apiserver"))
+        .args([
+            "--bind-address",
+            "127.0.0.1",
+            "--secure-port",
+            "0",
+            "--port",
+            "0",
+        ])
+        .args(["--anonymous-auth=false", "--plugin-dir"])
+        .arg(data.join("no-plugins"))
+        .arg("--data-dir")
+        .arg(&data)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut child = out;
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().unwrap()));
+    let plain = loop {
+        let line = lines.next().expect("a line").unwrap();
+        if let Some(u) = line.strip_prefix("wasm-apiserver listening on http://") {
+            break format!("http://{u}");
+        }
+    };
+    let code = Command::new("curl")
+        .args(["-sS", "-o", "/dev/null", "-w", "%{http_code}"])
+        .arg(format!("{plain}/healthz"))
+        .output()
+        .unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(String::from_utf8_lossy(&code.stdout), "401");
+    assert!(
+        std::fs::read(pki.join("ca.crt")).unwrap() == ca,
+        "the CA was regenerated"
+    );
+    assert!(
+        std::fs::read(pki.join("admin.crt")).unwrap() == admin,
+        "the admin certificate was regenerated"
+    );
+}
+
+#[test]
+fn a_malformed_token_file_refuses_start_naming_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.csv");
+    std::fs::write(&tokens, "t1,jane,u1\nt2,joe\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_wasm-apiserver"))
+        .args(["--bind-address", "127.0.0.1", "--secure-port", "0"])
+        .arg("--token-auth-file")
+        .arg(&tokens)
+        .arg("--plugin-dir")
+        .arg(dir.path().join("plugins.d"))
+        .arg("--data-dir")
+        .arg(dir.path().join("data"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("line 2") && err.contains("at least 3 columns"),
+        "{err}"
+    );
+}
