@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build every strategy plugin for wasm32-wasip2 (release) and lay them out:
-#   target/plugins/       the standard plugins + examples/widgets (what the server loads)
+#   target/plugins/       the standard plugins (pods, configmaps, namespaces, the four RBAC
+#                         resources) + examples/widgets (what the server loads)
 #   target/test-plugins/  test-only components (misbehaving, and its bad-describe / wit-next builds)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,6 +15,11 @@ export CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1
 cargo build --release --target wasm32-wasip2 -p pods -p configmaps -p namespaces -p widgets -p misbehaving
 mkdir -p target/plugins target/test-plugins
 for p in pods configmaps namespaces widgets; do cp "$out/$p.wasm" "target/plugins/$p.wasm.tmp" && mv "target/plugins/$p.wasm.tmp" "target/plugins/$p.wasm"; done
+# The RBAC plugins: one crate, one component per resource, chosen by feature.
+for r in roles clusterroles rolebindings clusterrolebindings; do
+  cargo build --release --target wasm32-wasip2 -p rbac --features "$r"
+  cp "$out/rbac.wasm" "target/plugins/$r.wasm.tmp" && mv "target/plugins/$r.wasm.tmp" "target/plugins/$r.wasm"
+done
 cp "$out/misbehaving.wasm" target/test-plugins/misbehaving.wasm
 for f in bad-describe wit-next strict trap-describe other-plural; do
   cargo build --release --target wasm32-wasip2 -p misbehaving --features "$f"

@@ -10,17 +10,34 @@ use common::server::{Backend, TestServer};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::process::Command;
+use std::time::Duration;
 
-const TOKENS: &str = "jane-token,jane,u-jane,\"dev,qa\"\nroot-token,root,u-root,system:masters\n";
+const TOKENS: &str = "jane-token,jane,u-jane,\"dev,qa\"\nroot-token,root,u-root,system:masters\nvera-token,vera,u-vera\ned-token,ed,u-ed\nimp-token,imp,u-imp\n";
+
+/// The standard plugins, the RBAC ones included.
+const PLUGINS: &[&str] = &[
+    "pods",
+    "configmaps",
+    "namespaces",
+    "widgets",
+    "roles",
+    "clusterroles",
+    "rolebindings",
+    "clusterrolebindings",
+];
 
 fn start(backend: Backend, extra: &[&str]) -> TestServer {
     let mut args = vec!["--authorization-mode=RBAC"];
     args.extend_from_slice(extra);
-    TestServer::start_with(
-        backend,
-        &["pods", "configmaps", "namespaces", "widgets"],
-        &args,
-    )
+    TestServer::start_with(backend, PLUGINS, &args)
+}
+
+fn with_tokens(backend: Backend) -> (TestServer, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.csv");
+    std::fs::write(&tokens, TOKENS).unwrap();
+    let s = start(backend, &["--token-auth-file", tokens.to_str().unwrap()]);
+    (s, dir)
 }
 
 /// The admin kubeconfig with its user replaced by `user` (a kubeconfig `user` object).
@@ -54,10 +71,7 @@ fn kubectl_with(s: &TestServer, kubeconfig: &PathBuf, args: &[&str]) -> (bool, S
 }
 
 fn fresh_start_is_secure(backend: Backend) {
-    let dir = tempfile::tempdir().unwrap();
-    let tokens = dir.path().join("tokens.csv");
-    std::fs::write(&tokens, TOKENS).unwrap();
-    let s = start(backend, &["--token-auth-file", tokens.to_str().unwrap()]);
+    let (s, _tokens) = with_tokens(backend);
     // The generated kubeconfig: HTTPS, the CA embedded and verified by kubectl, the admin.
     let config = std::fs::read_to_string(s.kubeconfig()).unwrap();
     assert!(config.contains("server: https://127.0.0.1:"), "{config}");
@@ -144,6 +158,310 @@ fn fresh_start_is_secure(backend: Backend) {
     let wrong = kubeconfig_as(&s, "wrong.kubeconfig", json!({"token": "nope"}));
     let (ok, out) = kubectl_with(&s, &wrong, &["get", "--raw", "/healthz"]);
     assert!(!ok && out.contains("Unauthorized"), "{out}");
+}
+
+/// Run kubectl as a token user; (success, stdout + stderr).
+fn kubectl_as(s: &TestServer, user: &str, args: &[&str]) -> (bool, String) {
+    let config = kubeconfig_as(
+        s,
+        &format!("{user}.kubeconfig"),
+        json!({"token": format!("{user}-token")}),
+    );
+    kubectl_with(s, &config, args)
+}
+
+fn rbac_as_a_team_uses_it(backend: Backend) {
+    let (s, _tokens) = with_tokens(backend);
+    // The bootstrap policy is stored, with the aggregated roles filled.
+    s.eventually(Duration::from_secs(10), "edit aggregated", || {
+        let out = s.ok(&["get", "clusterrole", "edit", "-o", "json"]);
+        out.contains("\"configmaps\"") && out.contains("\"deployments\"")
+    });
+    s.ok(&["create", "namespace", "dev"]);
+    // Widgets join `edit` as a CRD's role would: a ClusterRole labelled to aggregate.
+    let widgets_edit = s.file(
+        "widgets-edit.yaml",
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: widgets-edit\n  labels: {rbac.authorization.k8s.io/aggregate-to-edit: \"true\"}\nrules:\n- apiGroups: [example.dev]\n  resources: [widgets]\n  verbs: [get, list, watch, create, update, patch, delete]\n",
+    );
+    s.ok(&["apply", "-f", widgets_edit.to_str().unwrap()]);
+    s.ok(&[
+        "create",
+        "rolebinding",
+        "vera-view",
+        "--clusterrole=view",
+        "--user=vera",
+        "-n",
+        "dev",
+    ]);
+    s.ok(&[
+        "create",
+        "rolebinding",
+        "ed-edit",
+        "--clusterrole=edit",
+        "--user=ed",
+        "-n",
+        "dev",
+    ]);
+    s.ok(&["run", "web", "--image=nginx", "-n", "dev"]);
+
+    // view: lists pods, cannot create; can-i agrees.
+    s.eventually(Duration::from_secs(10), "vera's binding", || {
+        kubectl_as(&s, "vera", &["get", "pods", "-n", "dev"]).0
+    });
+    let (ok, out) = kubectl_as(&s, "vera", &["create", "configmap", "x", "-n", "dev"]);
+    assert!(
+        !ok && out.contains(r#"User "vera" cannot create resource "configmaps""#),
+        "{out}"
+    );
+    assert!(
+        kubectl_as(&s, "vera", &["auth", "can-i", "list", "pods", "-n", "dev"])
+            .1
+            .starts_with("yes")
+    );
+    assert!(kubectl_as(
+        &s,
+        "vera",
+        &["auth", "can-i", "create", "configmaps", "-n", "dev"]
+    )
+    .1
+    .starts_with("no"));
+    assert!(kubectl_as(
+        &s,
+        "vera",
+        &["auth", "can-i", "list", "pods", "-n", "default"]
+    )
+    .1
+    .starts_with("no"));
+    let (ok, list) = kubectl_as(&s, "vera", &["auth", "can-i", "--list", "-n", "dev"]);
+    assert!(ok, "{list}");
+    assert!(
+        list.lines()
+            .any(|l| l.starts_with("pods ") && l.contains("[get list watch]")),
+        "{list}"
+    );
+    assert!(!list.contains("secrets"), "{list}");
+
+    // edit: configmaps and (through the aggregated widgets-edit) widgets, but not roles.
+    s.eventually(Duration::from_secs(10), "ed's binding", || {
+        kubectl_as(&s, "ed", &["create", "configmap", "settings", "-n", "dev"]).0
+    });
+    s.eventually(
+        Duration::from_secs(10),
+        "widgets aggregated into edit",
+        || {
+            kubectl_as(
+                &s,
+                "ed",
+                &[
+                    "auth",
+                    "can-i",
+                    "create",
+                    "widgets.example.dev",
+                    "-n",
+                    "dev",
+                ],
+            )
+            .1
+            .starts_with("yes")
+        },
+    );
+    let widget = s.file(
+        "w.yaml",
+        "apiVersion: example.dev/v1\nkind: Widget\nmetadata: {name: w1, namespace: dev}\nspec: {size: small}\n",
+    );
+    let (ok, out) = kubectl_as(&s, "ed", &["apply", "-f", widget.to_str().unwrap()]);
+    assert!(ok, "{out}");
+    let (ok, out) = kubectl_as(
+        &s,
+        "ed",
+        &[
+            "create",
+            "role",
+            "r",
+            "--verb=get",
+            "--resource=pods",
+            "-n",
+            "dev",
+        ],
+    );
+    assert!(
+        !ok && out
+            .contains(r#"cannot create resource "roles" in API group "rbac.authorization.k8s.io""#),
+        "{out}"
+    );
+
+    // Escalation: an admin of dev may create roles, but only with rules they hold …
+    s.ok(&[
+        "create",
+        "rolebinding",
+        "ed-admin",
+        "--clusterrole=admin",
+        "--user=ed",
+        "-n",
+        "dev",
+    ]);
+    s.eventually(Duration::from_secs(10), "ed's admin binding", || {
+        kubectl_as(&s, "ed", &["auth", "can-i", "create", "roles", "-n", "dev"])
+            .1
+            .starts_with("yes")
+    });
+    let (ok, out) = kubectl_as(
+        &s,
+        "ed",
+        &[
+            "create",
+            "role",
+            "reader",
+            "--verb=get",
+            "--resource=pods",
+            "-n",
+            "dev",
+        ],
+    );
+    assert!(ok, "{out}");
+    let (ok, out) = kubectl_as(
+        &s,
+        "ed",
+        &[
+            "create",
+            "role",
+            "nodes",
+            "--verb=get",
+            "--resource=namespaces/finalize",
+            "-n",
+            "dev",
+        ],
+    );
+    assert!(!ok, "{out}");
+    assert!(
+        out.contains(r#"is attempting to grant RBAC permissions not currently held"#)
+            && out
+                .contains(r#"{APIGroups:[""], Resources:["namespaces/finalize"], Verbs:["get"]}"#),
+        "{out}"
+    );
+    // … and bind only roles whose rules they hold.
+    let (ok, out) = kubectl_as(
+        &s,
+        "ed",
+        &[
+            "create",
+            "rolebinding",
+            "vera-admin",
+            "--clusterrole=cluster-admin",
+            "--user=vera",
+            "-n",
+            "dev",
+        ],
+    );
+    assert!(
+        !ok && out.contains("attempting to grant RBAC permissions not currently held"),
+        "{out}"
+    );
+    // With `escalate` and `bind`, they may.
+    let escalator = s.file(
+        "escalator.yaml",
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: escalator}\nrules:\n- apiGroups: [rbac.authorization.k8s.io]\n  resources: [roles, clusterroles]\n  verbs: [escalate, bind]\n",
+    );
+    s.ok(&["apply", "-f", escalator.to_str().unwrap()]);
+    s.ok(&[
+        "create",
+        "rolebinding",
+        "ed-escalate",
+        "--clusterrole=escalator",
+        "--user=ed",
+        "-n",
+        "dev",
+    ]);
+    s.eventually(Duration::from_secs(10), "ed may escalate", || {
+        kubectl_as(
+            &s,
+            "ed",
+            &[
+                "create",
+                "role",
+                "nodes",
+                "--verb=get",
+                "--resource=namespaces/finalize",
+                "-n",
+                "dev",
+            ],
+        )
+        .0
+    });
+    let (ok, out) = kubectl_as(
+        &s,
+        "ed",
+        &[
+            "create",
+            "rolebinding",
+            "vera-admin",
+            "--clusterrole=cluster-admin",
+            "--user=vera",
+            "-n",
+            "dev",
+        ],
+    );
+    assert!(ok, "{out}");
+
+    // Impersonation: allowed to the admin (system:masters) and to a user granted
+    // `impersonate`, 403 for anyone else.
+    let who = s.ok(&["auth", "whoami", "--as=jane", "--as-group=dev"]);
+    assert!(
+        who.contains("jane") && who.contains("system:authenticated"),
+        "{who}"
+    );
+    let (ok, out) = kubectl_as(&s, "vera", &["get", "pods", "-n", "dev", "--as=ed"]);
+    assert!(!ok && out.contains(r#"users "ed" is forbidden: User "vera" cannot impersonate resource "users" in API group "" at the cluster scope"#), "{out}");
+    let impersonator = s.file(
+        "impersonator.yaml",
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: impersonator}\nrules:\n- apiGroups: [\"\"]\n  resources: [users]\n  verbs: [impersonate]\n",
+    );
+    s.ok(&["apply", "-f", impersonator.to_str().unwrap()]);
+    s.ok(&[
+        "create",
+        "clusterrolebinding",
+        "imp",
+        "--clusterrole=impersonator",
+        "--user=imp",
+    ]);
+    s.eventually(Duration::from_secs(10), "imp may impersonate", || {
+        let (ok, out) = kubectl_as(&s, "imp", &["get", "pods", "-n", "dev", "--as=vera"]);
+        ok && out.contains("web")
+    });
+    // Acting as vera, imp has vera's rights (admin of dev by now), not more.
+    let (ok, out) = kubectl_as(
+        &s,
+        "imp",
+        &["create", "configmap", "y", "-n", "default", "--as=vera"],
+    );
+    assert!(!ok && out.contains(r#"User "vera" cannot create"#), "{out}");
+    // Groups need their own grant.
+    let (ok, out) = kubectl_as(
+        &s,
+        "imp",
+        &[
+            "get",
+            "pods",
+            "-n",
+            "dev",
+            "--as=vera",
+            "--as-group=system:masters",
+        ],
+    );
+    assert!(
+        !ok && out.contains(r#"cannot impersonate resource "groups""#),
+        "{out}"
+    );
+}
+
+#[test]
+fn rbac_as_a_team_uses_it_embedded() {
+    rbac_as_a_team_uses_it(Backend::Embedded);
+}
+
+#[test]
+fn rbac_as_a_team_uses_it_etcd() {
+    rbac_as_a_team_uses_it(Backend::Etcd);
 }
 
 #[test]

@@ -149,6 +149,10 @@ pub async fn serve_on(
     });
     crate::reload::watch_folder(manager.clone(), args.plugin_reload);
     manager.rescan().await;
+    crate::authorization::rbac::policy_watcher::watch_policy(
+        served.clone(),
+        state.authorizer.rbac().clone(),
+    );
     tracing::info!(dir = %args.plugin_dir.display(), plugins = manager.statuses().len(), "plugins loaded");
     tracing::info!(%address, open_files_limit = open_files, "serving");
     let insecure_address = match &listeners.insecure {

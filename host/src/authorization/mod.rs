@@ -7,8 +7,12 @@
 //!   (`pkg/apis/rbac/v1/evaluation_helpers.go`), the policy it reads and the bootstrap
 //!   policy (`bootstrappolicy/policy.go`).
 //!
+//! - `access_review.rs`: `SelfSubjectAccessReview`, `SubjectAccessReview`,
+//!   `LocalSubjectAccessReview`, `SelfSubjectRulesReview`.
+//!
 //! The filter that runs it for every request is [`crate::server::authorization`].
 
+pub mod access_review;
 pub mod authorizer;
 pub mod rbac;
 

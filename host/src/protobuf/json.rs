@@ -241,4 +241,14 @@ pub(super) fn refused<T>(name: &'static str) -> impl FnOnce(Option<T>) -> Out {
     }
 }
 
+/// A field this decoder does not convert, by its path: refused (415) when set.
+pub(super) fn refused_field<T>(path: &'static str) -> impl FnOnce(Option<T>) -> Out {
+    move |v| match v {
+        None => Ok(None),
+        Some(_) => Err(unsupported(format!(
+            "{path} is not supported in protobuf request bodies"
+        ))),
+    }
+}
+
 pub(super) use object;

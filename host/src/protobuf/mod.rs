@@ -1,5 +1,5 @@
-//! Protobuf request bodies (`application/vnd.kubernetes.protobuf`) for the core/v1 kinds the
-//! standard plugins serve, decoded into the object's Kubernetes JSON form so plugins keep
+//! Protobuf request bodies (`application/vnd.kubernetes.protobuf`) for the built-in kinds the
+//! standard plugins and the host serve (core/v1, RBAC, the access reviews), decoded into the object's Kubernetes JSON form so plugins keep
 //! receiving JSON.
 //!
 //! kubectl's imperative commands (`create namespace`, `create configmap`, `create secret`,
@@ -25,13 +25,16 @@
 //! explicitly refused (the legacy in-tree cloud volume sources): nothing is dropped silently.
 //!
 //! - `json.rs`: the field rules; `meta.rs`: meta/v1; `core_kinds.rs`: Namespace, ConfigMap, Secret
-//!   and shared references; `pod.rs`, `pod_status.rs`, `volume.rs`: the Pod family.
+//!   and shared references; `pod.rs`, `pod_status.rs`, `volume.rs`: the Pod family;
+//!   `rbac.rs`: the RBAC kinds; `authorization.rs`: the access reviews.
 
+mod authorization;
 mod core_kinds;
 mod json;
 mod meta;
 mod pod;
 mod pod_status;
+mod rbac;
 mod volume;
 
 use crate::status::ApiError;
@@ -96,6 +99,24 @@ pub fn decode(body: &[u8], api_version: &str, kind: &str) -> Result<Value, ApiEr
         ("v1", "ConfigMap") => core_kinds::config_map(message(&raw)?)?,
         ("v1", "Secret") => core_kinds::secret(message(&raw)?)?,
         ("v1", "Pod") => pod::pod(message(&raw)?)?,
+        ("rbac.authorization.k8s.io/v1", "Role") => rbac::role(message(&raw)?)?,
+        ("rbac.authorization.k8s.io/v1", "ClusterRole") => rbac::cluster_role(message(&raw)?)?,
+        ("rbac.authorization.k8s.io/v1", "RoleBinding") => rbac::role_binding(message(&raw)?)?,
+        ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding") => {
+            rbac::cluster_role_binding(message(&raw)?)?
+        }
+        ("authorization.k8s.io/v1", "SelfSubjectAccessReview") => {
+            authorization::self_subject_access_review(message(&raw)?)?
+        }
+        ("authorization.k8s.io/v1", "SelfSubjectRulesReview") => {
+            authorization::self_subject_rules_review(message(&raw)?)?
+        }
+        ("authorization.k8s.io/v1", "SubjectAccessReview") => {
+            authorization::subject_access_review(message(&raw)?)?
+        }
+        ("authorization.k8s.io/v1", "LocalSubjectAccessReview") => {
+            authorization::local_subject_access_review(message(&raw)?)?
+        }
         _ => {
             return Err(ApiError::unsupported_media_type(&[
                 "application/json",

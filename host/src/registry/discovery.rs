@@ -39,13 +39,43 @@ pub struct BuiltinResource {
 }
 
 /// The host's own resources, listed in discovery beside the plugins'.
-pub const BUILTIN: &[BuiltinResource] = &[BuiltinResource {
-    group: "authentication.k8s.io",
-    version: "v1",
-    plural: "selfsubjectreviews",
-    kind: "SelfSubjectReview",
-    namespaced: false,
-}];
+pub const BUILTIN: &[BuiltinResource] = &[
+    BuiltinResource {
+        group: "authentication.k8s.io",
+        version: "v1",
+        plural: "selfsubjectreviews",
+        kind: "SelfSubjectReview",
+        namespaced: false,
+    },
+    BuiltinResource {
+        group: "authorization.k8s.io",
+        version: "v1",
+        plural: "localsubjectaccessreviews",
+        kind: "LocalSubjectAccessReview",
+        namespaced: true,
+    },
+    BuiltinResource {
+        group: "authorization.k8s.io",
+        version: "v1",
+        plural: "selfsubjectaccessreviews",
+        kind: "SelfSubjectAccessReview",
+        namespaced: false,
+    },
+    BuiltinResource {
+        group: "authorization.k8s.io",
+        version: "v1",
+        plural: "selfsubjectrulesreviews",
+        kind: "SelfSubjectRulesReview",
+        namespaced: false,
+    },
+    BuiltinResource {
+        group: "authorization.k8s.io",
+        version: "v1",
+        plural: "subjectaccessreviews",
+        kind: "SubjectAccessReview",
+        namespaced: false,
+    },
+];
 
 fn builtin_in<'a>(
     group: &'a str,

@@ -12,7 +12,9 @@
 //!   `--request-timeout`; `serving.rs`: the accept loop and connection limits; `tls.rs`: the
 //!   rustls configuration of the secure port.
 //! - `authentication.rs`, `authorization.rs`: the filters that authenticate and authorize
-//!   every request ([`crate::authentication`], [`crate::authorization`]).
+//!   every request ([`crate::authentication`], [`crate::authorization`]); `impersonation.rs`:
+//!   `Impersonate-*` headers; `reviews.rs`: the
+//!   self, subject and rules reviews.
 //!
 //! Files here import each other, never this module (it only declares and re-exports).
 
@@ -20,11 +22,13 @@ pub mod authentication;
 pub mod authorization;
 pub mod discovery;
 pub mod handlers;
+pub mod impersonation;
 pub mod negotiation;
 pub mod openapi;
 pub mod options;
 pub mod request_info;
 pub mod request_metrics;
+pub mod reviews;
 pub mod routes;
 pub mod serving;
 pub mod state;

@@ -3,7 +3,8 @@
 
 use super::state::AppState;
 use super::{
-    authentication, authorization, discovery, handlers, openapi, request_metrics, timeout,
+    authentication, authorization, discovery, handlers, impersonation, openapi, request_metrics,
+    reviews, timeout,
 };
 use crate::status::ApiError;
 use axum::extract::{OriginalUri, State};
@@ -50,7 +51,23 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/openapi/v3/{*gv}", get(openapi::document))
         .route(
             "/apis/authentication.k8s.io/v1/selfsubjectreviews",
-            post(self_subject_review),
+            post(reviews::self_subject_review),
+        )
+        .route(
+            "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+            post(reviews::self_subject_access_review),
+        )
+        .route(
+            "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews",
+            post(reviews::self_subject_rules_review),
+        )
+        .route(
+            "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+            post(reviews::subject_access_review),
+        )
+        .route(
+            "/apis/authorization.k8s.io/v1/namespaces/{namespace}/localsubjectaccessreviews",
+            post(reviews::local_subject_access_review),
         )
         .route("/api/{*rest}", any(handlers::resource))
         .route("/apis/{*rest}", any(handlers::resource))
@@ -58,11 +75,15 @@ pub fn router(state: Arc<AppState>) -> Router {
             ApiError::no_route(uri.path()).into_response()
         })
         // Innermost first: kube's chain (`pkg/server/config.go` `DefaultBuildHandlerChain`)
-        // is, from the outside, metrics → timeout → authentication → authorization →
-        // handler.
+        // is, from the outside, metrics → timeout → authentication → impersonation →
+        // authorization → handler.
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             authorization::with_authorization,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            impersonation::with_impersonation,
         ))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
@@ -79,16 +100,6 @@ pub fn router(state: Arc<AppState>) -> Router {
         // The resource handler enforces its own limit and answers 413 as a Status.
         .layer(axum::extract::DefaultBodyLimit::disable())
         .with_state(state)
-}
-
-/// `POST /apis/authentication.k8s.io/v1/selfsubjectreviews`: who the requester is, 201.
-async fn self_subject_review(req: axum::extract::Request) -> Response {
-    let user = authentication::user_of(&req);
-    (
-        StatusCode::CREATED,
-        Json(crate::authentication::self_subject_review::review(&user)),
-    )
-        .into_response()
 }
 
 /// `/readyz`: fails once shutdown began, or when the storage backend is unhealthy.

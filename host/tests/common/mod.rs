@@ -36,6 +36,15 @@ pub fn fixtures(name: &str) -> PathBuf {
     let root = repo_root();
     if name == "widgets" {
         root.join("examples/widgets/fixtures")
+    } else if [
+        "roles",
+        "clusterroles",
+        "rolebindings",
+        "clusterrolebindings",
+    ]
+    .contains(&name)
+    {
+        root.join("plugins/rbac/fixtures").join(name)
     } else {
         root.join("plugins").join(name).join("fixtures")
     }

@@ -10,10 +10,11 @@
 //!   `SelfSubjectRulesReview`); bound to `system:authenticated`.
 //! - `system:public-info-viewer`: health and version; bound to `system:authenticated` and
 //!   `system:unauthenticated`.
-//! - `admin`, `edit`, `view`: the user-facing roles with their `aggregate-to-*` labels. Kube
-//!   fills their rules from the `system:aggregate-to-*` roles through the ClusterRole
-//!   aggregation controller, which this server does not run; here they carry the aggregated
-//!   rules themselves (kube 1.32's, for the resource groups a plugin may serve).
+//! - `admin`, `edit`, `view`: the user-facing roles, aggregated (`aggregationRule` selecting
+//!   `rbac.authorization.k8s.io/aggregate-to-{admin,edit,view}: "true"`) from
+//!   `system:aggregate-to-admin`, `-edit`, `-view`, which carry kube 1.32's rules; `edit` is
+//!   labelled to aggregate into `admin`, `view` into both. A ClusterRole of your own with such
+//!   a label extends them (e.g. widgets into `edit`), as with CRDs on kube.
 
 use serde_json::{json, Value};
 
@@ -62,7 +63,8 @@ fn cluster_role_binding(name: &str, role: &str, groups: &[&str]) -> Value {
            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role}})
 }
 
-/// What `view` allows: reading the non-escalating resources (no secrets).
+/// What `view` adds (`system:aggregate-to-view`): reading the non-escalating resources (no
+/// secrets).
 fn view_rules() -> Vec<Value> {
     vec![
         rule(
@@ -142,10 +144,9 @@ fn view_rules() -> Vec<Value> {
     ]
 }
 
-/// What `edit` adds to `view`: writing them, and secrets.
+/// What `edit` adds to `view` (`system:aggregate-to-edit`): writing them, and secrets.
 fn edit_rules() -> Vec<Value> {
-    let mut rules = view_rules();
-    rules.extend([
+    vec![
         rule(&["impersonate"], &[""], &["serviceaccounts"]),
         rule(
             &WRITE,
@@ -210,14 +211,13 @@ fn edit_rules() -> Vec<Value> {
                 "services/proxy",
             ],
         ),
-    ]);
-    rules
+    ]
 }
 
-/// What `admin` adds to `edit`: roles and bindings in the namespace, local access reviews.
+/// What `admin` adds to `edit` (`system:aggregate-to-admin`): roles and bindings in the
+/// namespace, local access reviews.
 fn admin_rules() -> Vec<Value> {
-    let mut rules = edit_rules();
-    rules.extend([
+    vec![
         rule(
             &["create"],
             &["authorization.k8s.io"],
@@ -228,8 +228,15 @@ fn admin_rules() -> Vec<Value> {
             &["rbac.authorization.k8s.io"],
             &["rolebindings", "roles"],
         ),
-    ]);
-    rules
+    ]
+}
+
+fn aggregated(name: &str, labels: &[(&str, &str)], selects: &str) -> Value {
+    let mut role = cluster_role(name, labels, vec![]);
+    role["aggregationRule"] = json!({"clusterRoleSelectors": [
+        {"matchLabels": {format!("rbac.authorization.k8s.io/aggregate-to-{selects}"): "true"}}
+    ]});
+    role
 }
 
 /// The default ClusterRoles.
@@ -282,18 +289,33 @@ pub fn cluster_roles() -> Vec<Value> {
             &[],
             vec![url_rule(&["get"], &public_urls)],
         ),
-        cluster_role("admin", &[], admin_rules()),
-        cluster_role(
+        aggregated("admin", &[], "admin"),
+        aggregated(
             "edit",
             &[("rbac.authorization.k8s.io/aggregate-to-admin", "true")],
-            edit_rules(),
+            "edit",
         ),
-        cluster_role(
+        aggregated(
             "view",
             &[
                 ("rbac.authorization.k8s.io/aggregate-to-admin", "true"),
                 ("rbac.authorization.k8s.io/aggregate-to-edit", "true"),
             ],
+            "view",
+        ),
+        cluster_role(
+            "system:aggregate-to-admin",
+            &[("rbac.authorization.k8s.io/aggregate-to-admin", "true")],
+            admin_rules(),
+        ),
+        cluster_role(
+            "system:aggregate-to-edit",
+            &[("rbac.authorization.k8s.io/aggregate-to-edit", "true")],
+            edit_rules(),
+        ),
+        cluster_role(
+            "system:aggregate-to-view",
+            &[("rbac.authorization.k8s.io/aggregate-to-view", "true")],
             view_rules(),
         ),
     ]
@@ -321,9 +343,18 @@ pub fn cluster_role_bindings() -> Vec<Value> {
     ]
 }
 
-/// The bootstrap policy alone, as the authorizer reads it.
+/// The bootstrap policy alone, aggregated, as the authorizer reads it.
 pub fn policy() -> super::Policy {
-    let roles = cluster_roles();
+    let mut roles: Vec<std::sync::Arc<Value>> = cluster_roles()
+        .into_iter()
+        .map(std::sync::Arc::new)
+        .collect();
+    let rules = super::cluster_role_aggregation::aggregate(&roles);
+    for r in roles.iter_mut() {
+        if let Some(new) = rules.get(r["metadata"]["name"].as_str().unwrap_or("")) {
+            std::sync::Arc::make_mut(r)["rules"] = new.clone();
+        }
+    }
     let bindings = cluster_role_bindings();
-    super::Policy::from_objects(&roles, [], &bindings, [])
+    super::Policy::from_objects(roles.iter().map(|r| r.as_ref()), [], &bindings, [])
 }

@@ -7,10 +7,17 @@
 //!   holds (`DefaultRuleResolver.VisitRulesFor`).
 //! - `rbac_authorizer.rs`: the authorizer (`rbac.go` `RBACAuthorizer.Authorize`).
 //! - `bootstrap_policy.rs`: the default roles and bindings (`bootstrappolicy/policy.go`).
+//! - `cluster_role_aggregation.rs`: the rules of aggregated ClusterRoles.
+//! - `escalation.rs`: `Covers` and `ConfirmNoEscalation` (writing roles and bindings).
+//! - `policy_watcher.rs`: keeps the policy equal to the stored roles and bindings, read
+//!   through the watch cache, and creates the missing bootstrap objects.
 
 pub mod bootstrap_policy;
+pub mod cluster_role_aggregation;
+pub mod escalation;
 pub mod evaluation;
 pub mod policy;
+pub mod policy_watcher;
 pub mod rbac_authorizer;
 pub mod types;
 

@@ -2,6 +2,7 @@
 //! `createHandler`): decode, one registry create, 201 with the stored object.
 
 use super::body::decode_object;
+use super::escalation::WriteCheck;
 use super::response::{respond_write, Output};
 use crate::registry::Store;
 use crate::server::options::Query;
@@ -11,7 +12,8 @@ use axum::body::Bytes;
 use axum::http::HeaderMap;
 use axum::response::Response;
 
-/// `createHandler`. Errors: the body's ([`decode_object`]), `dryRun`'s and the registry's.
+/// `createHandler`; `check` runs on the decoded object before it is written. Errors: the
+/// body's ([`decode_object`]), the check's, `dryRun`'s and the registry's.
 pub async fn create(
     r: &Store,
     ns: &str,
@@ -19,8 +21,12 @@ pub async fn create(
     headers: &HeaderMap,
     q: &Query,
     out: Output,
+    check: Option<WriteCheck>,
 ) -> ApiResult<Response> {
     let (obj, mut warnings) = decode_object(r, body, headers, q, WriteOptions::Create)?;
+    if let Some(check) = check {
+        check(&obj, None)?;
+    }
     let res = r.create(ns, obj, options::is_dry_run(q)?).await?;
     warnings.extend(res.warnings.iter().cloned());
     respond_write(r, res, out, &warnings).await

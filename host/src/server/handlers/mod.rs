@@ -4,13 +4,15 @@
 //!
 //! - `get.rs` (get, list), `watch.rs`, `create.rs`, `update.rs`, `patch.rs`, `delete.rs`
 //!   (delete, delete-collection): one verb family each;
-//! - `body.rs`: decoding an object body; `response.rs`: writing answers (JSON, Tables).
+//! - `body.rs`: decoding an object body; `response.rs`: writing answers (JSON, Tables);
+//! - `escalation.rs`: RBAC's escalation checks on writes of roles and bindings.
 //!
 //! Query options are decoded in [`crate::server::options`].
 
 pub mod body;
 pub mod create;
 pub mod delete;
+pub mod escalation;
 pub mod get;
 pub mod patch;
 pub mod response;
@@ -20,6 +22,7 @@ pub mod watch;
 use super::request_info::{self, RequestInfo};
 use super::state::AppState;
 use super::{discovery, options};
+use crate::authentication::UserInfo;
 use crate::registry::store::Subresource;
 use crate::status::{ApiError, ApiResult};
 use axum::body::{Body, Bytes};
@@ -38,8 +41,10 @@ pub async fn resource(
     OriginalUri(uri): OriginalUri,
     headers: HeaderMap,
     axum::extract::Query(q): axum::extract::Query<Query>,
+    user: Option<axum::Extension<UserInfo>>,
     body: Body,
 ) -> Response {
+    let user = user.map(|u| u.0).unwrap_or_else(UserInfo::anonymous);
     let path = uri.path().to_string();
     // `limitedReadBody` (handlers/rest.go): read at most the limit, answer 413 as a Status.
     let body = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
@@ -49,7 +54,7 @@ pub async fn resource(
                 .into_response()
         }
     };
-    match dispatch(&state, &method, &path, &headers, &q, body).await {
+    match dispatch(&state, &method, &path, &headers, &q, &user, body).await {
         Ok(r) => r,
         Err(e) => e.into_response(),
     }
@@ -61,6 +66,7 @@ async fn dispatch(
     path: &str,
     headers: &HeaderMap,
     q: &Query,
+    user: &UserInfo,
     body: Bytes,
 ) -> ApiResult<Response> {
     let snapshot = state.served.load();
@@ -105,13 +111,16 @@ async fn dispatch(
         Method::GET if !name.is_empty() => get::get(&r, &ns, &name, q, out).await,
         Method::GET => get::list(&r, &ns, q, out).await,
         Method::POST if name.is_empty() && sub == Subresource::Main => {
-            create::create(&r, &ns, &body, headers, q, out).await
+            let check = escalation::write_check(&state.authorizer, user, &r.gr, &ns);
+            create::create(&r, &ns, &body, headers, q, out, check).await
         }
         Method::PUT if !name.is_empty() => {
-            update::update(&r, &ns, &name, sub, &body, headers, q, out).await
+            let check = escalation::write_check(&state.authorizer, user, &r.gr, &ns);
+            update::update(&r, &ns, &name, sub, &body, headers, q, out, check).await
         }
         Method::PATCH if !name.is_empty() => {
-            patch::patch(&r, &ns, &name, sub, &body, headers, q, out).await
+            let check = escalation::write_check(&state.authorizer, user, &r.gr, &ns);
+            patch::patch(&r, &ns, &name, sub, &body, headers, q, out, check).await
         }
         Method::DELETE if !name.is_empty() && sub == Subresource::Main => {
             delete::delete(&r, &ns, &name, &body, q, out).await

@@ -19,7 +19,7 @@ use wasm_apiserver_apimachinery::GroupResource;
 pub use crate::registry::store::PatchFn;
 
 /// `PatchResource`: the patch type from the `Content-Type` ([`patcher`]), one registry update
-/// that applies it to the current object. Errors: `fieldValidation`'s and `dryRun`'s 400/422,
+/// that applies it to the current object (then `check`, on the patched object). Errors: `fieldValidation`'s and `dryRun`'s 400/422,
 /// a body over [`limits::MAX_BODY_BYTES`] (413), the patcher's, the registry's.
 #[allow(clippy::too_many_arguments)]
 pub async fn patch(
@@ -31,6 +31,7 @@ pub async fn patch(
     headers: &axum::http::HeaderMap,
     q: &HashMap<String, String>,
     out: super::response::Output,
+    check: Option<super::escalation::WriteCheck>,
 ) -> ApiResult<axum::response::Response> {
     crate::server::options::field_validation(q, crate::server::options::WriteOptions::Patch)?;
     let ct = headers
@@ -48,7 +49,16 @@ pub async fn patch(
             limits::MAX_BODY_BYTES
         )));
     }
-    let (patch_fn, force_create) = patcher(&r.description, &r.gr, &ct, body, q)?;
+    let (mut patch_fn, force_create) = patcher(&r.description, &r.gr, &ct, body, q)?;
+    if let Some(check) = check {
+        // `rest.WrapUpdatedObjectInfo`: the check sees the patched object and the current one.
+        let inner = patch_fn;
+        patch_fn = Arc::new(move |current: &Value| {
+            let new = inner(current)?;
+            check(&new, Some(current))?;
+            Ok(new)
+        });
+    }
     let res = r
         .update(
             ns,

@@ -2,6 +2,7 @@
 //! `UpdateResource`): decode, one registry update, 200 (or 201 when it created).
 
 use super::body::decode_object;
+use super::escalation::WriteCheck;
 use super::response::{respond_write, Output};
 use crate::registry::store::{Subresource, UpdatedObject};
 use crate::registry::Store;
@@ -12,7 +13,8 @@ use axum::body::Bytes;
 use axum::http::HeaderMap;
 use axum::response::Response;
 
-/// `UpdateResource`. Errors: the body's ([`decode_object`]), `dryRun`'s and the registry's.
+/// `UpdateResource`; `check` runs on the new object before it is written. Errors: the body's
+/// ([`decode_object`]), the check's, `dryRun`'s and the registry's.
 #[allow(clippy::too_many_arguments)]
 pub async fn update(
     r: &Store,
@@ -23,8 +25,14 @@ pub async fn update(
     headers: &HeaderMap,
     q: &Query,
     out: Output,
+    check: Option<WriteCheck>,
 ) -> ApiResult<Response> {
     let (obj, mut warnings) = decode_object(r, body, headers, q, WriteOptions::Update)?;
+    // kube checks inside the update, against the current object; the body is the new object
+    // here, so the check runs before, without the current one.
+    if let Some(check) = check {
+        check(&obj, None)?;
+    }
     let res = r
         .update(
             ns,

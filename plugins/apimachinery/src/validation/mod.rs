@@ -9,11 +9,14 @@
 //! the messages still quote the original expressions.
 //!
 //! - `names.rs`: names, values, ports and IPs (`is_*`) and the message helpers;
-//! - `object_meta.rs`: `ObjectMeta` and its parts (`validate_*`).
+//! - `object_meta.rs`: `ObjectMeta` and its parts (`validate_*`);
+//! - `label_selector.rs`: `metav1.LabelSelector`.
 
+mod label_selector;
 mod names;
 mod object_meta;
 
+pub use label_selector::*;
 pub use names::*;
 pub use object_meta::*;
 

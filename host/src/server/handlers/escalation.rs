@@ -1,0 +1,164 @@
+//! The RBAC REST storage's escalation checks around writes of roles and bindings
+//! (`pkg/registry/rbac/{role,clusterrole,rolebinding,clusterrolebinding}/policybased/
+//! storage.go`, `pkg/registry/rbac/escalation_check.go`): members of `system:masters` write
+//! freely; otherwise writing a Role or ClusterRole needs the `escalate` verb on it or holding
+//! every rule it grants (a ClusterRole with an `aggregationRule` counts as granting
+//! everything), and writing a binding needs the `bind` verb on the role it references or
+//! holding that role's rules. An update that only changes what the garbage collector changes
+//! (owner references, finalizers, managed fields) is never checked.
+
+use crate::authentication::user::SYSTEM_PRIVILEGED_GROUP;
+use crate::authentication::UserInfo;
+use crate::authorization::rbac::escalation::confirm_no_escalation;
+use crate::authorization::rbac::{PolicyRule, RoleRef};
+use crate::authorization::{Attributes, Authorizer, Decision};
+use crate::status::{ApiError, ApiResult};
+use serde_json::Value;
+use std::sync::Arc;
+use wasm_apiserver_apimachinery::GroupResource;
+
+const GROUP: &str = "rbac.authorization.k8s.io";
+
+/// A check of a new object (and the current one, for updates) before it is written.
+pub type WriteCheck = Arc<dyn Fn(&Value, Option<&Value>) -> ApiResult<()> + Send + Sync>;
+
+/// The check for writes by `user` to `gr` in `ns`; `None` when there is nothing to check
+/// (not an RBAC resource, or a privileged user).
+pub fn write_check(
+    authorizer: &Authorizer,
+    user: &UserInfo,
+    gr: &GroupResource,
+    ns: &str,
+) -> Option<WriteCheck> {
+    if gr.group != GROUP || user.in_group(SYSTEM_PRIVILEGED_GROUP) {
+        return None;
+    }
+    let role = match gr.resource.as_str() {
+        "roles" | "clusterroles" => true,
+        "rolebindings" | "clusterrolebindings" => false,
+        _ => return None,
+    };
+    let (authorizer, user, gr, ns) = (authorizer.clone(), user.clone(), gr.clone(), ns.to_string());
+    Some(Arc::new(move |new: &Value, old: Option<&Value>| {
+        if old.is_some_and(|old| !old.is_null() && only_gc_fields_changed(new, old)) {
+            return Ok(());
+        }
+        if role {
+            check_role(&authorizer, &user, &gr, &ns, new)
+        } else {
+            check_binding(&authorizer, &user, &gr, &ns, new)
+        }
+    }))
+}
+
+fn allowed(
+    authorizer: &Authorizer,
+    user: &UserInfo,
+    verb: &str,
+    resource: &str,
+    ns: &str,
+    name: &str,
+) -> bool {
+    let attrs = Attributes {
+        user: user.clone(),
+        verb: verb.into(),
+        resource_request: true,
+        namespace: ns.into(),
+        api_group: GROUP.into(),
+        api_version: "v1".into(),
+        resource: resource.into(),
+        name: name.into(),
+        ..Default::default()
+    };
+    authorizer.authorize(&attrs).0 == Decision::Allow
+}
+
+fn name_of(obj: &Value) -> &str {
+    obj["metadata"]["name"].as_str().unwrap_or("")
+}
+
+fn check_role(
+    authorizer: &Authorizer,
+    user: &UserInfo,
+    gr: &GroupResource,
+    ns: &str,
+    new: &Value,
+) -> ApiResult<()> {
+    let name = name_of(new);
+    if allowed(authorizer, user, "escalate", &gr.resource, ns, name) {
+        return Ok(());
+    }
+    let mut rules: Vec<PolicyRule> =
+        serde_json::from_value(new["rules"].clone()).unwrap_or_default();
+    if !new["aggregationRule"].is_null() {
+        // `hasAggregationRule`: an aggregated role can come to hold anything.
+        rules.push(PolicyRule {
+            verbs: vec!["*".into()],
+            api_groups: vec!["*".into()],
+            resources: vec!["*".into()],
+            ..Default::default()
+        });
+    }
+    let policy = authorizer.rbac().policy();
+    confirm_no_escalation(&policy, user, ns, &rules)
+        .map_err(|msg| ApiError::forbidden(gr, name, &msg))
+}
+
+fn check_binding(
+    authorizer: &Authorizer,
+    user: &UserInfo,
+    gr: &GroupResource,
+    ns: &str,
+    new: &Value,
+) -> ApiResult<()> {
+    let name = name_of(new);
+    let mut role_ref: RoleRef = serde_json::from_value(new["roleRef"].clone())
+        .map_err(|e| ApiError::bad_request(format!("roleRef: {e}")))?;
+    if role_ref.api_group.is_empty() {
+        role_ref.api_group = GROUP.into();
+    }
+    let resource = if role_ref.kind == "Role" {
+        "roles"
+    } else {
+        "clusterroles"
+    };
+    if allowed(authorizer, user, "bind", resource, ns, &role_ref.name) {
+        return Ok(());
+    }
+    let policy = authorizer.rbac().policy();
+    let rules = policy.role_reference_rules(&role_ref, ns).map_err(|_| {
+        let singular = if role_ref.kind == "Role" {
+            "role"
+        } else {
+            "clusterrole"
+        };
+        ApiError::not_found(
+            &GroupResource {
+                group: GROUP.into(),
+                resource: singular.into(),
+            },
+            &role_ref.name,
+        )
+    })?;
+    confirm_no_escalation(&policy, user, ns, rules)
+        .map_err(|msg| ApiError::forbidden(gr, name, &msg))
+}
+
+/// `IsOnlyMutatingGCFields`: `new` equals `old` with `new`'s owner references, finalizers and
+/// managed fields.
+fn only_gc_fields_changed(new: &Value, old: &Value) -> bool {
+    let mut copied = old.clone();
+    if let Some(m) = copied["metadata"].as_object_mut() {
+        for f in ["ownerReferences", "finalizers", "managedFields"] {
+            match new["metadata"].get(f) {
+                Some(v) => {
+                    m.insert(f.into(), v.clone());
+                }
+                None => {
+                    m.remove(f);
+                }
+            }
+        }
+    }
+    copied == *new
+}
