@@ -171,6 +171,25 @@ pub struct ServeArgs {
     /// `AlwaysDeny`. Members of `system:masters` are always allowed.
     #[arg(long, value_delimiter = ',', default_value = "RBAC")]
     pub authorization_mode: Vec<crate::authorization::AuthorizationMode>,
+    /// Read-only requests served at once (watches not counted); more are answered 429.
+    /// 0: no limit.
+    #[arg(long, default_value_t = 400)]
+    pub max_requests_inflight: usize,
+    /// Mutating requests served at once; more are answered 429. 0: no limit.
+    #[arg(long, default_value_t = 200)]
+    pub max_mutating_requests_inflight: usize,
+    /// audit.k8s.io/v1 Policy (YAML or JSON); with --audit-log-path, requests are audited.
+    #[arg(long)]
+    pub audit_policy_file: Option<PathBuf>,
+    /// File the audit events are written to as JSON lines (`-`: standard output).
+    #[arg(long)]
+    pub audit_log_path: Option<PathBuf>,
+    /// Size in MiB past which the audit log is rotated; 0 never rotates.
+    #[arg(long, default_value_t = 0)]
+    pub audit_log_maxsize: u64,
+    /// Rotated audit log files kept; 0 keeps them all.
+    #[arg(long, default_value_t = 0)]
+    pub audit_log_maxbackup: usize,
     /// Deadline of a non-watch request, answered 504 when exceeded; also how long shutdown
     /// waits for open connections before dropping them (kube-apiserver's --request-timeout).
     #[arg(long, default_value = "60s", value_parser = humantime::parse_duration)]

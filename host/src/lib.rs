@@ -2,6 +2,7 @@
 //! components. See `ARCHITECTURE.md` at the repository root for the code map.
 
 pub mod app;
+pub mod audit;
 pub mod authentication;
 pub mod authorization;
 pub mod cli;

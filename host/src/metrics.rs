@@ -29,6 +29,13 @@ pub struct Metrics {
     pub authentication_attempts: IntCounterVec,
     /// `apiserver_authorization_decisions_total{decision}` (`allowed`, `denied`).
     pub authorization_decisions: IntCounterVec,
+    /// `apiserver_audit_event_total`: audit events generated.
+    pub audit_events: prometheus::IntCounter,
+    /// `apiserver_audit_error_total{plugin}`: audit events dropped (queue full, write failed).
+    pub audit_errors: IntCounterVec,
+    /// `apiserver_dropped_requests_total{request_kind}` (`readOnly`, `mutating`): answered 429
+    /// by the in-flight limits.
+    pub dropped_requests: IntCounterVec,
 }
 
 /// The global metrics, created on first use.
@@ -78,8 +85,26 @@ pub fn metrics() -> &'static Metrics {
             &["decision"],
         )
         .expect("valid metric");
+        let audit_events = prometheus::IntCounter::new(
+            "apiserver_audit_event_total",
+            "Counter of audit events generated and sent to the audit backend.",
+        )
+        .expect("valid metric");
+        let audit_errors = IntCounterVec::new(
+            Opts::new("apiserver_audit_error_total", "Counter of audit events that failed to be audited properly."),
+            &["plugin"],
+        )
+        .expect("valid metric");
+        let dropped_requests = IntCounterVec::new(
+            Opts::new("apiserver_dropped_requests_total", "Number of requests dropped with 'Try again later' response."),
+            &["request_kind"],
+        )
+        .expect("valid metric");
         for c in [
             Box::new(plugin_reloads.clone()) as Box<dyn prometheus::core::Collector>,
+            Box::new(dropped_requests.clone()),
+            Box::new(audit_events.clone()),
+            Box::new(audit_errors.clone()),
             Box::new(authenticated_user_requests.clone()),
             Box::new(authentication_attempts.clone()),
             Box::new(authorization_decisions.clone()),
@@ -100,6 +125,9 @@ pub fn metrics() -> &'static Metrics {
             authenticated_user_requests,
             authentication_attempts,
             authorization_decisions,
+            audit_events,
+            audit_errors,
+            dropped_requests,
         }
     })
 }
@@ -123,6 +151,22 @@ pub fn authenticated_user_request(username: &str) {
     m.authenticated_user_requests
         .with_label_values(&[compressed])
         .inc();
+}
+
+/// Count an audit event sent to the backend.
+pub fn audit_event() {
+    metrics().audit_events.inc();
+}
+
+/// Count an audit event lost (queue full or write failed).
+pub fn audit_error() {
+    metrics().audit_errors.with_label_values(&["log"]).inc();
+}
+
+/// Count a request refused by an in-flight limit.
+pub fn dropped_request(mutating: bool) {
+    let kind = if mutating { "mutating" } else { "readOnly" };
+    metrics().dropped_requests.with_label_values(&[kind]).inc();
 }
 
 /// Count a request answered 401.

@@ -171,6 +171,13 @@ impl ApiError {
         ApiError::new(403, "Forbidden", message).with_details(details)
     }
 
+    /// `NewTooManyRequests`: 429 with `Retry-After: <retry_after>` and
+    /// `details.retryAfterSeconds`.
+    pub fn too_many_requests(msg: &str, retry_after: u64) -> ApiError {
+        ApiError::new(429, "TooManyRequests", msg)
+            .with_details(json!({"retryAfterSeconds": retry_after}))
+    }
+
     /// `NewMethodNotSupported`: 405.
     pub fn method_not_supported(gr: &GroupResource, action: &str) -> ApiError {
         ApiError::new(

@@ -146,6 +146,11 @@ pub async fn serve_on(
         request_timeout: args.request_timeout,
         authenticator: security.authenticator,
         authorizer: security.authorizer,
+        audit: security.audit,
+        in_flight: crate::server::max_in_flight::InFlightLimits::new(
+            args.max_requests_inflight,
+            args.max_mutating_requests_inflight,
+        ),
     });
     crate::reload::watch_folder(manager.clone(), args.plugin_reload);
     manager.rescan().await;

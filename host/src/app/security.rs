@@ -21,11 +21,14 @@ pub struct Security {
     pub authorizer: Authorizer,
     /// Where the admin kubeconfig was written, when the client CA was generated.
     pub admin_kubeconfig: Option<PathBuf>,
+    /// Auditing, when a policy and a log are given.
+    pub audit: Option<crate::server::audit::Auditing>,
 }
 
 /// Build them for a secure port listening on `secure_port`. Errors: a certificate, key, CA
-/// or token file that cannot be read or used (the token file's with its line), or the cert
-/// dir cannot be written — the server refuses to start.
+/// or token file that cannot be read or used (the token file's with its line), an invalid
+/// audit policy (naming the rule), an audit log that cannot be opened, or the cert dir cannot
+/// be written — the server refuses to start.
 pub fn security(args: &ServeArgs, secure_port: u16) -> anyhow::Result<Security> {
     let certificates = certs::certificates(&CertificateOptions {
         cert_dir: args
@@ -71,7 +74,25 @@ pub fn security(args: &ServeArgs, secure_port: u16) -> anyhow::Result<Security> 
         }
         None => None,
     };
+    let audit = match (&args.audit_policy_file, &args.audit_log_path) {
+        (Some(policy), Some(path)) => Some(crate::server::audit::Auditing {
+            policy: Arc::new(crate::audit::Policy::load(policy)?),
+            backend: crate::audit::LogBackend::start(&crate::audit::LogOptions {
+                path: path.clone(),
+                max_size_mib: args.audit_log_maxsize,
+                max_backup: args.audit_log_maxbackup,
+            })?,
+        }),
+        (Some(policy), None) => {
+            // Validated all the same, so a broken policy is found at once.
+            crate::audit::Policy::load(policy)?;
+            tracing::warn!("--audit-policy-file without --audit-log-path: nothing is audited");
+            None
+        }
+        _ => None,
+    };
     Ok(Security {
+        audit,
         tls: tokio_rustls::TlsAcceptor::from(config),
         authenticator,
         authorizer,

@@ -133,6 +133,14 @@ pub fn decode(body: &[u8], api_version: &str, kind: &str) -> Result<Value, ApiEr
     Ok(Value::Object(obj))
 }
 
+/// The `apiVersion` and `kind` a protobuf envelope names, if it is one (for callers that do
+/// not know the kind in advance, such as the audit log).
+pub fn envelope_kind(body: &[u8]) -> Option<(String, String)> {
+    let unknown = Unknown::decode(body.strip_prefix(MAGIC)?).ok()?;
+    let t = unknown.type_meta?;
+    Some((t.api_version?, t.kind?))
+}
+
 #[cfg(test)]
 mod tests {
     use super::json::{omitempty_bytes_map, time_value};

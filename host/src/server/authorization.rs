@@ -114,9 +114,17 @@ pub async fn with_authorization(
     let attrs = attributes(req.method(), req.uri(), user_of(&req));
     let (decision, reason) = state.authorizer.authorize(&attrs);
     crate::metrics::authorization_decision(decision);
-    if decision == Decision::Allow {
-        return next.run(req).await;
+    let allowed = decision == Decision::Allow;
+    let mut response = if allowed {
+        next.run(req).await
+    } else {
+        tracing::debug!(user = %attrs.user.name, verb = %attrs.verb, path = %attrs.path, %reason, "forbidden");
+        forbidden(&attrs, &reason).into_response()
+    };
+    if state.audit.is_some() {
+        response
+            .extensions_mut()
+            .insert(super::audit::AuthorizationDecision { allowed, reason });
     }
-    tracing::debug!(user = %attrs.user.name, verb = %attrs.verb, path = %attrs.path, %reason, "forbidden");
-    forbidden(&attrs, &reason).into_response()
+    response
 }

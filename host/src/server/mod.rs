@@ -13,16 +13,19 @@
 //!   rustls configuration of the secure port.
 //! - `authentication.rs`, `authorization.rs`: the filters that authenticate and authorize
 //!   every request ([`crate::authentication`], [`crate::authorization`]); `impersonation.rs`:
-//!   `Impersonate-*` headers; `reviews.rs`: the
+//!   `Impersonate-*` headers; `audit.rs`: audit events around every request;
+//!   `max_in_flight.rs`: the in-flight limits (429); `reviews.rs`: the
 //!   self, subject and rules reviews.
 //!
 //! Files here import each other, never this module (it only declares and re-exports).
 
+pub mod audit;
 pub mod authentication;
 pub mod authorization;
 pub mod discovery;
 pub mod handlers;
 pub mod impersonation;
+pub mod max_in_flight;
 pub mod negotiation;
 pub mod openapi;
 pub mod options;

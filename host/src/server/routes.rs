@@ -3,8 +3,8 @@
 
 use super::state::AppState;
 use super::{
-    authentication, authorization, discovery, handlers, impersonation, openapi, request_metrics,
-    reviews, timeout,
+    audit, authentication, authorization, discovery, handlers, impersonation, max_in_flight,
+    openapi, request_metrics, reviews, timeout,
 };
 use crate::status::ApiError;
 use axum::extract::{OriginalUri, State};
@@ -75,15 +75,23 @@ pub fn router(state: Arc<AppState>) -> Router {
             ApiError::no_route(uri.path()).into_response()
         })
         // Innermost first: kube's chain (`pkg/server/config.go` `DefaultBuildHandlerChain`)
-        // is, from the outside, metrics → timeout → authentication → impersonation →
-        // authorization → handler.
+        // is, from the outside, metrics → timeout → authentication → audit →
+        // impersonation → max-in-flight → authorization → handler.
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             authorization::with_authorization,
         ))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
+            max_in_flight::with_max_in_flight,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
             impersonation::with_impersonation,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            audit::with_audit,
         ))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),

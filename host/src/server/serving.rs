@@ -43,6 +43,8 @@ pub struct ConnectionInfo {
     /// The certificate chain the client presented in the TLS handshake, leaf first (empty
     /// without TLS or without a certificate).
     pub peer_certificates: Arc<[rustls::pki_types::CertificateDer<'static>]>,
+    /// The client's address.
+    pub peer_address: Option<std::net::SocketAddr>,
 }
 
 /// The bounds of [`serve`].
@@ -86,7 +88,7 @@ pub async fn serve(
     loop {
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok(accepted) => accepted,
                 Err(e) => {
                     tracing::warn!(error = %e, "accept failed; retrying");
                     tokio::time::sleep(Duration::from_millis(100)).await;
@@ -95,6 +97,7 @@ pub async fn serve(
             },
             _ = &mut shutdown => break,
         };
+        let (stream, peer) = stream;
         let _ = stream.set_nodelay(true);
         let router = router.clone();
         let builder = builder.clone();
@@ -107,7 +110,11 @@ pub async fn serve(
             match tls {
                 None => {
                     if protocol_bytes_within(&stream, deadline).await {
-                        let service = with_connection_info(router, ConnectionInfo::default());
+                        let info = ConnectionInfo {
+                            peer_address: Some(peer),
+                            ..Default::default()
+                        };
+                        let service = with_connection_info(router, info);
                         let conn = builder
                             .serve_connection_with_upgrades(TokioIo::new(stream), service)
                             .into_owned();
@@ -125,6 +132,7 @@ pub async fn serve(
                                     .peer_certificates()
                                     .map(|c| c.to_vec().into())
                                     .unwrap_or_default(),
+                                peer_address: Some(peer),
                             };
                             let h2 = session.alpn_protocol() == Some(b"h2");
                             let builder = if h2 {

@@ -28,4 +28,8 @@ pub struct AppState {
     pub authenticator: crate::authentication::Authenticator,
     /// Whether they may (`--authorization-mode`).
     pub authorizer: crate::authorization::Authorizer,
+    /// Auditing, when `--audit-policy-file` and `--audit-log-path` are given.
+    pub audit: Option<super::audit::Auditing>,
+    /// `--max-requests-inflight`, `--max-mutating-requests-inflight`.
+    pub in_flight: super::max_in_flight::InFlightLimits,
 }

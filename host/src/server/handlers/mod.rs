@@ -46,7 +46,12 @@ pub async fn resource(
 ) -> Response {
     let user = user.map(|u| u.0).unwrap_or_else(UserInfo::anonymous);
     let path = uri.path().to_string();
-    // `limitedReadBody` (handlers/rest.go): read at most the limit, answer 413 as a Status.
+    // `limitedReadBody` (handlers/rest.go): read at most the limit, answer 413 as a Status —
+    // at once when the announced length is already over it, without waiting for the body.
+    if crate::limits::announced_length(&headers).is_some_and(|n| n > MAX_BODY_BYTES as u64) {
+        return ApiError::request_entity_too_large(&format!("limit is {MAX_BODY_BYTES}"))
+            .into_response();
+    }
     let body = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
         Ok(b) => b,
         Err(_) => {

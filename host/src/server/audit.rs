@@ -1,0 +1,279 @@
+//! The audit filter (`k8s.io/apiserver/pkg/endpoints/filters/audit.go` `WithAudit`): after
+//! authentication, the policy gives the request's level from its attributes and the
+//! authenticated user; unless `None`, events go to the log at `RequestReceived`, at
+//! `ResponseStarted` (watches, when the stream starts), at `ResponseComplete` (for a watch,
+//! when its stream ends) and at `Panic`, minus the omitted stages. The request body is
+//! recorded from level `Request`, the response body at `RequestResponse`; every answer carries
+//! an `Audit-ID` header. The authorization decision is recorded as kube's
+//! `authorization.k8s.io/decision` and `…/reason` annotations.
+
+use super::authentication::user_of;
+use super::authorization::attributes;
+use super::serving::ConnectionInfo;
+use super::state::AppState;
+use super::timeout::is_long_running;
+use crate::audit::event::{response_status, Actors, RequestAudit};
+use crate::audit::{Level, LogBackend, Policy, Stage};
+use crate::authentication::UserInfo;
+use crate::limits::MAX_BODY_BYTES;
+use crate::status::ApiError;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use futures::{FutureExt, StreamExt};
+use serde_json::Value;
+use std::sync::Arc;
+
+/// Auditing as configured (`--audit-policy-file`, `--audit-log-*`).
+#[derive(Clone, Debug)]
+pub struct Auditing {
+    /// The policy.
+    pub policy: Arc<Policy>,
+    /// The log.
+    pub backend: LogBackend,
+}
+
+/// The authorizer's decision on a request, left on its response by the authorization filter
+/// for the audit annotations.
+#[derive(Clone, Debug)]
+pub struct AuthorizationDecision {
+    /// Allowed or forbidden.
+    pub allowed: bool,
+    /// The authorizer's reason.
+    pub reason: String,
+}
+
+/// Source IPs as kube lists them (`utilnet.SourceIPs`): `X-Forwarded-For`, then `X-Real-Ip`,
+/// then the connection's address.
+fn source_ips(headers: &HeaderMap, peer: Option<std::net::SocketAddr>) -> Vec<String> {
+    let mut ips: Vec<String> = headers
+        .get("x-forwarded-for")
+        .and_then(|v| v.to_str().ok())
+        .map(|v| {
+            v.split(',')
+                .map(|s| s.trim().to_string())
+                .filter(|s| s.parse::<std::net::IpAddr>().is_ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(ip) = headers
+        .get("x-real-ip")
+        .and_then(|v| v.to_str().ok())
+        .filter(|s| s.parse::<std::net::IpAddr>().is_ok())
+    {
+        if !ips.iter().any(|i| i == ip) {
+            ips.push(ip.to_string());
+        }
+    }
+    if let Some(p) = peer {
+        let ip = p.ip().to_string();
+        if !ips.contains(&ip) {
+            ips.push(ip);
+        }
+    }
+    ips
+}
+
+/// The user an `Impersonate-User` header asks for, for `impersonatedUser`.
+fn impersonated(headers: &HeaderMap) -> Option<UserInfo> {
+    let name = headers.get("impersonate-user")?.to_str().ok()?.to_string();
+    let groups = headers
+        .get_all("impersonate-group")
+        .iter()
+        .filter_map(|v| v.to_str().ok().map(str::to_string))
+        .collect();
+    Some(UserInfo {
+        name,
+        groups,
+        ..Default::default()
+    })
+}
+
+fn json_of(bytes: &[u8]) -> Option<Value> {
+    serde_json::from_slice(bytes).ok()
+}
+
+/// A request body as the object it carries: JSON, YAML, or a protobuf envelope of a kind the
+/// server decodes; `None` otherwise.
+fn request_object_of(bytes: &[u8]) -> Option<Value> {
+    if bytes.is_empty() {
+        return None;
+    }
+    if let Some((version, kind)) = crate::protobuf::envelope_kind(bytes) {
+        return crate::protobuf::decode(bytes, &version, &kind).ok();
+    }
+    json_of(bytes).or_else(|| serde_yaml_ng::from_slice(bytes).ok())
+}
+
+/// Record the request as the policy says.
+pub async fn with_audit(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+    let Some(auditing) = state.audit.clone() else {
+        return next.run(req).await;
+    };
+    let user = user_of(&req);
+    let attrs = attributes(req.method(), req.uri(), user.clone());
+    let (level, omit) = auditing.policy.evaluate(&attrs);
+    if level == Level::None {
+        return next.run(req).await;
+    }
+    let id = uuid::Uuid::new_v4().to_string();
+    let peer = req
+        .extensions()
+        .get::<ConnectionInfo>()
+        .and_then(|c| c.peer_address);
+    let imp = impersonated(req.headers());
+    let mut ra = RequestAudit::new(
+        &id,
+        level,
+        req.uri().path_and_query().map_or("/", |p| p.as_str()),
+        &attrs,
+        Actors {
+            user: &user,
+            impersonated: imp.as_ref(),
+        },
+        source_ips(req.headers(), peer),
+        req.headers()
+            .get("user-agent")
+            .and_then(|v| v.to_str().ok()),
+    );
+    let backend = auditing.backend.clone();
+    let emit = |ra: &RequestAudit,
+                stage: Stage,
+                status: Option<Value>,
+                req_obj: Option<&Value>,
+                resp_obj: Option<&Value>| {
+        if !omit.contains(&stage) {
+            backend.process(ra.event(stage, status, req_obj, resp_obj));
+        }
+    };
+    // The request body, from level Request (bounded as the handlers bound it).
+    let too_large = crate::limits::announced_length(req.headers())
+        .is_some_and(|n| n > MAX_BODY_BYTES as u64);
+    let (req, request_object) = if level >= Level::Request && !too_large {
+        let (parts, body) = req.into_parts();
+        match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
+            Ok(bytes) => {
+                let obj = request_object_of(&bytes);
+                (Request::from_parts(parts, Body::from(bytes)), obj)
+            }
+            Err(_) => {
+                let e = ApiError::request_entity_too_large(&format!("limit is {MAX_BODY_BYTES}"));
+                emit(
+                    &ra,
+                    Stage::ResponseComplete,
+                    Some(response_status(413, Some(&e.status()))),
+                    None,
+                    None,
+                );
+                return e.into_response();
+            }
+        }
+    } else {
+        (req, None)
+    };
+    emit(
+        &ra,
+        Stage::RequestReceived,
+        None,
+        request_object.as_ref(),
+        None,
+    );
+    let long_running = is_long_running(&req);
+    let response = match std::panic::AssertUnwindSafe(next.run(req))
+        .catch_unwind()
+        .await
+    {
+        Ok(r) => r,
+        Err(panic) => {
+            emit(
+                &ra,
+                Stage::Panic,
+                Some(response_status(500, None)),
+                request_object.as_ref(),
+                None,
+            );
+            std::panic::resume_unwind(panic);
+        }
+    };
+    if let Some(d) = response.extensions().get::<AuthorizationDecision>() {
+        ra.annotate(
+            "authorization.k8s.io/decision",
+            if d.allowed { "allow" } else { "forbid" },
+        );
+        ra.annotate("authorization.k8s.io/reason", &d.reason);
+    }
+    let code = response.status().as_u16();
+    let (mut parts, body) = response.into_parts();
+    if let Ok(v) = HeaderValue::from_str(&id) {
+        parts.headers.insert("audit-id", v);
+    }
+    if long_running && code < 300 {
+        emit(
+            &ra,
+            Stage::ResponseStarted,
+            Some(response_status(code, None)),
+            request_object.as_ref(),
+            None,
+        );
+        // ResponseComplete when the stream ends (or the client goes away).
+        let done = OnDrop(Some({
+            let backend = auditing.backend.clone();
+            let omitted = omit.contains(&Stage::ResponseComplete);
+            let request_object = request_object.clone();
+            move || {
+                if !omitted {
+                    backend.process(ra.event(
+                        Stage::ResponseComplete,
+                        Some(response_status(code, None)),
+                        request_object.as_ref(),
+                        None,
+                    ));
+                }
+            }
+        }));
+        let stream = body.into_data_stream().map(move |chunk| {
+            let _keep = &done;
+            chunk
+        });
+        return Response::from_parts(parts, Body::from_stream(stream));
+    }
+    // Failures are small Status bodies; successes are read only at RequestResponse.
+    if level == Level::RequestResponse || code >= 400 {
+        let bytes = axum::body::to_bytes(body, usize::MAX)
+            .await
+            .unwrap_or_default();
+        let obj = json_of(&bytes);
+        let response_object = (level == Level::RequestResponse)
+            .then_some(obj.as_ref())
+            .flatten();
+        emit(
+            &ra,
+            Stage::ResponseComplete,
+            Some(response_status(code, obj.as_ref())),
+            request_object.as_ref(),
+            response_object,
+        );
+        return Response::from_parts(parts, Body::from(bytes));
+    }
+    emit(
+        &ra,
+        Stage::ResponseComplete,
+        Some(response_status(code, None)),
+        request_object.as_ref(),
+        None,
+    );
+    Response::from_parts(parts, body)
+}
+
+/// Runs its function when dropped.
+struct OnDrop<F: FnOnce()>(Option<F>);
+
+impl<F: FnOnce()> Drop for OnDrop<F> {
+    fn drop(&mut self) {
+        if let Some(f) = self.0.take() {
+            f();
+        }
+    }
+}
