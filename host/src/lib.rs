@@ -1,11 +1,13 @@
 //! wasm-apiserver: a Kubernetes-style API server whose per-resource strategies are WebAssembly
 //! components. See `ARCHITECTURE.md` at the repository root for the code map.
 
+pub mod admission;
 pub mod app;
 pub mod audit;
 pub mod authentication;
 pub mod authorization;
 pub mod cli;
+pub mod controllers;
 pub mod limits;
 pub mod metrics;
 pub mod plugin;

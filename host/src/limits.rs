@@ -91,16 +91,6 @@ pub enum Exceeded {
     Size(usize),
 }
 
-/// The `Content-Length` a request announces, if any.
-pub fn announced_length(headers: &axum::http::HeaderMap) -> Option<u64> {
-    headers
-        .get(axum::http::header::CONTENT_LENGTH)?
-        .to_str()
-        .ok()?
-        .parse()
-        .ok()
-}
-
 /// Check a produced object against [`MAX_DEPTH`] and [`MAX_OBJECT_BYTES`].
 pub fn check_object(v: &Value) -> Result<(), Exceeded> {
     if depth(v, MAX_DEPTH) > MAX_DEPTH {

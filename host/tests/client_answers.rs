@@ -50,12 +50,12 @@ async fn built_in_objects_without_type_meta() {
     let (code, body) = send(
         client()
             .post(format!("{}/api/v1/namespaces", s.url))
-            .json(&json!({"metadata": {"name": "default"}})),
+            .json(&json!({"metadata": {"name": "typed"}})),
     )
     .await;
     assert_eq!(code, 201, "{body}");
     assert_eq!(body["kind"], "Namespace");
-    let cms = format!("{}/api/v1/namespaces/default/configmaps", s.url);
+    let cms = format!("{}/api/v1/namespaces/typed/configmaps", s.url);
     let (code, body) = send(
         client()
             .post(&cms)

@@ -71,6 +71,7 @@ async fn merge_patch(url: &str, body: &Value) -> (u16, Value) {
 
 /// Create a widget and return the stored object.
 async fn create_widget(s: &impl ServerUrl, ns: &str, name: &str, size: &str) -> Value {
+    common::http::namespace(s.url(), ns).await;
     let (code, body) = post(&widgets(s, ns), &widget(name, size)).await;
     assert_eq!(code, 201, "create {ns}/{name}: {body}");
     body
@@ -385,6 +386,7 @@ async fn list_paging_with_limit_and_continue() {
         create_widget(&s, "paging", &format!("w{i}"), "small").await;
     }
     let base = widgets(&s, "paging");
+    common::http::namespace(s.url(), "paging").await;
     let mut names = Vec::new();
     let mut list_rvs = Vec::new();
     let mut pages = 0;
@@ -471,6 +473,7 @@ fn parity_widget(i: usize) -> Value {
 #[tokio::test(flavor = "multi_thread")]
 async fn lists_from_storage_equal_the_objects() {
     let s = without_watch_cache(Backend::Embedded);
+    common::http::namespace(s.url(), "stored").await;
     for i in 1..=4 {
         let w = parity_widget(i);
         let (code, body) = post(&widgets(&s, "stored"), &w).await;
@@ -522,6 +525,7 @@ async fn lists_from_storage_equal_the_objects() {
 async fn watches_from_storage_write_the_objects() {
     let s = without_watch_cache(Backend::Embedded);
     let base = widgets(&s, "stored");
+    common::http::namespace(s.url(), "stored").await;
     let (_, list) = get(&base).await;
     let rv0 = list["metadata"]["resourceVersion"]
         .as_str()
@@ -587,6 +591,7 @@ async fn watch_of_a_corrupt_object_ends_with_an_error() {
     let s = without_watch_cache(Backend::Etcd);
     let created = create_widget(&s, "corrupt", "w1", "small").await;
     let base = widgets(&s, "corrupt");
+    common::http::namespace(s.url(), "corrupt").await;
     let mut w = Watch::open(&format!(
         "{base}?watch=true&resourceVersion={}&timeoutSeconds=10",
         rv(&created)
@@ -892,6 +897,7 @@ async fn watch_initial_events_and_resume_from_list() {
     create_widget(&s, "watching", "w1", "small").await;
     create_widget(&s, "watching", "w2", "large").await;
     let base = widgets(&s, "watching");
+    common::http::namespace(s.url(), "watching").await;
 
     let mut all = Watch::open(&format!("{base}?watch=true&timeoutSeconds=5")).await;
     assert!(

@@ -462,7 +462,7 @@ fn readme_tour() {
             .to_string()
     };
     assert!(s.ok(&["api-resources"]).contains("strategyplugins"));
-    s.ok(&["create", "namespace", "default"]);
+    assert!(s.ok(&["get", "namespace", "default"]).contains("Active"));
     s.ok(&["apply", "-f", &m("widget.yaml")]);
     let out = s.ok(&["get", "widgets"]);
     assert!(

@@ -46,16 +46,7 @@ fn plugin_check_rejects_a_broken_plugin_with_its_reason() {
 
 #[test]
 fn plugin_test_passes_the_fixtures_shipped_beside_each_plugin() {
-    for name in [
-        "pods",
-        "configmaps",
-        "namespaces",
-        "widgets",
-        "roles",
-        "clusterroles",
-        "rolebindings",
-        "clusterrolebindings",
-    ] {
+    for &name in common::STANDARD_PLUGINS {
         let p = common::plugin(name);
         let dir = common::fixtures(name);
         let (ok, out) = cli(&["plugin", "test", p.to_str().unwrap(), dir.to_str().unwrap()]);

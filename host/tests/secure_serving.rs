@@ -15,16 +15,7 @@ use std::time::Duration;
 const TOKENS: &str = "jane-token,jane,u-jane,\"dev,qa\"\nroot-token,root,u-root,system:masters\nvera-token,vera,u-vera\ned-token,ed,u-ed\nimp-token,imp,u-imp\n";
 
 /// The standard plugins, the RBAC ones included.
-const PLUGINS: &[&str] = &[
-    "pods",
-    "configmaps",
-    "namespaces",
-    "widgets",
-    "roles",
-    "clusterroles",
-    "rolebindings",
-    "clusterrolebindings",
-];
+const PLUGINS: &[&str] = common::STANDARD_PLUGINS;
 
 fn start(backend: Backend, extra: &[&str]) -> TestServer {
     let mut args = vec!["--authorization-mode=RBAC"];
@@ -80,7 +71,7 @@ fn fresh_start_is_secure(backend: Backend) {
     let who = s.ok(&["auth", "whoami"]);
     assert!(who.contains("kubernetes-admin"), "{who}");
     assert!(who.contains("system:masters"), "{who}");
-    s.ok(&["create", "namespace", "default"]);
+    // `default` exists from the start (the system namespaces controller).
     let widget = s.file(
         "w.yaml",
         "apiVersion: example.dev/v1\nkind: Widget\nmetadata: {name: demo}\nspec: {size: medium}\n",
@@ -648,18 +639,10 @@ fn a_malformed_token_file_refuses_start_naming_the_line() {
     let dir = tempfile::tempdir().unwrap();
     let tokens = dir.path().join("tokens.csv");
     std::fs::write(&tokens, "t1,jane,u1\nt2,joe\n").unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_wasm-apiserver"))
-        .args(["--bind-address", "127.0.0.1", "--secure-port", "0"])
-        .arg("--token-auth-file")
-        .arg(&tokens)
-        .arg("--plugin-dir")
-        .arg(dir.path().join("plugins.d"))
-        .arg("--data-dir")
-        .arg(dir.path().join("data"))
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = common::server::refused_start(
+        dir.path(),
+        &["--token-auth-file".as_ref(), tokens.as_os_str()],
+    );
     assert!(
         err.contains("line 2") && err.contains("at least 3 columns"),
         "{err}"

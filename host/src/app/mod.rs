@@ -154,6 +154,13 @@ pub async fn serve_on(
     });
     crate::reload::watch_folder(manager.clone(), args.plugin_reload);
     manager.rescan().await;
+    // The system namespaces exist before the first request is served.
+    if crate::controllers::enabled(&args.controllers, "system-namespaces") {
+        if let Some(namespaces) = served.load().resources.get("", "v1", "namespaces") {
+            crate::controllers::system_namespaces::ensure(&namespaces).await;
+        }
+    }
+    crate::controllers::start(served.clone(), &args.controllers);
     crate::authorization::rbac::policy_watcher::watch_policy(
         served.clone(),
         state.authorizer.rbac().clone(),

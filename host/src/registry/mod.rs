@@ -17,6 +17,7 @@
 pub mod discovery;
 pub mod list_options;
 pub mod meta;
+pub mod namespace_rest;
 pub mod openapi;
 pub mod resource_map;
 pub mod snapshot;

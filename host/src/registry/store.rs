@@ -459,7 +459,15 @@ impl Store {
         };
         let object = result.map_err(|e| self.storage_err(e, name))?;
         let (warnings, created) = outcome.lock().unwrap().clone();
-        if !dry_run && should_delete_during_update(&object) {
+        // Namespaces also wait for their `spec.finalizers` (`ShouldDeleteNamespaceDuringUpdate`
+        // in pkg/registry/core/namespace/storage/storage.go).
+        let namespace_finalizers = self.gr.group.is_empty()
+            && self.gr.resource == "namespaces"
+            && object
+                .pointer("/spec/finalizers")
+                .and_then(Value::as_array)
+                .is_some_and(|f| !f.is_empty());
+        if !dry_run && should_delete_during_update(&object) && !namespace_finalizers {
             let pre = Preconditions {
                 uid: None,
                 resource_version: Some(meta_str(&object, "resourceVersion").to_string()),

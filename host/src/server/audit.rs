@@ -149,9 +149,7 @@ pub async fn with_audit(State(state): State<Arc<AppState>>, req: Request, next: 
         }
     };
     // The request body, from level Request (bounded as the handlers bound it).
-    let too_large = crate::limits::announced_length(req.headers())
-        .is_some_and(|n| n > MAX_BODY_BYTES as u64);
-    let (req, request_object) = if level >= Level::Request && !too_large {
+    let (req, request_object) = if level >= Level::Request {
         let (parts, body) = req.into_parts();
         match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
             Ok(bytes) => {

@@ -26,11 +26,6 @@ async fn body(req: Request, kind: &str) -> ApiResult<Value> {
         .get(axum::http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|ct| ct.starts_with(crate::protobuf::CONTENT_TYPE));
-    if crate::limits::announced_length(req.headers()).is_some_and(|n| n > MAX_BODY_BYTES as u64) {
-        return Err(ApiError::request_entity_too_large(&format!(
-            "limit is {MAX_BODY_BYTES}"
-        )));
-    }
     let bytes = axum::body::to_bytes(req.into_body(), MAX_BODY_BYTES)
         .await
         .map_err(|_| ApiError::request_entity_too_large(&format!("limit is {MAX_BODY_BYTES}")))?;

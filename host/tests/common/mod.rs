@@ -3,6 +3,18 @@
 
 use std::path::PathBuf;
 
+/// The standard plugins (what `run.sh` serves) and the widgets example.
+pub const STANDARD_PLUGINS: &[&str] = &[
+    "pods",
+    "configmaps",
+    "namespaces",
+    "widgets",
+    "roles",
+    "clusterroles",
+    "rolebindings",
+    "clusterrolebindings",
+];
+
 /// The repository root.
 pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")

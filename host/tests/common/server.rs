@@ -269,6 +269,22 @@ fn decode(out: Output) -> (bool, String, String) {
     )
 }
 
+/// Start the server binary in `dir` (no plugins, a data dir of its own) with `args`, expecting
+/// it to refuse to start; returns what it printed on stderr. Panics if it started.
+pub fn refused_start(dir: &std::path::Path, args: &[&std::ffi::OsStr]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_wasm-apiserver"))
+        .args(["--bind-address", "127.0.0.1", "--secure-port", "0"])
+        .args(args)
+        .arg("--plugin-dir")
+        .arg(dir.join("plugins.d"))
+        .arg("--data-dir")
+        .arg(dir.join("data"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "the server started");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
 /// A path under the repository.
 pub fn repo_path(p: &str) -> PathBuf {
     super::repo_root().join(p)

@@ -12,8 +12,10 @@ use axum::body::Bytes;
 use axum::http::HeaderMap;
 use axum::response::Response;
 
-/// `createHandler`; `check` runs on the decoded object before it is written. Errors: the
+/// `createHandler`; `NamespaceLifecycle` admission (given the namespaces' Store) and `check`
+/// run on the decoded object before it is written. Errors: the
 /// body's ([`decode_object`]), the check's, `dryRun`'s and the registry's.
+#[allow(clippy::too_many_arguments)]
 pub async fn create(
     r: &Store,
     ns: &str,
@@ -22,8 +24,14 @@ pub async fn create(
     q: &Query,
     out: Output,
     check: Option<WriteCheck>,
+    namespaces: Option<&Store>,
 ) -> ApiResult<Response> {
-    let (obj, mut warnings) = decode_object(r, body, headers, q, WriteOptions::Create)?;
+    let (mut obj, mut warnings) = decode_object(r, body, headers, q, WriteOptions::Create)?;
+    // `EnsureObjectNamespaceMatchesRequestNamespace` comes before admission, as in createHandler.
+    crate::registry::meta::ensure_namespace(&mut obj, r.description.namespaced, ns)
+        .map_err(crate::status::ApiError::bad_request)?;
+    let name = obj["metadata"]["name"].as_str().unwrap_or("");
+    crate::admission::namespace_lifecycle::admit_create(namespaces, r, ns, name).await?;
     if let Some(check) = check {
         check(&obj, None)?;
     }

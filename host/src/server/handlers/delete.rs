@@ -14,7 +14,9 @@ use serde_json::{json, Value};
 use wasm_apiserver_storage::Preconditions;
 
 /// `DeleteResource`: 200 with a `Success` Status when the object is gone, 200 with the object
-/// when it remains terminating (graceful deletion or finalizers).
+/// when it remains terminating (graceful deletion or finalizers). Namespaces go through
+/// `NamespaceLifecycle` (the immortal ones) and their own deletion
+/// ([`crate::registry::namespace_rest`]).
 pub async fn delete(
     r: &Store,
     ns: &str,
@@ -24,7 +26,13 @@ pub async fn delete(
     out: Output,
 ) -> ApiResult<Response> {
     let opts = delete_options(body, q)?;
-    match r.delete(ns, name, &opts).await? {
+    let result = if r.gr.group.is_empty() && r.gr.resource == "namespaces" {
+        crate::admission::namespace_lifecycle::admit_namespace_delete(name)?;
+        crate::registry::namespace_rest::delete_namespace(r, name, &opts).await?
+    } else {
+        r.delete(ns, name, &opts).await?
+    };
+    match result {
         DeleteResult::Pending(obj) => respond_object(r, obj, out, StatusCode::OK, &[]).await,
         DeleteResult::Deleted(obj) => {
             let d = &r.description;

@@ -46,12 +46,9 @@ pub async fn resource(
 ) -> Response {
     let user = user.map(|u| u.0).unwrap_or_else(UserInfo::anonymous);
     let path = uri.path().to_string();
-    // `limitedReadBody` (handlers/rest.go): read at most the limit, answer 413 as a Status —
-    // at once when the announced length is already over it, without waiting for the body.
-    if crate::limits::announced_length(&headers).is_some_and(|n| n > MAX_BODY_BYTES as u64) {
-        return ApiError::request_entity_too_large(&format!("limit is {MAX_BODY_BYTES}"))
-            .into_response();
-    }
+    // `limitedReadBody` (handlers/rest.go): read at most the limit, answer 413 as a Status
+    // without reading the rest. (Answering on the announced length alone, before reading,
+    // would reset the connection under a client still sending: it would see no answer.)
     let body = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
         Ok(b) => b,
         Err(_) => {
@@ -117,7 +114,18 @@ async fn dispatch(
         Method::GET => get::list(&r, &ns, q, out).await,
         Method::POST if name.is_empty() && sub == Subresource::Main => {
             let check = escalation::write_check(&state.authorizer, user, &r.gr, &ns);
-            create::create(&r, &ns, &body, headers, q, out, check).await
+            let namespaces = map.get("", "v1", "namespaces");
+            create::create(
+                &r,
+                &ns,
+                &body,
+                headers,
+                q,
+                out,
+                check,
+                namespaces.as_deref(),
+            )
+            .await
         }
         Method::PUT if !name.is_empty() => {
             let check = escalation::write_check(&state.authorizer, user, &r.gr, &ns);

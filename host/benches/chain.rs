@@ -1,0 +1,242 @@
+//! The cost of the secure handler chain (issue: secure serving, "Done when"): per-request
+//! latency of creates and gets with authentication (bearer token), RBAC (a user bound to the
+//! aggregated `edit` role — not `system:masters`, which skips RBAC) and audit at `Metadata`
+//! to a log file, against the same requests with `--authorization-mode=AlwaysAllow` and no
+//! audit — same binary, same token, same plain loopback port, measured in the same run,
+//! alternating A/B/A/B so drift hits both. Target: under 10% added latency at 16 in flight.
+//!
+//! Run: `bash plugins/build.sh && cargo bench -p wasm-apiserver --bench chain`
+
+use serde_json::json;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const IN_FLIGHT: usize = 16;
+const MEASURE: Duration = Duration::from_secs(8);
+const WARM_UP: Duration = Duration::from_secs(2);
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+struct Server {
+    child: Child,
+    url: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(secure_chain: bool) -> Server {
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = dir.path().join("plugins.d");
+    std::fs::create_dir_all(&plugins).unwrap();
+    for p in [
+        "configmaps",
+        "namespaces",
+        "roles",
+        "clusterroles",
+        "rolebindings",
+        "clusterrolebindings",
+    ] {
+        std::fs::copy(
+            root().join(format!("target/plugins/{p}.wasm")),
+            plugins.join(format!("{p}.wasm")),
+        )
+        .expect("bash plugins/build.sh first");
+    }
+    let tokens = dir.path().join("tokens.csv");
+    std::fs::write(
+        &tokens,
+        "bench-token,bench,u1\nroot-token,root,u0,system:masters\n",
+    )
+    .unwrap();
+    let policy = dir.path().join("audit.yaml");
+    std::fs::write(
+        &policy,
+        "apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: Metadata\n",
+    )
+    .unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_wasm-apiserver"));
+    cmd.args([
+        "--bind-address",
+        "127.0.0.1",
+        "--secure-port",
+        "0",
+        "--port",
+        "0",
+    ])
+    .arg("--plugin-dir")
+    .arg(&plugins)
+    .arg("--data-dir")
+    .arg(dir.path().join("data"))
+    .arg("--plugin-cache-dir")
+    .arg(root().join("target/test-plugin-cache"))
+    .arg("--token-auth-file")
+    .arg(&tokens)
+    .args([
+        "--max-requests-inflight=0",
+        "--max-mutating-requests-inflight=0",
+    ])
+    .env("RUST_LOG", "warn")
+    .stdout(Stdio::piped())
+    .stderr(Stdio::null());
+    if secure_chain {
+        cmd.arg("--authorization-mode=RBAC")
+            .arg("--audit-policy-file")
+            .arg(&policy)
+            .arg("--audit-log-path")
+            .arg(dir.path().join("audit.log"));
+    } else {
+        cmd.arg("--authorization-mode=AlwaysAllow");
+    }
+    let mut child = cmd.spawn().expect("the server binary");
+    let out = BufReader::new(child.stdout.take().unwrap());
+    let mut url = String::new();
+    for line in out.lines().map_while(Result::ok) {
+        if let Some(u) = line.strip_prefix("wasm-apiserver listening on http://") {
+            url = format!("http://{u}");
+            break;
+        }
+    }
+    Server {
+        child,
+        url,
+        _dir: dir,
+    }
+}
+
+async fn setup(c: &reqwest::Client, url: &str) {
+    let admin = |r: reqwest::RequestBuilder| r.bearer_auth("root-token");
+    admin(c.post(format!("{url}/api/v1/namespaces")))
+        .json(&json!({"metadata": {"name": "bench"}}))
+        .send()
+        .await
+        .unwrap();
+    let binding = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+        "metadata": {"name": "bench-edit"},
+        "subjects": [{"kind": "User", "name": "bench", "apiGroup": "rbac.authorization.k8s.io"}],
+        "roleRef": {"kind": "ClusterRole", "name": "edit", "apiGroup": "rbac.authorization.k8s.io"}});
+    admin(c.post(format!(
+        "{url}/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"
+    )))
+    .json(&binding)
+    .send()
+    .await
+    .unwrap();
+    // Until the binding (and edit's aggregated rules) reach the authorizer.
+    loop {
+        let code = c
+            .post(format!("{url}/api/v1/namespaces/bench/configmaps"))
+            .bearer_auth("bench-token")
+            .json(&json!({"metadata": {"name": "target"}, "data": {"k": "x".repeat(1024)}}))
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .as_u16();
+        if code == 201 || code == 409 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Mean latency (µs) and requests per second of `op` at [`IN_FLIGHT`].
+async fn measure(c: &reqwest::Client, url: &str, op: &'static str, tag: &str) -> (f64, f64) {
+    let seq = Arc::new(AtomicU64::new(0));
+    let run = |dur: Duration| {
+        let mut tasks = Vec::new();
+        for _ in 0..IN_FLIGHT {
+            let (c, url, seq, tag) = (c.clone(), url.to_string(), seq.clone(), tag.to_string());
+            tasks.push(tokio::spawn(async move {
+                let end = Instant::now() + dur;
+                let (mut n, mut total) = (0u64, Duration::ZERO);
+                while Instant::now() < end {
+                    let t = Instant::now();
+                    let r = if op == "create" {
+                        let i = seq.fetch_add(1, Ordering::Relaxed);
+                        c.post(format!("{url}/api/v1/namespaces/bench/configmaps"))
+                            .bearer_auth("bench-token")
+                            .json(&json!({"metadata": {"name": format!("cm-{tag}-{i}")},
+                                          "data": {"k": "x".repeat(1024)}}))
+                            .send()
+                            .await
+                    } else {
+                        c.get(format!("{url}/api/v1/namespaces/bench/configmaps/target"))
+                            .bearer_auth("bench-token")
+                            .send()
+                            .await
+                    };
+                    let r = r.unwrap();
+                    assert!(r.status().is_success(), "{}", r.status());
+                    let _ = r.bytes().await;
+                    total += t.elapsed();
+                    n += 1;
+                }
+                (n, total)
+            }));
+        }
+        tasks
+    };
+    for t in run(WARM_UP) {
+        t.await.unwrap();
+    }
+    let start = Instant::now();
+    let (mut n, mut total) = (0u64, Duration::ZERO);
+    for t in run(MEASURE) {
+        let (tn, tt) = t.await.unwrap();
+        n += tn;
+        total += tt;
+    }
+    let secs = start.elapsed().as_secs_f64();
+    (total.as_micros() as f64 / n as f64, n as f64 / secs)
+}
+
+#[tokio::main]
+async fn main() {
+    let c = reqwest::Client::builder()
+        .pool_max_idle_per_host(IN_FLIGHT)
+        .build()
+        .unwrap();
+    let mut results: Vec<(&str, &str, f64, f64)> = Vec::new();
+    for round in 0..2 {
+        for (name, secure) in [
+            ("AlwaysAllow, no audit", false),
+            ("authn + RBAC + audit", true),
+        ] {
+            let s = start(secure);
+            setup(&c, &s.url).await;
+            for op in ["create", "get"] {
+                let (lat, rps) = measure(&c, &s.url, op, &format!("{round}")).await;
+                println!("round {round} {name:>22} {op:>6}: {lat:8.0} µs mean, {rps:7.0} req/s");
+                results.push((name, op, lat, rps));
+            }
+        }
+    }
+    for op in ["create", "get"] {
+        let mean = |name: &str| {
+            let v: Vec<f64> = results
+                .iter()
+                .filter(|r| r.0 == name && r.1 == op)
+                .map(|r| r.2)
+                .collect();
+            v.iter().sum::<f64>() / v.len() as f64
+        };
+        let (base, chain) = (mean("AlwaysAllow, no audit"), mean("authn + RBAC + audit"));
+        println!(
+            "{op}: chain {chain:.0} µs / baseline {base:.0} µs = {:.3} ({:+.1}% latency at {IN_FLIGHT} in flight)",
+            chain / base,
+            (chain / base - 1.0) * 100.0
+        );
+    }
+}
