@@ -90,12 +90,20 @@ fn start(secure_chain: bool) -> Server {
     .env("RUST_LOG", "warn")
     .stdout(Stdio::piped())
     .stderr(Stdio::null());
+    // CHAIN_PARTS=rbac or =audit measures one part of the chain alone (for profiling).
+    let parts = std::env::var("CHAIN_PARTS").unwrap_or_else(|_| "all".into());
     if secure_chain {
-        cmd.arg("--authorization-mode=RBAC")
-            .arg("--audit-policy-file")
-            .arg(&policy)
-            .arg("--audit-log-path")
-            .arg(dir.path().join("audit.log"));
+        if parts == "audit" {
+            cmd.arg("--authorization-mode=AlwaysAllow");
+        } else {
+            cmd.arg("--authorization-mode=RBAC");
+        }
+        if parts != "rbac" {
+            cmd.arg("--audit-policy-file")
+                .arg(&policy)
+                .arg("--audit-log-path")
+                .arg(dir.path().join("audit.log"));
+        }
     } else {
         cmd.arg("--authorization-mode=AlwaysAllow");
     }

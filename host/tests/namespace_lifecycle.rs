@@ -24,6 +24,29 @@ fn lifecycle(backend: Backend) {
     let err = s.fails(&["create", "configmap", "a", "-n", "missing"]);
     assert!(err.contains(r#"namespaces "missing" not found"#), "{err}");
 
+    // Every write but a delete needs the namespace: server-side apply too (review finding).
+    let cm = s.file(
+        "cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: missing}\n",
+    );
+    let err = s.fails(&["apply", "--server-side", "-f", cm.to_str().unwrap()]);
+    assert!(err.contains(r#"namespaces "missing" not found"#), "{err}");
+    // Namespaces have no deletecollection: it would skip their lifecycle.
+    let out = std::process::Command::new("curl")
+        .args([
+            "-sS",
+            "-X",
+            "DELETE",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code}",
+        ])
+        .arg(format!("{}/api/v1/namespaces", s.url))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "405");
+
     // Everything in t goes with it, then t.
     s.ok(&["create", "namespace", "t"]);
     s.ok(&["create", "configmap", "a", "-n", "t"]);

@@ -161,6 +161,20 @@ fn kubectl_as(s: &TestServer, user: &str, args: &[&str]) -> (bool, String) {
     kubectl_with(s, &config, args)
 }
 
+/// A raw request on the plain port as token user `user`: "<code> <body>".
+fn curl_as(s: &TestServer, user: &str, args: &[&str], path: &str) -> String {
+    let out = Command::new("curl")
+        .args(["-sS", "--max-time", "10", "-w", "%{http_code}", "-o", "-"])
+        .args(["-H", &format!("Authorization: Bearer {user}-token")])
+        .args(args)
+        .arg(format!("{}{path}", s.url))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let (body, code) = text.split_at(text.len().saturating_sub(3));
+    format!("{code} {body}")
+}
+
 fn rbac_as_a_team_uses_it(backend: Backend) {
     let (s, _tokens) = with_tokens(backend);
     // The bootstrap policy is stored, with the aggregated roles filled.
@@ -330,6 +344,27 @@ fn rbac_as_a_team_uses_it(backend: Backend) {
                 .contains(r#"{APIGroups:[""], Resources:["namespaces/finalize"], Verbs:["get"]}"#),
         "{out}"
     );
+    // A `null` list in a rule is the rule the plugin stores (`*` on everything here), not a
+    // rule the check cannot read (review finding: this once passed as "no rules").
+    let sneaky = r#"{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role","metadata":{"name":"sneaky"},"rules":[{"verbs":["*"],"apiGroups":["*"],"resources":["*"],"resourceNames":null}]}"#;
+    let out = curl_as(
+        &s,
+        "ed",
+        &[
+            "-X",
+            "POST",
+            "-H",
+            "Content-Type: application/json",
+            "-d",
+            sneaky,
+        ],
+        "/apis/rbac.authorization.k8s.io/v1/namespaces/dev/roles",
+    );
+    assert!(
+        out.starts_with("403")
+            && out.contains("attempting to grant RBAC permissions not currently held"),
+        "{out}"
+    );
     // … and bind only roles whose rules they hold.
     let (ok, out) = kubectl_as(
         &s,
@@ -393,6 +428,36 @@ fn rbac_as_a_team_uses_it(backend: Backend) {
         ],
     );
     assert!(ok, "{out}");
+
+    // What is authorized is what is served: a repeated fieldSelector cannot narrow the
+    // authorization to one name and widen the list (review finding).
+    let one = s.file(
+        "one-cm.yaml",
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: one-cm, namespace: default}\nrules:\n- apiGroups: [\"\"]\n  resources: [configmaps]\n  resourceNames: [settings]\n  verbs: [list, get]\n",
+    );
+    s.ok(&["apply", "-f", one.to_str().unwrap()]);
+    s.ok(&[
+        "create",
+        "rolebinding",
+        "jane-one",
+        "--role=one-cm",
+        "--user=jane",
+        "-n",
+        "default",
+    ]);
+    s.ok(&["create", "configmap", "settings", "-n", "default"]);
+    s.ok(&["create", "configmap", "secret-ish", "-n", "default"]);
+    let path = "/api/v1/namespaces/default/configmaps?fieldSelector=metadata.name%3Dsettings";
+    s.eventually(Duration::from_secs(10), "jane's one-name grant", || {
+        curl_as(&s, "jane", &[], path).starts_with("200")
+    });
+    let out = curl_as(&s, "jane", &[], &format!("{path}&fieldSelector="));
+    assert!(out.starts_with("403"), "{out}");
+    let out = curl_as(&s, "jane", &[], "/api/v1/namespaces/default/configmaps?fieldSelector=metadata.name%3Dsettings&watch=True&timeoutSeconds=1");
+    assert!(
+        out.starts_with("403") && out.contains("cannot watch"),
+        "{out}"
+    );
 
     // Impersonation: allowed to the admin (system:masters) and to a user granted
     // `impersonate`, 403 for anyone else.

@@ -29,22 +29,9 @@ pub async fn admit_create(
     ns: &str,
     name: &str,
 ) -> ApiResult<()> {
-    let Some(namespaces) = namespaces else {
+    let Some(namespace) = lookup(namespaces, store, ns).await? else {
         return Ok(());
     };
-    if !store.description.namespaced || ns.is_empty() {
-        return Ok(());
-    }
-    let shared = match namespaces.get_shared("", ns, "0").await {
-        Ok(n) => n,
-        Err(e) if e.code == 404 => match namespaces.get_shared("", ns, "").await {
-            Ok(n) => n,
-            Err(e) if e.code == 404 => return Err(ApiError::not_found(&namespaces_gr(), ns)),
-            Err(e) => return Err(e),
-        },
-        Err(e) => return Err(e),
-    };
-    let namespace = shared.to_arc().map_err(ApiError::internal)?;
     if namespace.pointer("/status/phase").and_then(|p| p.as_str()) != Some("Terminating") {
         return Ok(());
     }
@@ -59,6 +46,37 @@ pub async fn admit_create(
                               "field": "metadata.namespace"}]);
     }
     Err(e)
+}
+
+/// The namespace a write of `store`'s resource in `ns` goes to; `None` when nothing is to be
+/// checked (no namespaces served, a cluster-scoped resource). Errors: 404 when it is missing.
+async fn lookup(
+    namespaces: Option<&Store>,
+    store: &Store,
+    ns: &str,
+) -> ApiResult<Option<std::sync::Arc<serde_json::Value>>> {
+    let Some(namespaces) = namespaces else {
+        return Ok(None);
+    };
+    if !store.description.namespaced || ns.is_empty() {
+        return Ok(None);
+    }
+    let shared = match namespaces.get_shared("", ns, "0").await {
+        Ok(n) => n,
+        Err(e) if e.code == 404 => match namespaces.get_shared("", ns, "").await {
+            Ok(n) => n,
+            Err(e) if e.code == 404 => return Err(ApiError::not_found(&namespaces_gr(), ns)),
+            Err(e) => return Err(e),
+        },
+        Err(e) => return Err(e),
+    };
+    shared.to_arc().map(Some).map_err(ApiError::internal)
+}
+
+/// Admit an update or patch (which may create: create-on-update, server-side apply) in `ns`.
+/// Errors: 404 when the namespace is missing, as kube answers every write but a delete.
+pub async fn admit_update(namespaces: Option<&Store>, store: &Store, ns: &str) -> ApiResult<()> {
+    lookup(namespaces, store, ns).await.map(|_| ())
 }
 
 /// Admit the delete of namespace `name`. Errors: 403 `this namespace may not be deleted`.

@@ -66,7 +66,7 @@ fn read(path: &Path) -> anyhow::Result<String> {
 
 fn write_private(path: &Path, data: &str) -> anyhow::Result<()> {
     use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
     let mut f = std::fs::OpenOptions::new()
         .write(true)
         .create(true)
@@ -74,6 +74,8 @@ fn write_private(path: &Path, data: &str) -> anyhow::Result<()> {
         .mode(0o600)
         .open(path)
         .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    // `mode` applies only to a new file: an existing one gets 0600 too.
+    f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
     f.write_all(data.as_bytes())?;
     Ok(())
 }

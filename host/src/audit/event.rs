@@ -4,7 +4,9 @@
 
 use crate::authentication::UserInfo;
 use crate::authorization::Attributes;
-use serde_json::{json, Map, Value};
+use serde::Serialize;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
 
 /// How much of a request is recorded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -82,15 +84,68 @@ impl Stage {
     }
 }
 
-/// RFC 3339 with microseconds (`metav1.MicroTime`).
-pub fn micro_time(t: chrono::DateTime<chrono::Utc>) -> String {
-    t.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
+/// RFC 3339 with microseconds (`metav1.MicroTime`), now.
+pub fn micro_time_now() -> String {
+    humantime::format_rfc3339_micros(std::time::SystemTime::now()).to_string()
+}
+
+/// `objectRef` (`audit.k8s.io/v1` `ObjectReference`); empty fields omitted.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectRef {
+    #[serde(skip_serializing_if = "String::is_empty")]
+    resource: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    namespace: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    name: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    api_group: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    api_version: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    subresource: String,
+}
+
+/// One `audit.k8s.io/v1` `Event`, serialized by the log's writer thread (a typed value: the
+/// request path only moves strings into it).
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Event {
+    kind: &'static str,
+    api_version: &'static str,
+    level: &'static str,
+    #[serde(rename = "auditID")]
+    audit_id: String,
+    stage: &'static str,
+    #[serde(rename = "requestURI")]
+    request_uri: String,
+    verb: String,
+    user: Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    impersonated_user: Option<Value>,
+    #[serde(rename = "sourceIPs")]
+    source_ips: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    user_agent: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    object_ref: Option<ObjectRef>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_status: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    request_object: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_object: Option<Value>,
+    request_received_timestamp: String,
+    stage_timestamp: String,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    annotations: BTreeMap<&'static str, String>,
 }
 
 /// What every event of one request shares.
 #[derive(Clone, Debug)]
 pub struct RequestAudit {
-    base: Map<String, Value>,
+    base: Event,
 }
 
 /// Who made a request, for the event: the authenticated user and, when impersonating, the
@@ -113,48 +168,58 @@ impl RequestAudit {
         source_ips: Vec<String>,
         user_agent: Option<&str>,
     ) -> RequestAudit {
-        let mut base = Map::new();
-        base.insert("kind".into(), json!("Event"));
-        base.insert("apiVersion".into(), json!("audit.k8s.io/v1"));
-        base.insert("level".into(), json!(level.as_str()));
-        base.insert("auditID".into(), json!(audit_id));
-        base.insert("requestURI".into(), json!(request_uri));
-        base.insert("verb".into(), json!(attrs.verb));
-        base.insert("user".into(), actors.user.to_json());
-        if let Some(imp) = actors.impersonated {
-            base.insert("impersonatedUser".into(), imp.to_json());
+        let object_ref = attrs.resource_request.then(|| ObjectRef {
+            resource: attrs.resource.clone(),
+            namespace: attrs.namespace.clone(),
+            name: attrs.name.clone(),
+            api_group: attrs.api_group.clone(),
+            api_version: attrs.api_version.clone(),
+            subresource: attrs.subresource.clone(),
+        });
+        RequestAudit {
+            base: Event {
+                kind: "Event",
+                api_version: "audit.k8s.io/v1",
+                level: level.as_str(),
+                audit_id: audit_id.to_string(),
+                stage: "",
+                request_uri: request_uri.to_string(),
+                verb: attrs.verb.clone(),
+                user: actors.user.to_json(),
+                impersonated_user: actors.impersonated.map(UserInfo::to_json),
+                source_ips,
+                user_agent: user_agent.map(str::to_string),
+                object_ref,
+                response_status: None,
+                request_object: None,
+                response_object: None,
+                request_received_timestamp: micro_time_now(),
+                stage_timestamp: String::new(),
+                annotations: BTreeMap::new(),
+            },
         }
-        base.insert("sourceIPs".into(), json!(source_ips));
-        if let Some(ua) = user_agent {
-            base.insert("userAgent".into(), json!(ua));
-        }
-        if attrs.resource_request {
-            let mut r = Map::new();
-            for (k, v) in [
-                ("resource", &attrs.resource),
-                ("namespace", &attrs.namespace),
-                ("name", &attrs.name),
-                ("apiGroup", &attrs.api_group),
-                ("apiVersion", &attrs.api_version),
-                ("subresource", &attrs.subresource),
-            ] {
-                if !v.is_empty() {
-                    r.insert(k.into(), json!(v));
-                }
-            }
-            base.insert("objectRef".into(), Value::Object(r));
-        }
-        base.insert(
-            "requestReceivedTimestamp".into(),
-            json!(micro_time(chrono::Utc::now())),
-        );
-        RequestAudit { base }
     }
 
     /// Add an annotation (`authorization.k8s.io/decision`, …).
-    pub fn annotate(&mut self, key: &str, value: &str) {
-        let a = self.base.entry("annotations").or_insert_with(|| json!({}));
-        a[key] = json!(value);
+    pub fn annotate(&mut self, key: &'static str, value: &str) {
+        self.base.annotations.insert(key, value.to_string());
+    }
+
+    /// The last event of the request: as [`RequestAudit::event`], without copying.
+    pub fn finish(
+        self,
+        stage: Stage,
+        response_status: Option<Value>,
+        request_object: Option<Value>,
+        response_object: Option<Value>,
+    ) -> Event {
+        let mut e = self.base;
+        e.stage = stage.as_str();
+        e.response_status = response_status;
+        e.request_object = request_object;
+        e.response_object = response_object;
+        e.stage_timestamp = micro_time_now();
+        e
     }
 
     /// The event of `stage`: with the response's status (`code`, and for failures the
@@ -165,23 +230,14 @@ impl RequestAudit {
         response_status: Option<Value>,
         request_object: Option<&Value>,
         response_object: Option<&Value>,
-    ) -> Value {
+    ) -> Event {
         let mut e = self.base.clone();
-        e.insert("stage".into(), json!(stage.as_str()));
-        if let Some(s) = response_status {
-            e.insert("responseStatus".into(), s);
-        }
-        if let Some(o) = request_object {
-            e.insert("requestObject".into(), o.clone());
-        }
-        if let Some(o) = response_object {
-            e.insert("responseObject".into(), o.clone());
-        }
-        e.insert(
-            "stageTimestamp".into(),
-            json!(micro_time(chrono::Utc::now())),
-        );
-        Value::Object(e)
+        e.stage = stage.as_str();
+        e.response_status = response_status;
+        e.request_object = request_object.cloned();
+        e.response_object = response_object.cloned();
+        e.stage_timestamp = micro_time_now();
+        e
     }
 }
 

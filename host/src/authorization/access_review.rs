@@ -178,6 +178,25 @@ pub fn subject_access_review(
             )],
         ));
     }
+    if namespace.is_some()
+        && spec
+            .get("nonResourceAttributes")
+            .is_some_and(|v| !v.is_null())
+    {
+        // `ValidateLocalSubjectAccessReview`.
+        return Err(ApiError::invalid(
+            &GroupKind {
+                group: "authorization.k8s.io".into(),
+                kind: kind.into(),
+            },
+            "",
+            &[field::invalid(
+                &Path::new("spec").child("nonResourceAttributes"),
+                spec["nonResourceAttributes"].clone(),
+                "disallowed on this kind of request",
+            )],
+        ));
+    }
     let attrs = attributes(kind, spec, user, namespace)?;
     let status = decide(authorizer, &attrs);
     Ok(answer(kind, review, status))
@@ -194,6 +213,9 @@ pub fn self_subject_rules_review(
         .as_str()
         .unwrap_or("")
         .to_string();
+    if namespace.is_empty() {
+        return Err(ApiError::bad_request("no namespace on request"));
+    }
     let (rules, errors) = authorizer.rbac().policy().rules_for(requester, &namespace);
     let mut resource_rules = Vec::new();
     let mut non_resource_rules = Vec::new();
@@ -219,4 +241,27 @@ pub fn self_subject_rules_review(
         status["evaluationError"] = json!(errors.join(", "));
     }
     Ok(answer("SelfSubjectRulesReview", review, status))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::authorization::rbac::RbacAuthorizer;
+    use std::sync::Arc;
+
+    #[test]
+    fn local_reviews_refuse_non_resource_attributes() {
+        let authorizer = Authorizer::new(vec![], Arc::new(RbacAuthorizer::default()));
+        let review = json!({"spec": {"user": "jane", "nonResourceAttributes": {"path": "/x", "verb": "get"}}});
+        let e = subject_access_review(&authorizer, review.clone(), Some("dev")).unwrap_err();
+        assert_eq!(e.code, 422);
+        assert!(
+            e.message.contains("disallowed on this kind of request"),
+            "{e}"
+        );
+        assert!(subject_access_review(&authorizer, review, None).is_ok());
+        let e = self_subject_rules_review(&authorizer, &UserInfo::default(), json!({"spec": {}}))
+            .unwrap_err();
+        assert_eq!(e.code, 400);
+    }
 }

@@ -11,7 +11,6 @@ use super::authentication::user_of;
 use super::authorization::attributes;
 use super::serving::ConnectionInfo;
 use super::state::AppState;
-use super::timeout::is_long_running;
 use crate::audit::event::{response_status, Actors, RequestAudit};
 use crate::audit::{Level, LogBackend, Policy, Stage};
 use crate::authentication::UserInfo;
@@ -34,6 +33,11 @@ pub struct Auditing {
     /// The log.
     pub backend: LogBackend,
 }
+
+/// The request's attributes as the audit filter computed them (with the authenticated user),
+/// left for the authorization filter so the request is parsed once.
+#[derive(Clone, Debug)]
+pub struct RequestAttributes(pub Arc<crate::authorization::Attributes>);
 
 /// The authorizer's decision on a request, left on its response by the authorization filter
 /// for the audit annotations.
@@ -115,7 +119,10 @@ pub async fn with_audit(State(state): State<Arc<AppState>>, req: Request, next: 
     let user = user_of(&req);
     let attrs = attributes(req.method(), req.uri(), user.clone());
     let (level, omit) = auditing.policy.evaluate(&attrs);
+    let mut req = req;
     if level == Level::None {
+        req.extensions_mut()
+            .insert(RequestAttributes(Arc::new(attrs)));
         return next.run(req).await;
     }
     let id = uuid::Uuid::new_v4().to_string();
@@ -178,7 +185,11 @@ pub async fn with_audit(State(state): State<Arc<AppState>>, req: Request, next: 
         request_object.as_ref(),
         None,
     );
-    let long_running = is_long_running(&req);
+    // Watches are the long-running requests (`is_long_running`), already known from the verb.
+    let long_running = attrs.verb == "watch";
+    let mut req = req;
+    req.extensions_mut()
+        .insert(RequestAttributes(Arc::new(attrs)));
     let response = match std::panic::AssertUnwindSafe(next.run(req))
         .catch_unwind()
         .await
@@ -255,13 +266,14 @@ pub async fn with_audit(State(state): State<Arc<AppState>>, req: Request, next: 
         );
         return Response::from_parts(parts, Body::from(bytes));
     }
-    emit(
-        &ra,
-        Stage::ResponseComplete,
-        Some(response_status(code, None)),
-        request_object.as_ref(),
-        None,
-    );
+    if !omit.contains(&Stage::ResponseComplete) {
+        auditing.backend.process(ra.finish(
+            Stage::ResponseComplete,
+            Some(response_status(code, None)),
+            request_object,
+            None,
+        ));
+    }
     Response::from_parts(parts, body)
 }
 

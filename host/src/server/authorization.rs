@@ -34,21 +34,16 @@ pub fn attributes(method: &Method, uri: &Uri, user: UserInfo) -> Attributes {
             ..Default::default()
         };
     };
-    let query = axum::extract::Query::<Vec<(String, String)>>::try_from_uri(uri)
-        .map(|q| q.0)
-        .unwrap_or_default();
-    let param = |k: &str| query.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+    // The query as the handler reads it (one parse rule for both, so what is authorized is
+    // what is served): last value wins, `watch` true unless `0`/`false`.
+    let query = parsed_query(uri);
+    let watch = info.watch_path || super::options::query_bool(&query, "watch").unwrap_or(false);
     let mut name = info.name.clone();
     let verb = match *method {
-        Method::GET | Method::HEAD if info.watch_path => "watch",
+        // The handler serves a watch for these, named or not.
+        Method::GET | Method::HEAD if watch => "watch",
         Method::GET | Method::HEAD if !name.is_empty() => "get",
-        Method::GET | Method::HEAD => {
-            if matches!(param("watch"), Some("true" | "1")) {
-                "watch"
-            } else {
-                "list"
-            }
-        }
+        Method::GET | Method::HEAD => "list",
         Method::POST => "create",
         Method::PUT => "update",
         Method::PATCH => "patch",
@@ -62,12 +57,11 @@ pub fn attributes(method: &Method, uri: &Uri, user: UserInfo) -> Attributes {
         verb.to_string()
     };
     if (verb == "list" || verb == "watch") && name.is_empty() {
-        if let Some(selector) = param("fieldSelector") {
-            for term in selector.split(',') {
-                if let Some(n) = term
-                    .strip_prefix("metadata.name==")
-                    .or_else(|| term.strip_prefix("metadata.name="))
-                {
+        // `RequiresExactMatch("metadata.name")` of the selector the handler will apply.
+        if let Some(selector) = query.get("fieldSelector") {
+            if let Ok(parsed) = wasm_apiserver_apimachinery::fields::FieldSelector::parse(selector)
+            {
+                if let Some(n) = parsed.requires_exact_match("metadata.name") {
                     name = n.to_string();
                 }
             }
@@ -92,6 +86,13 @@ pub fn attributes(method: &Method, uri: &Uri, user: UserInfo) -> Attributes {
     }
 }
 
+/// The query of `uri` as the resource handler parses it ([`super::options::Query`]).
+pub fn parsed_query(uri: &Uri) -> super::options::Query {
+    axum::extract::Query::<super::options::Query>::try_from_uri(uri)
+        .map(|q| q.0)
+        .unwrap_or_default()
+}
+
 /// The 403 for a denied request.
 pub fn forbidden(attrs: &Attributes, reason: &str) -> ApiError {
     let mut message = forbidden_message(attrs);
@@ -111,7 +112,15 @@ pub async fn with_authorization(
     req: Request,
     next: Next,
 ) -> Response {
-    let attrs = attributes(req.method(), req.uri(), user_of(&req));
+    // Parsed once by the audit filter when it ran; the user may since have been replaced by
+    // impersonation.
+    let attrs = match req.extensions().get::<super::audit::RequestAttributes>() {
+        Some(a) => crate::authorization::Attributes {
+            user: user_of(&req),
+            ..(*a.0).clone()
+        },
+        None => attributes(req.method(), req.uri(), user_of(&req)),
+    };
     let (decision, reason) = state.authorizer.authorize(&attrs);
     crate::metrics::authorization_decision(decision);
     let allowed = decision == Decision::Allow;

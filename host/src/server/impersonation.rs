@@ -47,7 +47,8 @@ fn requested(headers: &HeaderMap) -> Option<Requested> {
     for (name, value) in headers {
         if let Some(key) = name.as_str().strip_prefix(EXTRA_PREFIX) {
             // Extra keys are percent-encoded in the header name (`unescapeExtraKey`).
-            let key = percent_decode(key).to_lowercase();
+            // kube lower-cases the header name, then unescapes it (`unescapeExtraKey`).
+            let key = percent_decode(&key.to_lowercase());
             if let Ok(v) = value.to_str() {
                 extra.entry(key).or_default().push(v.to_string());
             }
@@ -118,9 +119,12 @@ pub async fn with_impersonation(
         }
     };
     let mut groups = asked.groups.clone();
+    // `serviceaccount.SplitUsername`: exactly `system:serviceaccount:<ns>:<name>`, both parts
+    // non-empty; anything else is a plain user.
     let service_account = username
         .strip_prefix("system:serviceaccount:")
-        .and_then(|rest| rest.split_once(':'));
+        .and_then(|rest| rest.split_once(':'))
+        .filter(|(ns, name)| !ns.is_empty() && !name.is_empty() && !name.contains(':'));
     let mut checks = Vec::new();
     match service_account {
         Some((ns, name)) => {

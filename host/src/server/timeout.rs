@@ -14,11 +14,11 @@ use std::sync::Arc;
 /// Whether a request is long-running (`BasicLongRunningRequestCheck` with the `watch` verb):
 /// `?watch=true|1` or a `/watch/` path.
 pub fn is_long_running(req: &Request) -> bool {
-    let watch_param = req
-        .uri()
-        .query()
-        .is_some_and(|q| q.split('&').any(|p| p == "watch=true" || p == "watch=1"));
-    watch_param || super::request_info::parse(req.uri().path()).is_some_and(|i| i.watch_path)
+    // The same parse and value rule as the handler's, so a request is exempt exactly when it
+    // is served as a watch.
+    let query = super::authorization::parsed_query(req.uri());
+    super::options::query_bool(&query, "watch").unwrap_or(false)
+        || super::request_info::parse(req.uri().path()).is_some_and(|i| i.watch_path)
 }
 
 /// Run the request under [`AppState::request_timeout`] unless it is long-running. Errors: 504

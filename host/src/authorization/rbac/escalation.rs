@@ -15,46 +15,6 @@ fn has_all(set: &[String], contains: &[String]) -> bool {
     contains.iter().all(|c| has(set, c))
 }
 
-/// `BreakdownRule`: one rule per group × resource × verb (× name), and per URL × verb.
-pub fn breakdown(rule: &PolicyRule) -> Vec<PolicyRule> {
-    let mut out = Vec::new();
-    let one = |s: &String| vec![s.clone()];
-    for g in &rule.api_groups {
-        for r in &rule.resources {
-            for v in &rule.verbs {
-                if rule.resource_names.is_empty() {
-                    out.push(PolicyRule {
-                        verbs: one(v),
-                        api_groups: one(g),
-                        resources: one(r),
-                        ..Default::default()
-                    });
-                } else {
-                    for n in &rule.resource_names {
-                        out.push(PolicyRule {
-                            verbs: one(v),
-                            api_groups: one(g),
-                            resources: one(r),
-                            resource_names: one(n),
-                            ..Default::default()
-                        });
-                    }
-                }
-            }
-        }
-    }
-    for u in &rule.non_resource_urls {
-        for v in &rule.verbs {
-            out.push(PolicyRule {
-                verbs: one(v),
-                non_resource_urls: one(u),
-                ..Default::default()
-            });
-        }
-    }
-    out
-}
-
 fn resource_covers_all(owner: &[String], wanted: &[String]) -> bool {
     if has(owner, "*") || has_all(owner, wanted) {
         return true;
@@ -90,14 +50,79 @@ fn rule_covers(owner: &PolicyRule, sub: &PolicyRule) -> bool {
     verbs && groups && resources && names && urls
 }
 
-/// `Covers`: whether `owner` grants everything in `servant`, and what it does not.
+/// The most atomic rules one check looks at; past it the write needs `escalate` / `bind`.
+/// (kube materializes the product without a bound; a 3 MiB role could ask for ~10⁸.)
+pub const MAX_ATOMIC_RULES: usize = 200_000;
+
+/// The uncovered atomic rules reported at most.
+const MAX_MISSING: usize = 100;
+
+/// `Covers`: whether `owner` grants everything in `servant`, and (up to a hundred of) the
+/// atomic rules it does not. Each servant rule is broken down lazily (`BreakdownRule`), so
+/// nothing larger than one atomic rule is built; more than [`MAX_ATOMIC_RULES`] counts as
+/// not covered.
 pub fn covers(owner: &[PolicyRule], servant: &[PolicyRule]) -> (bool, Vec<PolicyRule>) {
-    let missing: Vec<PolicyRule> = servant
+    let size: usize = servant
         .iter()
-        .flat_map(breakdown)
-        .filter(|sub| !owner.iter().any(|o| rule_covers(o, sub)))
-        .collect();
-    (missing.is_empty(), missing)
+        .map(|r| {
+            let resource = r
+                .api_groups
+                .len()
+                .saturating_mul(r.resources.len())
+                .saturating_mul(r.verbs.len())
+                .saturating_mul(r.resource_names.len().max(1));
+            resource.saturating_add(r.non_resource_urls.len().saturating_mul(r.verbs.len()))
+        })
+        .fold(0usize, usize::saturating_add);
+    if size > MAX_ATOMIC_RULES {
+        return (false, Vec::new());
+    }
+    let mut missing = Vec::new();
+    let mut ok = true;
+    let mut check = |sub: PolicyRule| {
+        if !owner.iter().any(|o| rule_covers(o, &sub)) {
+            ok = false;
+            if missing.len() < MAX_MISSING {
+                missing.push(sub);
+            }
+        }
+    };
+    let one = |s: &String| vec![s.clone()];
+    for rule in servant {
+        for g in &rule.api_groups {
+            for r in &rule.resources {
+                for v in &rule.verbs {
+                    if rule.resource_names.is_empty() {
+                        check(PolicyRule {
+                            verbs: one(v),
+                            api_groups: one(g),
+                            resources: one(r),
+                            ..Default::default()
+                        });
+                    }
+                    for n in &rule.resource_names {
+                        check(PolicyRule {
+                            verbs: one(v),
+                            api_groups: one(g),
+                            resources: one(r),
+                            resource_names: one(n),
+                            ..Default::default()
+                        });
+                    }
+                }
+            }
+        }
+        for u in &rule.non_resource_urls {
+            for v in &rule.verbs {
+                check(PolicyRule {
+                    verbs: one(v),
+                    non_resource_urls: one(u),
+                    ..Default::default()
+                });
+            }
+        }
+    }
+    (ok, missing)
 }
 
 /// Go's `%q` of a string slice: `["a" "b"]`.
@@ -125,7 +150,7 @@ pub fn compact_string(r: &PolicyRule) -> String {
 }
 
 /// `CompactRules`: broken-down resource rules without names that differ only in their verb
-/// become one rule with all the verbs (in first-seen order).
+/// become one rule with all the verbs (in first-seen order). At most a hundred rules come in.
 fn compact(rules: Vec<PolicyRule>) -> Vec<PolicyRule> {
     let mut out: Vec<PolicyRule> = Vec::new();
     for r in rules {
@@ -163,6 +188,13 @@ pub fn confirm_no_escalation(
     let (ok, missing) = covers(&owner, rules);
     if ok {
         return Ok(());
+    }
+    if missing.is_empty() {
+        return Err(format!(
+            "user {:?} (groups={}) is attempting to grant RBAC permissions that are too many to check (more than {MAX_ATOMIC_RULES} verb, group, resource and name combinations); this needs the escalate or bind verb",
+            user.name,
+            go_quoted(&user.groups)
+        ));
     }
     let mut descriptions: Vec<String> = compact(missing).iter().map(compact_string).collect();
     descriptions.sort();
@@ -209,6 +241,21 @@ mod tests {
             compact_string(&missing[0]),
             r#"{APIGroups:[""], Resources:["pods"], Verbs:["create"]}"#
         );
+    }
+
+    #[test]
+    fn huge_rules_are_refused_without_being_built() {
+        let many = |n: usize| (0..n).map(|i| format!("x{i}")).collect::<Vec<_>>();
+        let rule = PolicyRule {
+            verbs: many(1000),
+            api_groups: many(200),
+            resources: many(1000),
+            ..Default::default()
+        };
+        let t = std::time::Instant::now();
+        let (ok, missing) = covers(&[], &[rule]);
+        assert!(!ok && missing.is_empty());
+        assert!(t.elapsed() < std::time::Duration::from_millis(100));
     }
 
     #[test]

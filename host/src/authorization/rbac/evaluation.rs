@@ -41,15 +41,24 @@ fn non_resource_url_matches(rule: &PolicyRule, path: &str) -> bool {
 
 /// Whether `rule` allows the request `attrs` (`RuleAllows`).
 pub fn rule_allows(attrs: &Attributes, rule: &PolicyRule) -> bool {
+    rule_allows_combined(attrs, &combined_resource(attrs), rule)
+}
+
+/// `resource` or `resource/subresource`, as rules name it.
+pub fn combined_resource(attrs: &Attributes) -> std::borrow::Cow<'_, str> {
+    if attrs.subresource.is_empty() {
+        std::borrow::Cow::Borrowed(&attrs.resource)
+    } else {
+        std::borrow::Cow::Owned(format!("{}/{}", attrs.resource, attrs.subresource))
+    }
+}
+
+/// [`rule_allows`] with the combined resource computed once per request.
+pub fn rule_allows_combined(attrs: &Attributes, combined: &str, rule: &PolicyRule) -> bool {
     if attrs.resource_request {
-        let combined = if attrs.subresource.is_empty() {
-            attrs.resource.clone()
-        } else {
-            format!("{}/{}", attrs.resource, attrs.subresource)
-        };
         verb_matches(rule, &attrs.verb)
             && api_group_matches(rule, &attrs.api_group)
-            && resource_matches(rule, &combined, &attrs.subresource)
+            && resource_matches(rule, combined, &attrs.subresource)
             && resource_name_matches(rule, &attrs.name)
     } else {
         verb_matches(rule, &attrs.verb) && non_resource_url_matches(rule, &attrs.path)

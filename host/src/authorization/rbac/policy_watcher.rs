@@ -168,6 +168,8 @@ async fn follow(
     drop(tx);
     rbac.set_policy(build(&objects));
     write_aggregated(&stores[0], &objects[0]);
+    // One ticker for the snapshot check, so a steady stream of events cannot starve it.
+    let mut tick = tokio::time::interval(Duration::from_millis(200));
     let result = loop {
         tokio::select! {
             ev = rx.recv() => {
@@ -184,11 +186,13 @@ async fn follow(
                                 objects[i].insert(key(&v), v);
                             }
                         }
-                        WatchEvent::Deleted(o) => {
-                            if let Ok(v) = o.to_arc() {
+                        WatchEvent::Deleted(o) => match o.to_arc() {
+                            Ok(v) => {
                                 objects[i].remove(&key(&v));
                             }
-                        }
+                            // A revoked grant must not linger: re-list.
+                            Err(e) => failed = Some(e.to_string()),
+                        },
                         WatchEvent::Bookmark(_) => {}
                         WatchEvent::Error(e) => failed = Some(e.to_string()),
                     }
@@ -199,7 +203,7 @@ async fn follow(
                     break Err(e);
                 }
             }
-            _ = tokio::time::sleep(Duration::from_millis(200)) => {
+            _ = tick.tick() => {
                 if !Arc::ptr_eq(&served.load(), snapshot) {
                     break Ok(());
                 }

@@ -2,7 +2,7 @@
 //! allowed when any rule the user holds in the request's namespace allows it, else no opinion
 //! — with `RBAC: <errors>` as the reason when a binding named a missing role.
 
-use super::evaluation::rule_allows;
+use super::evaluation::{combined_resource, rule_allows_combined};
 use super::policy::Policy;
 use crate::authorization::{Attributes, Decision};
 use arc_swap::ArcSwap;
@@ -36,8 +36,9 @@ impl RbacAuthorizer {
     pub fn authorize(&self, attrs: &Attributes) -> (Decision, String) {
         let policy = self.policy.load();
         let mut allowed = false;
+        let combined = combined_resource(attrs);
         let errors = policy.visit_rules_for(&attrs.user, &attrs.namespace, |rule| {
-            allowed = rule_allows(attrs, rule);
+            allowed = rule_allows_combined(attrs, &combined, rule);
             !allowed
         });
         if allowed {

@@ -22,13 +22,15 @@ const GROUP: &str = "rbac.authorization.k8s.io";
 /// A check of a new object (and the current one, for updates) before it is written.
 pub type WriteCheck = Arc<dyn Fn(&Value, Option<&Value>) -> ApiResult<()> + Send + Sync>;
 
-/// The check for writes by `user` to `gr` in `ns`; `None` when there is nothing to check
+/// The check for writes by `user` to `gr` in `ns` at the URL's `name` (`""` for a create, as
+/// kube authorizes `escalate` with the request's name); `None` when there is nothing to check
 /// (not an RBAC resource, or a privileged user).
 pub fn write_check(
     authorizer: &Authorizer,
     user: &UserInfo,
     gr: &GroupResource,
     ns: &str,
+    name: &str,
 ) -> Option<WriteCheck> {
     if gr.group != GROUP || user.in_group(SYSTEM_PRIVILEGED_GROUP) {
         return None;
@@ -39,12 +41,13 @@ pub fn write_check(
         _ => return None,
     };
     let (authorizer, user, gr, ns) = (authorizer.clone(), user.clone(), gr.clone(), ns.to_string());
+    let url_name = name.to_string();
     Some(Arc::new(move |new: &Value, old: Option<&Value>| {
         if old.is_some_and(|old| !old.is_null() && only_gc_fields_changed(new, old)) {
             return Ok(());
         }
         if role {
-            check_role(&authorizer, &user, &gr, &ns, new)
+            check_role(&authorizer, &user, &gr, &ns, &url_name, new)
         } else {
             check_binding(&authorizer, &user, &gr, &ns, new)
         }
@@ -82,20 +85,31 @@ fn check_role(
     user: &UserInfo,
     gr: &GroupResource,
     ns: &str,
+    url_name: &str,
     new: &Value,
 ) -> ApiResult<()> {
     let name = name_of(new);
-    if allowed(authorizer, user, "escalate", &gr.resource, ns, name) {
+    if allowed(authorizer, user, "escalate", &gr.resource, ns, url_name) {
         return Ok(());
     }
-    let mut rules: Vec<PolicyRule> =
-        serde_json::from_value(new["rules"].clone()).unwrap_or_default();
+    // A body whose rules do not read as rules is refused, never checked as "no rules".
+    let mut rules: Vec<PolicyRule> = match &new["rules"] {
+        Value::Null => Vec::new(),
+        v => serde_json::from_value(v.clone())
+            .map_err(|e| ApiError::bad_request(format!("rules: {e}")))?,
+    };
     if !new["aggregationRule"].is_null() {
         // `hasAggregationRule`: an aggregated role can come to hold anything.
+        // `fullAuthority` (clusterrole/policybased/storage.go): every resource and URL.
         rules.push(PolicyRule {
             verbs: vec!["*".into()],
             api_groups: vec!["*".into()],
             resources: vec!["*".into()],
+            ..Default::default()
+        });
+        rules.push(PolicyRule {
+            verbs: vec!["*".into()],
+            non_resource_urls: vec!["*".into()],
             ..Default::default()
         });
     }

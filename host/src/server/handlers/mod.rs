@@ -22,6 +22,7 @@ pub mod watch;
 use super::request_info::{self, RequestInfo};
 use super::state::AppState;
 use super::{discovery, options};
+use crate::admission::namespace_lifecycle::admit_update;
 use crate::authentication::UserInfo;
 use crate::registry::store::Subresource;
 use crate::status::{ApiError, ApiResult};
@@ -113,7 +114,7 @@ async fn dispatch(
         Method::GET if !name.is_empty() => get::get(&r, &ns, &name, q, out).await,
         Method::GET => get::list(&r, &ns, q, out).await,
         Method::POST if name.is_empty() && sub == Subresource::Main => {
-            let check = escalation::write_check(&state.authorizer, user, &r.gr, &ns);
+            let check = escalation::write_check(&state.authorizer, user, &r.gr, &ns, "");
             let namespaces = map.get("", "v1", "namespaces");
             create::create(
                 &r,
@@ -128,15 +129,25 @@ async fn dispatch(
             .await
         }
         Method::PUT if !name.is_empty() => {
-            let check = escalation::write_check(&state.authorizer, user, &r.gr, &ns);
+            let check = escalation::write_check(&state.authorizer, user, &r.gr, &ns, &name);
+            let namespaces = map.get("", "v1", "namespaces");
+            admit_update(namespaces.as_deref(), &r, &ns).await?;
             update::update(&r, &ns, &name, sub, &body, headers, q, out, check).await
         }
         Method::PATCH if !name.is_empty() => {
-            let check = escalation::write_check(&state.authorizer, user, &r.gr, &ns);
+            let check = escalation::write_check(&state.authorizer, user, &r.gr, &ns, &name);
+            let namespaces = map.get("", "v1", "namespaces");
+            admit_update(namespaces.as_deref(), &r, &ns).await?;
             patch::patch(&r, &ns, &name, sub, &body, headers, q, out, check).await
         }
         Method::DELETE if !name.is_empty() && sub == Subresource::Main => {
             delete::delete(&r, &ns, &name, &body, q, out).await
+        }
+        // Namespaces have no deletecollection in kube (405): it would bypass their lifecycle.
+        Method::DELETE
+            if name.is_empty() && r.gr.group.is_empty() && r.gr.resource == "namespaces" =>
+        {
+            Err(ApiError::method_not_supported(&r.gr, "deletecollection"))
         }
         Method::DELETE if name.is_empty() && sub == Subresource::Main => {
             delete::delete_collection(&r, &ns, &body, q).await
