@@ -22,10 +22,7 @@ fn attributes(
 ) -> Result<Attributes, ApiError> {
     let res = spec.get("resourceAttributes").filter(|v| !v.is_null());
     let non = spec.get("nonResourceAttributes").filter(|v| !v.is_null());
-    let gk = GroupKind {
-        group: "authorization.k8s.io".into(),
-        kind: kind.into(),
-    };
+    let gk = review_kind(kind);
     let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
     match (res, non) {
         (Some(r), None) => {
@@ -82,6 +79,14 @@ fn attributes(
                 "exactly one of nonResourceAttributes or resourceAttributes must be specified",
             )],
         )),
+    }
+}
+
+/// The `authorization.k8s.io` kind a review's `Invalid` answers name.
+fn review_kind(kind: &str) -> GroupKind {
+    GroupKind {
+        group: "authorization.k8s.io".into(),
+        kind: kind.into(),
     }
 }
 
@@ -166,10 +171,7 @@ pub fn subject_access_review(
     };
     if user.name.is_empty() && user.groups.is_empty() {
         return Err(ApiError::invalid(
-            &GroupKind {
-                group: "authorization.k8s.io".into(),
-                kind: kind.into(),
-            },
+            &review_kind(kind),
             "",
             &[field::invalid(
                 &Path::new("spec").child("user"),
@@ -185,10 +187,7 @@ pub fn subject_access_review(
     {
         // `ValidateLocalSubjectAccessReview`.
         return Err(ApiError::invalid(
-            &GroupKind {
-                group: "authorization.k8s.io".into(),
-                kind: kind.into(),
-            },
+            &review_kind(kind),
             "",
             &[field::invalid(
                 &Path::new("spec").child("nonResourceAttributes"),

@@ -25,7 +25,8 @@ fn spec_finalizers(ns: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn terminating(ns: &Value) -> bool {
+/// Whether `ns` is being deleted.
+pub fn is_terminating(ns: &Value) -> bool {
     ns.pointer("/metadata/deletionTimestamp")
         .and_then(Value::as_str)
         .is_some_and(|s| !s.is_empty())
@@ -70,9 +71,9 @@ pub async fn delete_namespace(
     opts.preconditions
         .check(&store.key("", name), &existing)
         .map_err(|e| ApiError::conflict(&store.gr, name, &e.to_string()))?;
-    if !terminating(&existing) {
+    if !is_terminating(&existing) {
         let mark = |ns: &mut Value| {
-            if !terminating(ns) {
+            if !is_terminating(ns) {
                 ns["metadata"]["deletionTimestamp"] = json!(meta::now());
                 ns["metadata"]["deletionGracePeriodSeconds"] = json!(0);
             }
@@ -112,9 +113,4 @@ pub fn has_kubernetes_finalizer(ns: &Value) -> bool {
     spec_finalizers(ns)
         .iter()
         .any(|f| f == FINALIZER_KUBERNETES)
-}
-
-/// Whether `ns` is being deleted.
-pub fn is_terminating(ns: &Value) -> bool {
-    terminating(ns)
 }

@@ -185,6 +185,12 @@ impl Store {
         ApiError::from_storage(&e, &self.gr, name)
     }
 
+    /// Whether this is core/v1 `namespaces`, whose deletion kube's namespace storage
+    /// changes (`pkg/registry/core/namespace/storage/storage.go`).
+    pub fn is_namespaces(&self) -> bool {
+        self.gr.group.is_empty() && self.gr.resource == "namespaces"
+    }
+
     /// `Store.Get`: [`Store::get_shared`], decoded (or copied out of the watch cache).
     pub async fn get(&self, ns: &str, name: &str, resource_version: &str) -> ApiResult<Value> {
         self.get_shared(ns, name, resource_version)
@@ -461,8 +467,7 @@ impl Store {
         let (warnings, created) = outcome.lock().unwrap().clone();
         // Namespaces also wait for their `spec.finalizers` (`ShouldDeleteNamespaceDuringUpdate`
         // in pkg/registry/core/namespace/storage/storage.go).
-        let namespace_finalizers = self.gr.group.is_empty()
-            && self.gr.resource == "namespaces"
+        let namespace_finalizers = self.is_namespaces()
             && object
                 .pointer("/spec/finalizers")
                 .and_then(Value::as_array)

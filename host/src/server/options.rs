@@ -28,17 +28,6 @@ pub fn parse_bool(v: &str) -> bool {
     !(v == "0" || v.eq_ignore_ascii_case("false"))
 }
 
-/// Whether a raw query string asks for a watch (`watch` present and not false), for the
-/// filters that run before the query is parsed.
-pub fn raw_query_watch(query: Option<&str>) -> bool {
-    query.is_some_and(|q| {
-        q.split('&').any(|p| {
-            let (k, v) = p.split_once('=').unwrap_or((p, ""));
-            k == "watch" && parse_bool(v)
-        })
-    })
-}
-
 /// The longest watch this server holds open, whatever `timeoutSeconds` asks for (a year: far
 /// beyond any client's wish, and it keeps the deadline arithmetic from overflowing).
 const MAX_WATCH_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
@@ -348,10 +337,6 @@ mod tests {
         for f in ["false", "False", "FALSE", "0"] {
             assert_eq!(query_bool(&q("watch", f), "watch"), Some(false), "{f}");
         }
-        assert!(raw_query_watch(Some("a=1&watch=True")));
-        assert!(raw_query_watch(Some("watch")));
-        assert!(!raw_query_watch(Some("watch=false&x=1")));
-        assert!(!raw_query_watch(Some("watcher=1")));
     }
 
     #[test]

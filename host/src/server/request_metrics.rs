@@ -1,8 +1,8 @@
 //! Request metrics (`k8s.io/apiserver/pkg/endpoints/metrics`): `apiserver_request_total` and
 //! `apiserver_request_duration_seconds` around every request.
 
+use super::request_info;
 use super::state::AppState;
-use super::{options, request_info};
 use crate::registry::ResourceMap;
 use axum::extract::State;
 use axum::http::header;
@@ -31,7 +31,7 @@ pub async fn observe(
         m => m.to_string(),
     };
     let info = request_info::parse(req.uri().path());
-    let watch = options::raw_query_watch(req.uri().query());
+    let watch = super::timeout::is_long_running(&req);
     let started = std::time::Instant::now();
     let resp = next.run(req).await;
     let served = info.and_then(|info| {
@@ -39,7 +39,7 @@ pub async fn observe(
         Some((info, labels))
     });
     if let Some((info, (group, resource))) = served {
-        let verb = crate::metrics::verb(&method, !info.name.is_empty(), watch || info.watch_path);
+        let verb = crate::metrics::verb(&method, !info.name.is_empty(), watch);
         let m = crate::metrics::metrics();
         m.requests
             .with_label_values(&[

@@ -48,3 +48,28 @@ pub async fn with_timeout(
         .into_response(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn watch(uri: &str) -> bool {
+        is_long_running(
+            &Request::builder()
+                .uri(uri)
+                .body(axum::body::Body::empty())
+                .unwrap(),
+        )
+    }
+
+    #[test]
+    fn watches_by_query_or_path() {
+        assert!(watch("/api/v1/pods?a=1&watch=True"));
+        assert!(watch("/api/v1/pods?watch"));
+        assert!(!watch("/api/v1/pods?watch=false&x=1"));
+        assert!(!watch("/api/v1/pods?watcher=1"));
+        // The handler's rule: the last value counts.
+        assert!(!watch("/api/v1/pods?watch=1&watch=0"));
+        assert!(watch("/api/v1/watch/pods"));
+    }
+}

@@ -26,7 +26,7 @@ pub async fn delete(
     out: Output,
 ) -> ApiResult<Response> {
     let opts = delete_options(body, q)?;
-    let result = if r.gr.group.is_empty() && r.gr.resource == "namespaces" {
+    let result = if r.is_namespaces() {
         crate::admission::namespace_lifecycle::admit_namespace_delete(name)?;
         crate::registry::namespace_rest::delete_namespace(r, name, &opts).await?
     } else {

@@ -104,6 +104,8 @@ async fn dispatch(
             &method.as_str().to_lowercase(),
         ));
     }
+    // `NamespaceLifecycle` reads namespaces through their Store, when one is served.
+    let namespaces = map.get("", "v1", "namespaces");
     let RequestInfo {
         namespace: ns,
         name,
@@ -115,7 +117,6 @@ async fn dispatch(
         Method::GET => get::list(&r, &ns, q, out).await,
         Method::POST if name.is_empty() && sub == Subresource::Main => {
             let check = escalation::write_check(&state.authorizer, user, &r.gr, &ns, "");
-            let namespaces = map.get("", "v1", "namespaces");
             create::create(
                 &r,
                 &ns,
@@ -130,13 +131,11 @@ async fn dispatch(
         }
         Method::PUT if !name.is_empty() => {
             let check = escalation::write_check(&state.authorizer, user, &r.gr, &ns, &name);
-            let namespaces = map.get("", "v1", "namespaces");
             admit_update(namespaces.as_deref(), &r, &ns).await?;
             update::update(&r, &ns, &name, sub, &body, headers, q, out, check).await
         }
         Method::PATCH if !name.is_empty() => {
             let check = escalation::write_check(&state.authorizer, user, &r.gr, &ns, &name);
-            let namespaces = map.get("", "v1", "namespaces");
             admit_update(namespaces.as_deref(), &r, &ns).await?;
             patch::patch(&r, &ns, &name, sub, &body, headers, q, out, check).await
         }
@@ -144,9 +143,7 @@ async fn dispatch(
             delete::delete(&r, &ns, &name, &body, q, out).await
         }
         // Namespaces have no deletecollection in kube (405): it would bypass their lifecycle.
-        Method::DELETE
-            if name.is_empty() && r.gr.group.is_empty() && r.gr.resource == "namespaces" =>
-        {
+        Method::DELETE if name.is_empty() && r.is_namespaces() => {
             Err(ApiError::method_not_supported(&r.gr, "deletecollection"))
         }
         Method::DELETE if name.is_empty() && sub == Subresource::Main => {
