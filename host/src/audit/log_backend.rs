@@ -1,30 +1,45 @@
 //! The audit log backend (`k8s.io/apiserver/plugin/pkg/audit/log/backend.go`): one JSON event
 //! per line in `--audit-log-path` (`-` for standard output), rotated when the file passes
-//! `--audit-log-maxsize` MiB, keeping `--audit-log-maxbackup` old files (`<path>.1` newest).
-//! Events go through a bounded queue to a writer thread that writes them in batches (every
-//! [`BATCH_WAIT`]): a request never waits for the disk;
-//! when the queue is full or a write fails the event is dropped, logged and counted in
-//! `apiserver_audit_error_total` (kube's buffered backend does the same).
+//! `--audit-log-maxsize` MiB (between lines, so a file may pass the limit by one write of at
+//! most [`WRITE_CHUNK`]), keeping `--audit-log-maxbackup` old files (`<path>.1` newest).
+//!
+//! A request serializes its event into a per-thread scratch buffer and appends the line to a
+//! shared pending buffer (one short lock, no allocation once warm); a writer thread takes the
+//! whole pending buffer every [`BATCH_WAIT`] and writes it. A request never waits for the disk,
+//! and no event crosses threads as an object (a hand-off per event — a channel send, the
+//! event freed on another thread — cost the request path more than writing it does). When
+//! [`MAX_PENDING`] bytes are waiting or a write fails, events are dropped, logged and counted
+//! in `apiserver_audit_error_total`, as kube's buffered backend does.
 
 use super::event::Event;
 use file_rotate::compression::Compression;
 use file_rotate::suffix::AppendCount;
 use file_rotate::{ContentLimit, FileRotate};
+use std::cell::RefCell;
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex};
 
-/// Events queued for the writer at most (kube's `--audit-log-batch-buffer-size` default).
-pub const QUEUE: usize = 10_000;
+/// Bytes of serialized events waiting for the writer at most (kube's buffered backend holds
+/// `--audit-log-batch-buffer-size`, 10,000 events, of any size).
+pub const MAX_PENDING: usize = 64 << 20;
 
-/// How long the writer lets events gather after writing a batch: an event reaches the file
-/// at most this much (plus the write) after its request ended.
+/// How long the writer lets events gather between writes: an event reaches the file at most
+/// this much (plus the write) after it was recorded.
 pub const BATCH_WAIT: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// Bytes handed to the file per write at most, always whole lines (rotation happens between
+/// writes).
+pub const WRITE_CHUNK: usize = 256 << 10;
+
+/// A thread's scratch buffer above this is not kept after an event (a large body at
+/// `RequestResponse` does not pin memory on every worker).
+const SCRATCH_KEEP: usize = 64 << 10;
 
 /// Where audit events are written.
 #[derive(Clone, Debug)]
 pub struct LogBackend {
-    queue: SyncSender<Event>,
+    pending: Arc<Mutex<Vec<u8>>>,
 }
 
 /// The log options.
@@ -38,11 +53,15 @@ pub struct LogOptions {
     pub max_backup: usize,
 }
 
+thread_local! {
+    static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
 impl LogBackend {
     /// Open the log and start its writer. Errors: the file's directory cannot be created or
     /// the file cannot be opened.
     pub fn start(opts: &LogOptions) -> anyhow::Result<LogBackend> {
-        let out: Box<dyn Write + Send> = if opts.path.as_os_str() == "-" {
+        let mut out: Box<dyn Write + Send> = if opts.path.as_os_str() == "-" {
             Box::new(std::io::stdout())
         } else {
             if let Some(dir) = opts.path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -72,49 +91,124 @@ impl LogBackend {
                 None,
             ))
         };
-        let (queue, events) = sync_channel::<Event>(QUEUE);
+        let pending = Arc::new(Mutex::new(Vec::new()));
+        let shared = Arc::downgrade(&pending);
         std::thread::Builder::new()
             .name("audit-log".into())
             .spawn(move || {
-                // Events are written through a buffer, flushed whenever the queue runs dry:
-                // one write per burst rather than per event, and nothing waits in the buffer
-                // longer than the queue takes to empty.
-                let mut out = std::io::BufWriter::with_capacity(64 << 10, out);
-                while let Ok(first) = events.recv() {
-                    let mut next = Some(first);
-                    while let Some(event) = next {
-                        let written = serde_json::to_writer(&mut out, &event)
-                            .map_err(std::io::Error::other)
-                            .and_then(|_| out.write_all(b"\n"));
-                        if let Err(e) = written {
-                            tracing::error!(error = %e, "cannot write an audit event");
-                            crate::metrics::audit_error();
-                        }
-                        next = events.try_recv().ok();
-                    }
-                    if let Err(e) = out.flush() {
+                let mut batch = Vec::new();
+                loop {
+                    std::thread::sleep(BATCH_WAIT);
+                    // The last write after the backend is gone, then stop.
+                    let Some(pending) = shared.upgrade() else {
+                        break;
+                    };
+                    std::mem::swap(&mut *lock(&pending), &mut batch);
+                    drop(pending);
+                    if let Err(e) = write_lines(&mut out, &batch).and_then(|_| out.flush()) {
                         tracing::error!(error = %e, "cannot write the audit log");
                         crate::metrics::audit_error();
                     }
-                    // Batch: let events gather for a moment rather than waking this thread
-                    // for each one (a wake-up per request costs the request path more than
-                    // writing the event does); kube's buffered backend batches the same way.
-                    std::thread::sleep(BATCH_WAIT);
+                    batch.clear();
+                    // A burst's buffer is not kept for ever.
+                    batch.shrink_to(MAX_PENDING / 16);
                 }
             })?;
-        Ok(LogBackend { queue })
+        Ok(LogBackend { pending })
     }
 
-    /// Queue an event; never blocks.
-    pub fn process(&self, event: Event) {
+    /// Record an event; never blocks on the disk.
+    pub fn process(&self, event: &Event<'_>) {
         crate::metrics::audit_event();
-        match self.queue.try_send(event) {
-            Ok(()) => {}
-            Err(TrySendError::Full(_)) => {
-                tracing::error!("audit queue full; event dropped");
+        SCRATCH.with(|scratch| {
+            let mut line = scratch.borrow_mut();
+            line.clear();
+            if let Err(e) = serde_json::to_writer(&mut *line, event) {
+                tracing::error!(error = %e, "cannot serialize an audit event");
                 crate::metrics::audit_error();
+                return;
             }
-            Err(TrySendError::Disconnected(_)) => crate::metrics::audit_error(),
+            line.push(b'\n');
+            {
+                let mut pending = lock(&self.pending);
+                if pending.len() + line.len() > MAX_PENDING {
+                    drop(pending);
+                    tracing::error!("audit buffer full; event dropped");
+                    crate::metrics::audit_error();
+                } else {
+                    pending.extend_from_slice(&line);
+                }
+            }
+            if line.capacity() > SCRATCH_KEEP {
+                *line = Vec::new();
+            }
+        });
+    }
+}
+
+/// The pending buffer, even if a thread panicked holding it (it holds only bytes).
+fn lock(m: &Mutex<Vec<u8>>) -> std::sync::MutexGuard<'_, Vec<u8>> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Write `batch` (whole lines) in writes of whole lines of at most [`WRITE_CHUNK`] bytes
+/// (a longer line alone).
+fn write_lines(out: &mut dyn Write, mut batch: &[u8]) -> std::io::Result<()> {
+    while !batch.is_empty() {
+        let end = if batch.len() <= WRITE_CHUNK {
+            batch.len()
+        } else {
+            match batch[..WRITE_CHUNK].iter().rposition(|&b| b == b'\n') {
+                Some(i) => i + 1,
+                None => batch
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .map_or(batch.len(), |i| i + 1),
+            }
+        };
+        out.write_all(&batch[..end])?;
+        batch = &batch[end..];
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_are_written_in_whole_lines() {
+        let line = |n: usize, c: u8| {
+            let mut l = vec![c; n];
+            l.push(b'\n');
+            l
+        };
+        let mut batch = Vec::new();
+        for i in 0..10 {
+            batch.extend(line(WRITE_CHUNK / 3, b'a' + i));
         }
+        batch.extend(line(WRITE_CHUNK * 2, b'z'));
+        batch.extend(line(5, b'y'));
+        struct Writes(Vec<Vec<u8>>);
+        impl Write for Writes {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.0.push(b.to_vec());
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let mut w = Writes(Vec::new());
+        write_lines(&mut w, &batch).unwrap();
+        assert_eq!(w.0.concat(), batch);
+        for write in &w.0 {
+            assert_eq!(write.last(), Some(&b'\n'));
+            assert!(
+                write.len() <= WRITE_CHUNK || write.iter().filter(|&&b| b == b'\n').count() == 1
+            );
+        }
+        // Two lines of a third fit a write, the third does not; the long line goes alone.
+        assert_eq!(w.0.len(), 5 + 1 + 1);
     }
 }

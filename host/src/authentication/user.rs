@@ -41,19 +41,27 @@ impl UserInfo {
         self.groups.iter().any(|g| g == group)
     }
 
-    /// The `userInfo` of reviews and audit events (`authentication/v1` `UserInfo`); empty
-    /// fields are omitted, as Go's `omitempty` does.
+    /// The user as `authentication.k8s.io/v1` `UserInfo` JSON.
     pub fn to_json(&self) -> serde_json::Value {
-        let mut v = serde_json::json!({ "username": self.name });
+        serde_json::to_value(self).unwrap_or_default()
+    }
+}
+
+/// `authentication.k8s.io/v1` `UserInfo`: `username`, then `uid`, `groups`, `extra` when set.
+impl serde::Serialize for UserInfo {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("username", &self.name)?;
         if !self.uid.is_empty() {
-            v["uid"] = self.uid.clone().into();
+            m.serialize_entry("uid", &self.uid)?;
         }
         if !self.groups.is_empty() {
-            v["groups"] = serde_json::json!(self.groups);
+            m.serialize_entry("groups", &self.groups)?;
         }
         if !self.extra.is_empty() {
-            v["extra"] = serde_json::json!(self.extra);
+            m.serialize_entry("extra", &self.extra)?;
         }
-        v
+        m.end()
     }
 }

@@ -11,7 +11,7 @@ use super::authentication::user_of;
 use super::authorization::attributes;
 use super::serving::ConnectionInfo;
 use super::state::AppState;
-use crate::audit::event::{response_status, Actors, RequestAudit};
+use crate::audit::event::{response_status, Origin, RequestAudit, ResponseStatus};
 use crate::audit::{Level, LogBackend, Policy, Stage};
 use crate::authentication::UserInfo;
 use crate::limits::MAX_BODY_BYTES;
@@ -23,6 +23,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use futures::{FutureExt, StreamExt};
 use serde_json::Value;
+use std::net::IpAddr;
 use std::sync::Arc;
 
 /// Auditing as configured (`--audit-policy-file`, `--audit-log-*`).
@@ -50,29 +51,18 @@ pub struct AuthorizationDecision {
 }
 
 /// Source IPs as kube lists them (`utilnet.SourceIPs`): `X-Forwarded-For`, then `X-Real-Ip`,
-/// then the connection's address.
-fn source_ips(headers: &HeaderMap, peer: Option<std::net::SocketAddr>) -> Vec<String> {
-    let mut ips: Vec<String> = headers
+/// then the connection's address; unparsable entries skipped.
+fn source_ips(headers: &HeaderMap, peer: Option<std::net::SocketAddr>) -> Vec<IpAddr> {
+    let mut ips: Vec<IpAddr> = headers
         .get("x-forwarded-for")
         .and_then(|v| v.to_str().ok())
-        .map(|v| {
-            v.split(',')
-                .map(|s| s.trim().to_string())
-                .filter(|s| s.parse::<std::net::IpAddr>().is_ok())
-                .collect()
-        })
+        .map(|v| v.split(',').filter_map(|s| s.trim().parse().ok()).collect())
         .unwrap_or_default();
-    if let Some(ip) = headers
+    let real = headers
         .get("x-real-ip")
         .and_then(|v| v.to_str().ok())
-        .filter(|s| s.parse::<std::net::IpAddr>().is_ok())
-    {
-        if !ips.iter().any(|i| i == ip) {
-            ips.push(ip.to_string());
-        }
-    }
-    if let Some(p) = peer {
-        let ip = p.ip().to_string();
+        .and_then(|s| s.parse().ok());
+    for ip in real.into_iter().chain(peer.map(|p| p.ip())) {
         if !ips.contains(&ip) {
             ips.push(ip);
         }
@@ -113,46 +103,41 @@ fn request_object_of(bytes: &[u8]) -> Option<Value> {
 
 /// Record the request as the policy says.
 pub async fn with_audit(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
-    let Some(auditing) = state.audit.clone() else {
+    let Some(auditing) = state.audit.as_ref() else {
         return next.run(req).await;
     };
-    let user = user_of(&req);
-    let attrs = attributes(req.method(), req.uri(), user.clone());
+    let attrs = Arc::new(attributes(req.method(), req.uri(), user_of(&req)));
     let (level, omit) = auditing.policy.evaluate(&attrs);
     let mut req = req;
+    req.extensions_mut()
+        .insert(RequestAttributes(attrs.clone()));
     if level == Level::None {
-        req.extensions_mut()
-            .insert(RequestAttributes(Arc::new(attrs)));
         return next.run(req).await;
     }
-    let id = uuid::Uuid::new_v4().to_string();
+    let id = uuid::Uuid::new_v4();
     let peer = req
         .extensions()
         .get::<ConnectionInfo>()
         .and_then(|c| c.peer_address);
-    let imp = impersonated(req.headers());
     let mut ra = RequestAudit::new(
-        &id,
+        id,
         level,
         req.uri().path_and_query().map_or("/", |p| p.as_str()),
-        &attrs,
-        Actors {
-            user: &user,
-            impersonated: imp.as_ref(),
+        attrs.clone(),
+        Origin {
+            impersonated: impersonated(req.headers()),
+            source_ips: source_ips(req.headers(), peer),
+            user_agent: req.headers().get("user-agent").cloned(),
         },
-        source_ips(req.headers(), peer),
-        req.headers()
-            .get("user-agent")
-            .and_then(|v| v.to_str().ok()),
     );
-    let backend = auditing.backend.clone();
+    let backend = &auditing.backend;
     let emit = |ra: &RequestAudit,
                 stage: Stage,
-                status: Option<Value>,
+                status: Option<ResponseStatus>,
                 req_obj: Option<&Value>,
                 resp_obj: Option<&Value>| {
         if !omit.contains(&stage) {
-            backend.process(ra.event(stage, status, req_obj, resp_obj));
+            backend.process(&ra.event(stage, status, req_obj, resp_obj));
         }
     };
     // The request body, from level Request (bounded as the handlers bound it).
@@ -187,9 +172,6 @@ pub async fn with_audit(State(state): State<Arc<AppState>>, req: Request, next: 
     );
     // Watches are the long-running requests (`is_long_running`), already known from the verb.
     let long_running = attrs.verb == "watch";
-    let mut req = req;
-    req.extensions_mut()
-        .insert(RequestAttributes(Arc::new(attrs)));
     let response = match std::panic::AssertUnwindSafe(next.run(req))
         .catch_unwind()
         .await
@@ -206,16 +188,18 @@ pub async fn with_audit(State(state): State<Arc<AppState>>, req: Request, next: 
             std::panic::resume_unwind(panic);
         }
     };
-    if let Some(d) = response.extensions().get::<AuthorizationDecision>() {
+    let mut response = response;
+    if let Some(d) = response.extensions_mut().remove::<AuthorizationDecision>() {
         ra.annotate(
             "authorization.k8s.io/decision",
             if d.allowed { "allow" } else { "forbid" },
         );
-        ra.annotate("authorization.k8s.io/reason", &d.reason);
+        ra.annotate("authorization.k8s.io/reason", d.reason);
     }
     let code = response.status().as_u16();
     let (mut parts, body) = response.into_parts();
-    if let Ok(v) = HeaderValue::from_str(&id) {
+    let id = id.hyphenated();
+    if let Ok(v) = HeaderValue::from_str(id.encode_lower(&mut uuid::Uuid::encode_buffer())) {
         parts.headers.insert("audit-id", v);
     }
     if long_running && code < 300 {
@@ -230,10 +214,9 @@ pub async fn with_audit(State(state): State<Arc<AppState>>, req: Request, next: 
         let done = OnDrop(Some({
             let backend = auditing.backend.clone();
             let omitted = omit.contains(&Stage::ResponseComplete);
-            let request_object = request_object.clone();
             move || {
                 if !omitted {
-                    backend.process(ra.event(
+                    backend.process(&ra.event(
                         Stage::ResponseComplete,
                         Some(response_status(code, None)),
                         request_object.as_ref(),
@@ -254,26 +237,24 @@ pub async fn with_audit(State(state): State<Arc<AppState>>, req: Request, next: 
             .await
             .unwrap_or_default();
         let obj = json_of(&bytes);
-        let response_object = (level == Level::RequestResponse)
-            .then_some(obj.as_ref())
-            .flatten();
+        let status = response_status(code, obj.as_ref());
+        let response_object = obj.as_ref().filter(|_| level == Level::RequestResponse);
         emit(
             &ra,
             Stage::ResponseComplete,
-            Some(response_status(code, obj.as_ref())),
+            Some(status),
             request_object.as_ref(),
             response_object,
         );
         return Response::from_parts(parts, Body::from(bytes));
     }
-    if !omit.contains(&Stage::ResponseComplete) {
-        auditing.backend.process(ra.finish(
-            Stage::ResponseComplete,
-            Some(response_status(code, None)),
-            request_object,
-            None,
-        ));
-    }
+    emit(
+        &ra,
+        Stage::ResponseComplete,
+        Some(response_status(code, None)),
+        request_object.as_ref(),
+        None,
+    );
     Response::from_parts(parts, body)
 }
 

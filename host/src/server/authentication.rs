@@ -45,7 +45,16 @@ pub async fn with_authentication(
     }
 }
 
-/// The user a request was authenticated as (anonymous when the filter did not run).
+/// The user a request was authenticated as (anonymous when the filter did not run), borrowed
+/// from the request when it has one.
+pub fn user_ref(req: &Request) -> std::borrow::Cow<'_, UserInfo> {
+    match req.extensions().get::<UserInfo>() {
+        Some(u) => std::borrow::Cow::Borrowed(u),
+        None => std::borrow::Cow::Owned(UserInfo::anonymous()),
+    }
+}
+
+/// The user a request was authenticated as (anonymous when no authenticator set one), owned.
 pub fn user_of(req: &Request) -> UserInfo {
     req.extensions()
         .get::<UserInfo>()

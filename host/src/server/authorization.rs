@@ -5,7 +5,7 @@
 //! anything but `Allow` is answered 403 with kube's message
 //! ([`crate::authorization::authorizer::forbidden_message`]).
 
-use super::authentication::user_of;
+use super::authentication::{user_of, user_ref};
 use super::request_info;
 use super::state::AppState;
 use crate::authentication::UserInfo;
@@ -115,11 +115,12 @@ pub async fn with_authorization(
     // Parsed once by the audit filter when it ran; the user may since have been replaced by
     // impersonation.
     let attrs = match req.extensions().get::<super::audit::RequestAttributes>() {
-        Some(a) => crate::authorization::Attributes {
+        Some(a) if a.0.user == *user_ref(&req) => a.0.clone(),
+        Some(a) => Arc::new(crate::authorization::Attributes {
             user: user_of(&req),
             ..(*a.0).clone()
-        },
-        None => attributes(req.method(), req.uri(), user_of(&req)),
+        }),
+        None => Arc::new(attributes(req.method(), req.uri(), user_of(&req))),
     };
     let (decision, reason) = state.authorizer.authorize(&attrs);
     crate::metrics::authorization_decision(decision);
