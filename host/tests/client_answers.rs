@@ -246,6 +246,26 @@ async fn short_watches_get_a_bookmark_before_they_end() {
         .find(|(_, e)| e["type"] == "BOOKMARK")
         .unwrap_or_else(|| panic!("no bookmark in a 5 s watch: {events:?}"));
     assert!(bookmark.0 >= Duration::from_millis(2900), "{events:?}");
+    // A watch-list (client-go's reflector: no resourceVersion, sendInitialEvents): the initial
+    // events, their end bookmark at once, then the pre-deadline one all the same, though
+    // nothing changed in between (kube's cacher sends every due bookmark).
+    let events = timed_watch_events(
+        &format!(
+            "{cms}?watch=1&allowWatchBookmarks=true&timeoutSeconds=5\
+             &sendInitialEvents=true&resourceVersionMatch=NotOlderThan"
+        ),
+        Duration::from_secs(15),
+    )
+    .await;
+    let bookmarks: Vec<_> = events
+        .iter()
+        .filter(|(_, e)| e["type"] == "BOOKMARK")
+        .collect();
+    assert_eq!(bookmarks.len(), 2, "{events:?}");
+    assert!(is_end_bookmark(&bookmarks[0].1), "{events:?}");
+    assert!(bookmarks[0].0 < Duration::from_secs(2), "{events:?}");
+    assert!(!is_end_bookmark(&bookmarks[1].1), "{events:?}");
+    assert!(bookmarks[1].0 >= Duration::from_millis(2900), "{events:?}");
 }
 
 // Booleans as kube's parameter codec reads them: the Python client up to 36 sends

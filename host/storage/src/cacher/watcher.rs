@@ -141,8 +141,8 @@ pub(crate) async fn run(
 
     // Everything up to `cursor` has been considered; `last_sent` is the resourceVersion of the
     // last thing sent (an event or a bookmark).
-    let (mut cursor, mut last_was_bookmark) = match start {
-        Start::After(rv) => (rv, false),
+    let mut cursor = match start {
+        Start::After(rv) => rv,
         Start::Initial {
             objects,
             rv,
@@ -170,7 +170,7 @@ pub(crate) async fn run(
                     return;
                 }
             }
-            (rv, end_bookmark)
+            rv
         }
     };
     let mut last_sent = cursor;
@@ -217,7 +217,6 @@ pub(crate) async fn run(
                 match tx.send_timeout(out, config.slow_watcher_timeout).await {
                     Ok(()) => {
                         last_sent = ev.rv;
-                        last_was_bookmark = false;
                     }
                     Err(SendTimeoutError::Timeout(_)) => {
                         shared
@@ -245,7 +244,10 @@ pub(crate) async fn run(
         }
         // Caught up with the ring buffer: every event up to `cache_rv` has been considered.
         if spec.bookmarks && Instant::now() >= next_bookmark {
-            if cache_rv > last_sent || (cache_rv == last_sent && !last_was_bookmark) {
+            // Due bookmarks are sent even when nothing changed since the last one (kube's
+            // cacher dispatches one per due watcher): the one ~2 s before the deadline tells a
+            // client its watch is still current, whatever came before it.
+            if cache_rv >= last_sent {
                 // Bookmarks are best effort: a full channel skips one, it does not block.
                 // (Counted before sending so that a reader never sees more than the count.)
                 shared
@@ -258,7 +260,6 @@ pub(crate) async fn run(
                 {
                     cursor = cursor.max(cache_rv);
                     last_sent = cache_rv;
-                    last_was_bookmark = true;
                 } else {
                     shared
                         .counters
