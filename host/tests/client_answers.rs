@@ -225,6 +225,43 @@ async fn watch_list_for_every_resource_version() {
     }
 }
 
+// `DELETE` of a pod answers the deleted Pod (`ReturnDeletedObject: true` in kube's pod
+// storage), which typed clients decode (`CoreV1Api.delete_namespaced_pod` returns a V1Pod);
+// a resource that does not ask for it (ConfigMaps) keeps the `Success` Status.
+#[tokio::test(flavor = "multi_thread")]
+async fn deleting_a_pod_returns_the_pod() {
+    for backend in [Backend::Embedded, Backend::Etcd] {
+        let s = InProcessServer::start(backend);
+        default_namespace(&s.url).await;
+        let pods = format!("{}/api/v1/namespaces/default/pods", s.url);
+        let (code, created) = send(client().post(&pods).json(&json!({
+            "metadata": {"name": "p"},
+            "spec": {"containers": [{"name": "c", "image": "nginx"}]}
+        })))
+        .await;
+        assert_eq!(code, 201, "{created}");
+        let (code, body) = send(client().delete(format!("{pods}/p"))).await;
+        assert_eq!(code, 200, "{body}");
+        assert_eq!(
+            (&body["apiVersion"], &body["kind"]),
+            (&json!("v1"), &json!("Pod")),
+            "{body}"
+        );
+        assert_eq!(body["metadata"]["uid"], created["metadata"]["uid"]);
+        assert_eq!(body["spec"]["containers"][0]["image"], "nginx");
+        let (code, _) = send(client().get(format!("{pods}/p"))).await;
+        assert_eq!(code, 404);
+
+        let (cms, _) = configmap(&s, "c").await;
+        let (code, body) = send(client().delete(format!("{cms}/c"))).await;
+        assert_eq!(code, 200, "{body}");
+        assert_eq!(
+            (&body["kind"], &body["status"]),
+            (&json!("Status"), &json!("Success"))
+        );
+    }
+}
+
 // A watch shorter than the bookmark interval (60 s) still gets a bookmark, ~2 s before its
 // deadline (kube's `cacheWatcher.nextBookmarkTime`).
 #[tokio::test(flavor = "multi_thread")]

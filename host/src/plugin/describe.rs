@@ -137,6 +137,7 @@ mod tests {
             selectable_fields: vec!["spec.size".into()],
             openapi_schema: json!({"type": "object"}),
             example: Some(json!({"apiVersion": "example.dev/v1", "kind": "Widget"})),
+            return_deleted_object: false,
         }
     }
 

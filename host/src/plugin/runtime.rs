@@ -299,5 +299,6 @@ fn placeholder_description() -> ResourceDescription {
         selectable_fields: Vec::new(),
         openapi_schema: Value::Null,
         example: None,
+        return_deleted_object: false,
     }
 }

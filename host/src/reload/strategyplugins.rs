@@ -136,6 +136,7 @@ impl StrategyPluginStrategy {
                     }
                 }),
                 example: None,
+                return_deleted_object: false,
             },
         }
     }

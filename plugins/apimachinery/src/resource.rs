@@ -146,7 +146,19 @@ pub struct ResourceDescription {
     pub openapi_schema: serde_json::Value,
     /// An example object, used by the host's load-time smoke test.
     pub example: Option<serde_json::Value>,
+    /// `ReturnDeletedObject` of kube's generic `Store`
+    /// (`k8s.io/apiserver/pkg/registry/generic/registry/store.go`; true for pods, service
+    /// accounts, …): a DELETE that removes the object answers with the object rather than a
+    /// `Success` Status. WIT 0.1 has no field for it: it travels as
+    /// [`RETURN_DELETED_OBJECT_EXTENSION`]` = true` at the root of `openapi_schema`, which the
+    /// host removes before publishing the schema.
+    #[serde(default)]
+    pub return_deleted_object: bool,
 }
+
+/// The schema-root extension by which a WIT 0.1 plugin declares
+/// [`ResourceDescription::return_deleted_object`].
+pub const RETURN_DELETED_OBJECT_EXTENSION: &str = "x-wasm-apiserver-return-deleted-object";
 
 impl ResourceDescription {
     /// A namespaced resource with conventional names derived from `kind` and `plural`
@@ -168,6 +180,7 @@ impl ResourceDescription {
             selectable_fields: Vec::new(),
             openapi_schema: serde_json::json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}),
             example: None,
+            return_deleted_object: false,
         }
     }
 

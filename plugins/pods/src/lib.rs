@@ -70,6 +70,8 @@ impl Strategy for Pods {
             selectable_fields: vec!["spec.nodeName".into(), "status.phase".into()],
             openapi_schema: schema::pod_schema(),
             example: Some(example()),
+            // `ReturnDeletedObject: true` (pkg/registry/core/pod/storage/storage.go).
+            return_deleted_object: true,
             ..ResourceDescription::new("", "v1", "Pod", "pods")
         }
     }

@@ -773,7 +773,19 @@ impl From<ResourceDescription> for wit::ResourceDescription {
                 })
                 .collect(),
             selectable_fields: d.selectable_fields,
-            openapi_schema: d.openapi_schema.to_string(),
+            openapi_schema: {
+                let mut schema = d.openapi_schema;
+                if d.return_deleted_object {
+                    if let Some(root) = schema.as_object_mut() {
+                        root.insert(
+                            wasm_apiserver_apimachinery::resource::RETURN_DELETED_OBJECT_EXTENSION
+                                .into(),
+                            true.into(),
+                        );
+                    }
+                }
+                schema.to_string()
+            },
             example: d.example.map(|e| e.to_string()),
         }
     }

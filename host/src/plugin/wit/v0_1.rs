@@ -5,6 +5,7 @@
 use crate::plugin::host_state::HostState;
 use crate::strategy::{ErrorType, FieldError, PrinterColumn, Rejection, ResourceDescription};
 use serde_json::Value;
+use wasm_apiserver_apimachinery::resource::RETURN_DELETED_OBJECT_EXTENSION;
 
 mod generated {
     wasmtime::component::bindgen!({
@@ -42,8 +43,18 @@ impl types::Host for HostState {}
 /// Convert the WIT record, parsing the schema and example. Errors: the problems found.
 pub fn description(d: types::ResourceDescription) -> Result<ResourceDescription, Vec<String>> {
     let mut problems = Vec::new();
+    let mut return_deleted_object = false;
     let openapi_schema = match serde_json::from_str::<Value>(&d.openapi_schema) {
-        Ok(v @ Value::Object(_)) => v,
+        Ok(Value::Object(mut root)) => {
+            match root.remove(RETURN_DELETED_OBJECT_EXTENSION) {
+                None | Some(Value::Bool(false)) => {}
+                Some(Value::Bool(true)) => return_deleted_object = true,
+                Some(_) => problems.push(format!(
+                    "openapi-schema: {RETURN_DELETED_OBJECT_EXTENSION} must be a boolean"
+                )),
+            }
+            Value::Object(root)
+        }
         Ok(_) => {
             problems.push("openapi-schema: must be a JSON object".to_string());
             Value::Null
@@ -94,6 +105,7 @@ pub fn description(d: types::ResourceDescription) -> Result<ResourceDescription,
         selectable_fields: d.selectable_fields,
         openapi_schema,
         example,
+        return_deleted_object,
     })
 }
 
@@ -130,5 +142,50 @@ pub fn field_error(e: types::FieldError) -> FieldError {
             .bad_value
             .map(|v| serde_json::from_str(&v).unwrap_or(Value::String(v))),
         detail: e.detail,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(schema: &str) -> types::ResourceDescription {
+        types::ResourceDescription {
+            group: String::new(),
+            version: "v1".into(),
+            kind: "Pod".into(),
+            list_kind: "PodList".into(),
+            plural: "pods".into(),
+            singular: "pod".into(),
+            short_names: Vec::new(),
+            categories: Vec::new(),
+            namespaced: true,
+            subresources: Vec::new(),
+            printer_columns: Vec::new(),
+            selectable_fields: Vec::new(),
+            openapi_schema: schema.into(),
+            example: None,
+        }
+    }
+
+    #[test]
+    fn return_deleted_object_travels_in_the_schema() {
+        let d = description(record(r#"{"type":"object"}"#)).unwrap();
+        assert!(
+            !d.return_deleted_object,
+            "a 0.1 plugin keeps its Status answer"
+        );
+        let d = description(record(&format!(
+            r#"{{"type":"object","{RETURN_DELETED_OBJECT_EXTENSION}":true}}"#
+        )))
+        .unwrap();
+        assert!(d.return_deleted_object);
+        // Not published: the schema the host serves is the plugin's without the extension.
+        assert_eq!(d.openapi_schema, serde_json::json!({"type": "object"}));
+        let problems = description(record(&format!(
+            r#"{{"type":"object","{RETURN_DELETED_OBJECT_EXTENSION}":"yes"}}"#
+        )))
+        .unwrap_err();
+        assert!(problems[0].contains("must be a boolean"), "{problems:?}");
     }
 }

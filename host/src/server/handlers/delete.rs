@@ -13,8 +13,9 @@ use axum::response::Response;
 use serde_json::{json, Value};
 use wasm_apiserver_storage::Preconditions;
 
-/// `DeleteResource`: 200 with a `Success` Status when the object is gone, 200 with the object
-/// when it remains terminating (graceful deletion or finalizers). Namespaces go through
+/// `DeleteResource`: 200 with a `Success` Status when the object is gone (with the deleted
+/// object instead when the resource returns it, as pods do), 200 with the object when it
+/// remains terminating (graceful deletion or finalizers). Namespaces go through
 /// `NamespaceLifecycle` (the immortal ones) and their own deletion
 /// ([`crate::registry::namespace_rest`]).
 pub async fn delete(
@@ -34,6 +35,10 @@ pub async fn delete(
     };
     match result {
         DeleteResult::Pending(obj) => respond_object(r, obj, out, StatusCode::OK, &[]).await,
+        // `ReturnDeletedObject` (pods and any resource whose description asks).
+        DeleteResult::Deleted(obj) if r.description.return_deleted_object => {
+            respond_object(r, obj, out, StatusCode::OK, &[]).await
+        }
         DeleteResult::Deleted(obj) => {
             let d = &r.description;
             Ok(json_response(
