@@ -171,8 +171,9 @@ pub struct ServeArgs {
     /// `AlwaysDeny`. Members of `system:masters` are always allowed.
     #[arg(long, value_delimiter = ',', default_value = "RBAC")]
     pub authorization_mode: Vec<crate::authorization::AuthorizationMode>,
-    /// Controllers to run in the server, comma-separated: `*` all (`namespace`,
-    /// `system-namespaces`), `-name` turns one off (kube-controller-manager's --controllers).
+    /// Controllers to run in the server, comma-separated: `*` all (`garbagecollector`,
+    /// `namespace`, `system-namespaces`), `-name` turns one off (kube-controller-manager's
+    /// --controllers).
     #[arg(long, value_delimiter = ',', default_value = "*")]
     pub controllers: Vec<String>,
     /// Read-only requests served at once (watches not counted); more are answered 429.

@@ -7,7 +7,10 @@
 //!   exist (`pkg/controlplane/controller/systemnamespaces`, the `kubernetes` service
 //!   controller for `default`).
 //! - `namespace.rs`: the namespace controller (`pkg/controller/namespace`).
+//! - `garbage_collector.rs`: the garbage collector (`pkg/controller/garbagecollector`):
+//!   dependents deleted or orphaned after their owners, from `ownerReferences`.
 
+pub mod garbage_collector;
 pub mod namespace;
 pub mod system_namespaces;
 
@@ -15,7 +18,7 @@ use crate::registry::Served;
 use std::sync::Arc;
 
 /// Every controller, by its `--controllers` name.
-pub const ALL: [&str; 2] = ["namespace", "system-namespaces"];
+pub const ALL: [&str; 3] = ["garbagecollector", "namespace", "system-namespaces"];
 
 /// Whether `name` is enabled by the `--controllers` list (kube-controller-manager's rules:
 /// `*` enables the defaults, `foo` enables, `-foo` disables; the last word wins).
@@ -35,6 +38,9 @@ pub fn enabled(list: &[String], name: &str) -> bool {
 pub fn start(served: Arc<Served>, list: &[String]) {
     if enabled(list, "system-namespaces") {
         system_namespaces::start(served.clone());
+    }
+    if enabled(list, "garbagecollector") {
+        garbage_collector::start(served.clone());
     }
     if enabled(list, "namespace") {
         namespace::start(served);

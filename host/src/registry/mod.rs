@@ -6,7 +6,8 @@
 //! - `store.rs`: `genericregistry.Store` (get, list, watch, create, update, delete,
 //!   delete-collection); `list_options.rs`: the request's list options and the
 //!   `SelectionPredicate` built from them; `meta.rs`: the system metadata the host manages
-//!   around the strategy hooks.
+//!   around the strategy hooks; `propagation.rs`: a delete's `propagationPolicy` and the
+//!   garbage-collection finalizers it sets.
 //! - `resource_map.rs`: the path-to-storage map; `snapshot.rs`: the served snapshot; `discovery.rs`, `openapi.rs`: the documents derived
 //!   from the map; `table.rs`: the `TableConvertor` over the plugin's printer columns.
 //!
@@ -19,6 +20,7 @@ pub mod list_options;
 pub mod meta;
 pub mod namespace_rest;
 pub mod openapi;
+pub mod propagation;
 pub mod resource_map;
 pub mod snapshot;
 pub mod store;

@@ -5,6 +5,7 @@
 
 use super::list_options::ListOptions;
 use super::meta::{self, meta_mut, meta_str};
+use super::propagation::{deletion_finalizers, PropagationPolicy};
 use crate::status::{ApiError, ApiResult};
 use crate::strategy::ResourceDescription;
 use crate::strategy::{sequence, Strategy, StrategyError};
@@ -94,6 +95,9 @@ pub struct DeleteOptions {
     pub preconditions: Preconditions,
     /// `dryRun=All`.
     pub dry_run: bool,
+    /// `propagationPolicy` (or `orphanDependents`); `None`: what the object's finalizers say,
+    /// else background.
+    pub propagation_policy: Option<PropagationPolicy>,
 }
 
 /// One served resource: `genericregistry.Store`
@@ -622,34 +626,65 @@ impl Store {
         if !errs.is_empty() {
             return Err(ApiError::invalid(&self.gk, name, &errs));
         }
-        let has_finalizers = existing
+        let terminating = !meta_str(&existing, "deletionTimestamp").is_empty();
+        let stored_grace = existing
+            .pointer("/metadata/deletionGracePeriodSeconds")
+            .and_then(Value::as_i64);
+        // The garbage-collection finalizers the policy asks for; not while a graceful
+        // deletion is pending (kube: "finalizers cannot be updated via DeleteOptions if a
+        // deletion is already pending").
+        let graceful_pending = terminating && stored_grace.unwrap_or(0) > 0;
+        let current: Vec<String> = existing
             .pointer("/metadata/finalizers")
             .and_then(Value::as_array)
-            .is_some_and(|f| !f.is_empty());
-        let terminating = !meta_str(&existing, "deletionTimestamp").is_empty();
+            .map(|f| {
+                f.iter()
+                    .filter_map(|x| x.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let new_finalizers = if graceful_pending {
+            None
+        } else {
+            deletion_finalizers(&current, opts.propagation_policy)
+        };
+        let has_finalizers = !new_finalizers.as_ref().unwrap_or(&current).is_empty();
         let graceful = grace.filter(|g| *g > 0);
         if terminating || graceful.is_some() || has_finalizers {
             // Pending: set (or shorten) deletionTimestamp instead of deleting.
-            let stored_grace = existing
-                .pointer("/metadata/deletionGracePeriodSeconds")
-                .and_then(Value::as_i64);
             if terminating && !has_finalizers && stored_grace.unwrap_or(0) == 0 {
                 // Recovery path: an already-terminating object with no grace left goes now.
                 return self.delete_now(&key, name, opts, existing).await;
             }
             let new_grace = match (terminating, graceful, stored_grace) {
-                (false, g, _) => g.unwrap_or(0),
-                (true, Some(g), Some(s)) if g < s => g,
+                (false, g, _) => Some(g.unwrap_or(0)),
+                (true, Some(g), Some(s)) if g < s => Some(g),
                 (true, _, s) => {
                     let requested_shorter = requested.zip(s).is_some_and(|(r, s)| r < s);
-                    if !requested_shorter {
+                    if requested_shorter {
+                        requested
+                    } else if new_finalizers.is_some() {
+                        // Only the finalizers change (e.g. Orphan → Foreground).
+                        None
+                    } else {
                         return Ok(DeleteResult::Pending(existing));
                     }
-                    requested.unwrap_or(0)
                 }
             };
             let mut updated = existing.clone();
             {
+                let m = meta_mut(&mut updated);
+                match &new_finalizers {
+                    Some(f) if f.is_empty() => {
+                        m.remove("finalizers");
+                    }
+                    Some(f) => {
+                        m.insert("finalizers".into(), json!(f));
+                    }
+                    None => {}
+                }
+            }
+            if let Some(new_grace) = new_grace {
                 let m = meta_mut(&mut updated);
                 m.insert("deletionTimestamp".into(), json!(meta::now_plus(new_grace)));
                 m.insert("deletionGracePeriodSeconds".into(), json!(new_grace));
@@ -689,7 +724,7 @@ impl Store {
                     StorageError::InvalidObj { .. } => ApiError::optimistic_lock(&self.gr, name),
                     other => self.storage_err(other, name),
                 })?;
-            if new_grace == 0 && !has_finalizers {
+            if new_grace.unwrap_or(0) == 0 && !has_finalizers {
                 return self.delete_now(&key, name, opts, stored).await;
             }
             return Ok(DeleteResult::Pending(stored));

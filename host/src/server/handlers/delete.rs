@@ -2,6 +2,7 @@
 //! `DeleteResource`, `DeleteCollection`).
 
 use super::response::{json_response, respond_object, Output};
+use crate::registry::propagation::PropagationPolicy;
 use crate::registry::store::{DeleteOptions, DeleteResult};
 use crate::registry::Store;
 use crate::server::options;
@@ -11,6 +12,7 @@ use axum::body::Bytes;
 use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::{json, Value};
+use wasm_apiserver_apimachinery::GroupKind;
 use wasm_apiserver_storage::Preconditions;
 
 /// `DeleteResource`: 200 with a `Success` Status when the object is gone (with the deleted
@@ -74,6 +76,7 @@ fn delete_options(body: &Bytes, q: &Query) -> ApiResult<DeleteOptions> {
         dry_run: options::is_dry_run(q)?,
         ..Default::default()
     };
+    let (mut policy, mut orphan) = (None::<String>, None::<bool>);
     if !body.is_empty() {
         let v: Value = serde_json::from_slice(body)
             .map_err(|e| ApiError::bad_request(format!("error decoding DeleteOptions: {e}")))?;
@@ -87,6 +90,11 @@ fn delete_options(body: &Bytes, q: &Query) -> ApiResult<DeleteOptions> {
                     .map(String::from),
             };
         }
+        policy = v
+            .get("propagationPolicy")
+            .and_then(Value::as_str)
+            .map(String::from);
+        orphan = v.get("orphanDependents").and_then(Value::as_bool);
         if v.get("dryRun")
             .and_then(Value::as_array)
             .is_some_and(|a| a.iter().any(|x| x == "All"))
@@ -94,6 +102,24 @@ fn delete_options(body: &Bytes, q: &Query) -> ApiResult<DeleteOptions> {
             opts.dry_run = true;
         }
     }
+    // Query parameters as kube's parameter codec reads them into DeleteOptions.
+    if let Some(p) = q.get("propagationPolicy") {
+        policy = Some(p.clone());
+    }
+    if let Some(o) = options::query_bool(q, "orphanDependents") {
+        orphan = Some(o);
+    }
+    opts.propagation_policy =
+        PropagationPolicy::from_options(policy.as_deref(), orphan).map_err(|errs| {
+            ApiError::invalid(
+                &GroupKind {
+                    group: "meta.k8s.io".into(),
+                    kind: "DeleteOptions".into(),
+                },
+                "",
+                &errs,
+            )
+        })?;
     if let Some(g) = q.get("gracePeriodSeconds") {
         opts.grace_period_seconds = Some(
             g.parse()
