@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build every strategy plugin for wasm32-wasip2 (release) and lay them out:
-#   target/plugins/       the standard plugins (pods, configmaps, namespaces, the four RBAC
+#   target/plugins/       the standard plugins (pods, configmaps, namespaces, leases, events (core/v1 and events.k8s.io/v1), the four RBAC
 #                         resources) + examples/widgets (what the server loads)
 #   target/test-plugins/  test-only components (misbehaving, and its bad-describe / wit-next builds)
 set -euo pipefail
@@ -12,9 +12,15 @@ out=target/wasm32-wasip2/release
 # pod ~10% faster (BENCHMARKS.md, "Strategy hooks"). Only the wasm32 artifacts are affected; the
 # workspace's native release profile (incremental, for edit-build loops) is left alone.
 export CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1
-cargo build --release --target wasm32-wasip2 -p pods -p configmaps -p namespaces -p widgets -p misbehaving
+cargo build --release --target wasm32-wasip2 -p pods -p configmaps -p namespaces -p leases -p widgets -p misbehaving
 mkdir -p target/plugins target/test-plugins
-for p in pods configmaps namespaces widgets; do cp "$out/$p.wasm" "target/plugins/$p.wasm.tmp" && mv "target/plugins/$p.wasm.tmp" "target/plugins/$p.wasm"; done
+for p in pods configmaps namespaces leases widgets; do cp "$out/$p.wasm" "target/plugins/$p.wasm.tmp" && mv "target/plugins/$p.wasm.tmp" "target/plugins/$p.wasm"; done
+# The Event plugins: one crate, one component per API (core/v1, events.k8s.io/v1).
+for f in core events-k8s-io; do
+  cargo build --release --target wasm32-wasip2 -p events --features "$f"
+  name=$([ "$f" = core ] && echo events || echo "$f")
+  cp "$out/events.wasm" "target/plugins/$name.wasm.tmp" && mv "target/plugins/$name.wasm.tmp" "target/plugins/$name.wasm"
+done
 # The RBAC plugins: one crate, one component per resource, chosen by feature.
 for r in roles clusterroles rolebindings clusterrolebindings; do
   cargo build --release --target wasm32-wasip2 -p rbac --features "$r"

@@ -176,6 +176,21 @@ pub struct ServeArgs {
     /// --controllers).
     #[arg(long, value_delimiter = ',', default_value = "*")]
     pub controllers: Vec<String>,
+    /// Run the namespace controller and the garbage collector only while holding the
+    /// `kube-system/wasm-apiserver-controllers` Lease, so that one of several servers sharing
+    /// an etcd runs them (kube-controller-manager's --leader-elect). Without the `leases`
+    /// plugin every server runs them, with a warning.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub leader_elect: bool,
+    /// How long a lease not renewed stays its holder's before another server takes it.
+    #[arg(long, default_value = "15s", value_parser = humantime::parse_duration)]
+    pub leader_elect_lease_duration: std::time::Duration,
+    /// How long the leader keeps its controllers running without a successful renewal.
+    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    pub leader_elect_renew_deadline: std::time::Duration,
+    /// Between two attempts to acquire or renew the lease.
+    #[arg(long, default_value = "2s", value_parser = humantime::parse_duration)]
+    pub leader_elect_retry_period: std::time::Duration,
     /// Read-only requests served at once (watches not counted); more are answered 429.
     /// 0: no limit.
     #[arg(long, default_value_t = 400)]

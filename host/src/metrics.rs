@@ -29,6 +29,8 @@ pub struct Metrics {
     pub authentication_attempts: IntCounterVec,
     /// `apiserver_authorization_decisions_total{decision}` (`allowed`, `denied`).
     pub authorization_decisions: IntCounterVec,
+    /// `leader_election_master_status{name}` (client-go's): 1 while this server leads.
+    pub leader: prometheus::IntGaugeVec,
     /// `apiserver_audit_event_total`: audit events generated.
     pub audit_events: prometheus::IntCounter,
     /// `apiserver_audit_error_total{plugin}`: audit events dropped (queue full, write failed).
@@ -85,6 +87,11 @@ pub fn metrics() -> &'static Metrics {
             &["decision"],
         )
         .expect("valid metric");
+        let leader = prometheus::IntGaugeVec::new(
+            Opts::new("leader_election_master_status", "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease."),
+            &["name"],
+        )
+        .expect("valid metric");
         let audit_events = prometheus::IntCounter::new(
             "apiserver_audit_event_total",
             "Counter of audit events generated and sent to the audit backend.",
@@ -105,6 +112,7 @@ pub fn metrics() -> &'static Metrics {
             Box::new(dropped_requests.clone()),
             Box::new(audit_events.clone()),
             Box::new(audit_errors.clone()),
+            Box::new(leader.clone()),
             Box::new(authenticated_user_requests.clone()),
             Box::new(authentication_attempts.clone()),
             Box::new(authorization_decisions.clone()),
@@ -128,6 +136,7 @@ pub fn metrics() -> &'static Metrics {
             audit_events,
             audit_errors,
             dropped_requests,
+            leader,
         }
     })
 }
@@ -153,14 +162,22 @@ pub fn authenticated_user_request(username: &str) {
         .inc();
 }
 
+/// Whether this server leads its controllers' lease.
+pub fn leader(leading: bool) {
+    metrics()
+        .leader
+        .with_label_values(&[crate::controllers::leader_election::LEASE_NAME])
+        .set(leading as i64);
+}
+
 /// Count an audit event sent to the backend.
 pub fn audit_event() {
     metrics().audit_events.inc();
 }
 
-/// Count an audit event lost (queue full or write failed).
-pub fn audit_error() {
-    metrics().audit_errors.with_label_values(&["log"]).inc();
+/// Count `n` audit events lost (buffer full, serialization or write failed).
+pub fn audit_errors(n: u64) {
+    metrics().audit_errors.with_label_values(&["log"]).inc_by(n);
 }
 
 /// Count a request refused by an in-flight limit.

@@ -161,6 +161,33 @@ fn audit(backend: Backend) {
         log.with_file_name("audit.log.1").exists()
     });
     assert!(std::fs::metadata(&log).unwrap().len() < 2 << 20);
+
+    // Shutdown: a watch open when the server is stopped ends with it, and its
+    // ResponseComplete — recorded in the server's last moments — is in the log.
+    let mut watch = s
+        .kubectl_cmd(&["get", "configmaps", "--watch", "-l", "flush=test"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // (Its ResponseStarted is omitted by the policy: nothing to wait for in the log.)
+    std::thread::sleep(Duration::from_secs(2));
+    let mut s = s;
+    let _ = Command::new("kill")
+        .args(["-TERM", &s.pid().to_string()])
+        .status();
+    s.wait_exit(Duration::from_secs(30))
+        .expect("the server stops");
+    let _ = watch.kill();
+    let _ = watch.wait();
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.ends_with('\n'), "the last event is complete");
+    assert!(
+        events(&log).iter().any(|e| e["verb"] == "watch"
+            && e["requestURI"].as_str().unwrap_or("").contains("flush")
+            && e["stage"] == "ResponseComplete"),
+        "the watch's ResponseComplete at shutdown is not in the log"
+    );
 }
 
 #[test]

@@ -363,7 +363,6 @@ async fn graceful_pod_deletion() {
 // 4b. Pod storage sets `ReturnDeletedObject: true` (pkg/registry/core/pod/storage/storage.go),
 //     so the DELETE that removes a pod answers with the Pod, not a Status.
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "bug: DELETE always answers a Status; pods (ReturnDeletedObject) answer the deleted Pod"]
 async fn deleted_pod_is_returned_as_the_object() {
     let s = InProcessServer::start(Backend::Embedded);
     let pods = format!("{}/api/v1/namespaces/default/pods", s.url);

@@ -1,7 +1,8 @@
 //! The official Python client (`kubernetes`, installed by `setup.sh --test` into the venv
 //! `target/pyenv`; `python3` when there is none) against the real
 //! server: `tests/python/client_answers.py` sends the requests it sends (trailing-slash paths,
-//! typed objects without apiVersion/kind, a watch with a timeout) and checks what it decodes.
+//! typed objects without apiVersion/kind, a watch with a timeout, a pod's delete, events through
+//! both Event APIs) and checks what it decodes.
 
 mod common;
 
@@ -9,7 +10,18 @@ use common::server::{Backend, TestServer};
 
 #[test]
 fn python_client_sees_kube_answers() {
-    let s = TestServer::start(Backend::Embedded);
+    let s = TestServer::start_with(
+        Backend::Embedded,
+        &[
+            "pods",
+            "configmaps",
+            "namespaces",
+            "widgets",
+            "events",
+            "events-k8s-io",
+        ],
+        &[],
+    );
     let script = common::repo_root().join("host/tests/python/client_answers.py");
     let venv = common::repo_root().join("target/pyenv/bin/python");
     let python = if venv.exists() {
@@ -41,4 +53,12 @@ fn python_client_sees_kube_answers() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "ok");
+    // kubectl lists the events the script published, with kube's columns.
+    let events = s.ok(&["get", "events", "-n", "py"]);
+    assert!(
+        events.starts_with("LAST SEEN")
+            && events.contains("configmap/c")
+            && events.contains("Changed"),
+        "{events}"
+    );
 }

@@ -160,7 +160,20 @@ pub async fn serve_on(
             crate::controllers::system_namespaces::ensure(&namespaces).await;
         }
     }
-    crate::controllers::start(served.clone(), &args.controllers);
+    crate::controllers::start(
+        served.clone(),
+        &crate::controllers::ControllerOptions {
+            list: args.controllers.clone(),
+            leader_election: args.leader_elect.then(|| {
+                crate::controllers::leader_election::LeaderElectionConfig {
+                    lease_duration: args.leader_elect_lease_duration,
+                    renew_deadline: args.leader_elect_renew_deadline,
+                    retry_period: args.leader_elect_retry_period,
+                    identity: crate::controllers::leader_election::default_identity(),
+                }
+            }),
+        },
+    );
     crate::authorization::rbac::policy_watcher::watch_policy(
         served.clone(),
         state.authorizer.rbac().clone(),
@@ -191,6 +204,7 @@ pub async fn serve_on(
         tracing::info!("shutting down: finishing requests in flight, closing watches");
         let _ = shutdown_tx.send(true);
     }));
+    let audit = state.audit.clone();
     let app = router(state);
     let secure = serving::serve(
         listeners.secure,
@@ -215,6 +229,10 @@ pub async fn serve_on(
     };
     if dropped > 0 {
         tracing::warn!(dropped, "shut down with connections dropped");
+    }
+    // The last audit events (watches' ResponseComplete among them) reach the log.
+    if let Some(a) = audit {
+        let _ = tokio::task::spawn_blocking(move || a.backend.shutdown()).await;
     }
     Ok(())
 }

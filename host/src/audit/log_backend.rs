@@ -5,7 +5,8 @@
 //!
 //! A request serializes its event into a per-thread scratch buffer and appends the line to a
 //! shared pending buffer (one short lock, no allocation once warm); a writer thread takes the
-//! whole pending buffer every [`BATCH_WAIT`] and writes it. A request never waits for the disk,
+//! whole pending buffer every [`BATCH_WAIT`] and writes it, and a last time at shutdown
+//! ([`LogBackend::shutdown`]). A request never waits for the disk,
 //! and no event crosses threads as an object (a hand-off per event — a channel send, the
 //! event freed on another thread — cost the request path more than writing it does). When
 //! [`MAX_PENDING`] bytes are waiting or a write fails, events are dropped, logged and counted
@@ -18,6 +19,7 @@ use file_rotate::{ContentLimit, FileRotate};
 use std::cell::RefCell;
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Bytes of serialized events waiting for the writer at most (kube's buffered backend holds
@@ -39,7 +41,17 @@ const SCRATCH_KEEP: usize = 64 << 10;
 /// Where audit events are written.
 #[derive(Clone, Debug)]
 pub struct LogBackend {
-    pending: Arc<Mutex<Vec<u8>>>,
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    /// Serialized events not yet taken by the writer.
+    pending: Mutex<Vec<u8>>,
+    /// Set by [`LogBackend::shutdown`]: the writer writes what is pending and stops.
+    closed: AtomicBool,
+    /// The writer thread, joined by [`LogBackend::shutdown`].
+    writer: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 /// The log options.
@@ -91,63 +103,90 @@ impl LogBackend {
                 None,
             ))
         };
-        let pending = Arc::new(Mutex::new(Vec::new()));
-        let shared = Arc::downgrade(&pending);
-        std::thread::Builder::new()
+        let shared = Arc::new(Shared {
+            pending: Mutex::new(Vec::new()),
+            closed: AtomicBool::new(false),
+            writer: Mutex::new(None),
+        });
+        let state = shared.clone();
+        let writer = std::thread::Builder::new()
             .name("audit-log".into())
             .spawn(move || {
                 let mut batch = Vec::new();
                 loop {
-                    std::thread::sleep(BATCH_WAIT);
-                    // The last write after the backend is gone, then stop.
-                    let Some(pending) = shared.upgrade() else {
-                        break;
-                    };
-                    std::mem::swap(&mut *lock(&pending), &mut batch);
-                    drop(pending);
+                    // Woken early by shutdown.
+                    std::thread::park_timeout(BATCH_WAIT);
+                    let closed = state.closed.load(Ordering::SeqCst);
+                    std::mem::swap(&mut *lock(&state.pending), &mut batch);
                     if let Err(e) = write_lines(&mut out, &batch).and_then(|_| out.flush()) {
-                        tracing::error!(error = %e, "cannot write the audit log");
-                        crate::metrics::audit_error();
+                        let lost = batch.iter().filter(|&&b| b == b'\n').count();
+                        tracing::error!(error = %e, events = lost, "cannot write the audit log");
+                        crate::metrics::audit_errors(lost as u64);
                     }
                     batch.clear();
                     // A burst's buffer is not kept for ever.
                     batch.shrink_to(MAX_PENDING / 16);
+                    if closed {
+                        return;
+                    }
                 }
             })?;
-        Ok(LogBackend { pending })
+        *lock_writer(&shared.writer) = Some(writer);
+        Ok(LogBackend { shared })
+    }
+
+    /// Write what is pending and stop the writer (at shutdown, after the last request);
+    /// events recorded later are not written.
+    pub fn shutdown(&self) {
+        self.shared.closed.store(true, Ordering::SeqCst);
+        if let Some(writer) = lock_writer(&self.shared.writer).take() {
+            writer.thread().unpark();
+            let _ = writer.join();
+        }
     }
 
     /// Record an event; never blocks on the disk.
     pub fn process(&self, event: &Event<'_>) {
         crate::metrics::audit_event();
-        SCRATCH.with(|scratch| {
-            let mut line = scratch.borrow_mut();
+        let append = |line: &mut Vec<u8>| {
             line.clear();
             if let Err(e) = serde_json::to_writer(&mut *line, event) {
                 tracing::error!(error = %e, "cannot serialize an audit event");
-                crate::metrics::audit_error();
+                crate::metrics::audit_errors(1);
                 return;
             }
             line.push(b'\n');
-            {
-                let mut pending = lock(&self.pending);
-                if pending.len() + line.len() > MAX_PENDING {
-                    drop(pending);
-                    tracing::error!("audit buffer full; event dropped");
-                    crate::metrics::audit_error();
-                } else {
-                    pending.extend_from_slice(&line);
-                }
+            let mut pending = lock(&self.shared.pending);
+            if pending.len() + line.len() > MAX_PENDING {
+                drop(pending);
+                tracing::error!("audit buffer full; event dropped");
+                crate::metrics::audit_errors(1);
+            } else {
+                pending.extend_from_slice(line);
             }
+        };
+        // A thread being torn down has no scratch buffer left: a fresh one then.
+        let done = SCRATCH.try_with(|scratch| {
+            let mut line = scratch.borrow_mut();
+            append(&mut line);
             if line.capacity() > SCRATCH_KEEP {
                 *line = Vec::new();
             }
         });
+        if done.is_err() {
+            append(&mut Vec::new());
+        }
     }
 }
 
 /// The pending buffer, even if a thread panicked holding it (it holds only bytes).
 fn lock(m: &Mutex<Vec<u8>>) -> std::sync::MutexGuard<'_, Vec<u8>> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+type Writer = Option<std::thread::JoinHandle<()>>;
+
+fn lock_writer(m: &Mutex<Writer>) -> std::sync::MutexGuard<'_, Writer> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 

@@ -27,6 +27,7 @@ use crate::registry::propagation::{
 use crate::registry::store::{DeleteOptions, Subresource, UpdatedObject};
 use crate::registry::{ListOptions, Served, Store};
 use crate::status::{ApiError, ApiResult};
+use futures::FutureExt;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -37,11 +38,21 @@ use wasm_apiserver_storage::{ResourceVersionMatch, WatchEvent};
 /// Items processed at once (kube's `--concurrent-gc-syncs`, default 20).
 pub const WORKERS: usize = 20;
 
-/// How soon a failed item is tried again.
+/// How soon a monitor whose watch failed watches again.
 pub const RETRY: Duration = Duration::from_millis(500);
 
-/// How often the set of served resources is compared with the monitors running.
-const RESYNC_MONITORS: Duration = Duration::from_secs(1);
+/// How often workers look whether the graph is complete before deciding anything.
+const SYNC_POLL: Duration = Duration::from_millis(50);
+
+/// The wait before retry `n` (1-based) of a failed item: 5 ms doubling, at most 1000 s.
+fn backoff(n: u32) -> Duration {
+    let ms = 5u64.saturating_mul(1u64 << (n - 1).min(30));
+    Duration::from_millis(ms).min(Duration::from_secs(1000))
+}
+
+/// How often the set of served resources is compared with the monitors running (a plugin
+/// loaded is watched this soon; nothing is decided until it is).
+const RESYNC_MONITORS: Duration = Duration::from_millis(200);
 
 /// A served resource: group, version, plural.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -177,20 +188,39 @@ pub struct GarbageCollector {
     graph: Mutex<Graph>,
     items: Mutex<HashMap<Item, ItemState>>,
     queue: mpsc::UnboundedSender<Item>,
+    /// Consecutive failures of an item, for its back-off.
+    failures: Mutex<HashMap<Item, u32>>,
+    /// Resources whose monitor has delivered its initial events.
+    synced: Mutex<HashSet<ResourceKey>>,
 }
 
-/// Start the garbage collector: its monitors and workers.
-pub fn start(served: Arc<Served>) -> Arc<GarbageCollector> {
+/// Start the garbage collector (a fresh graph): its monitors and workers, stopped by
+/// aborting the returned tasks.
+pub fn start(served: Arc<Served>) -> Vec<tokio::task::AbortHandle> {
     let (queue, rx) = mpsc::unbounded_channel();
     let gc = Arc::new(GarbageCollector {
         served,
         graph: Mutex::new(Graph::default()),
         items: Mutex::new(HashMap::new()),
         queue,
+        failures: Mutex::new(HashMap::new()),
+        synced: Mutex::new(HashSet::new()),
     });
-    tokio::spawn(gc.clone().run_monitors());
-    tokio::spawn(gc.clone().run_workers(rx));
-    gc
+    vec![
+        tokio::spawn(gc.clone().run_monitors()).abort_handle(),
+        tokio::spawn(gc.run_workers(rx)).abort_handle(),
+    ]
+}
+
+/// The monitor tasks, aborted with the task that owns them.
+struct Monitors(HashMap<ResourceKey, tokio::task::JoinHandle<()>>);
+
+impl Drop for Monitors {
+    fn drop(&mut self) {
+        for task in self.0.values() {
+            task.abort();
+        }
+    }
 }
 
 impl GarbageCollector {
@@ -222,11 +252,14 @@ impl GarbageCollector {
 
     /// One monitor per served resource, started and stopped as plugins come and go.
     async fn run_monitors(self: Arc<Self>) {
-        let mut running: HashMap<ResourceKey, tokio::task::JoinHandle<()>> = HashMap::new();
+        let mut monitors = Monitors(HashMap::new());
         loop {
+            let running = &mut monitors.0;
             let snapshot = self.served.load();
             let mut served = HashSet::new();
-            for store in snapshot.resources.iter() {
+            // Read-only resources (the plugins' own status objects) are never deleted here;
+            // as owners they are looked up live.
+            for store in snapshot.resources.iter().filter(|s| !s.read_only) {
                 let key = ResourceKey::of(store);
                 served.insert(key.clone());
                 running
@@ -290,6 +323,10 @@ impl GarbageCollector {
                             == Some(&Value::from("true"));
                         if let (true, Some(seen)) = (end, initial.take()) {
                             self.forget_missing(&key, &seen);
+                            self.synced
+                                .lock()
+                                .unwrap_or_else(|p| p.into_inner())
+                                .insert(key.clone());
                         }
                     }
                     WatchEvent::Error(e) => {
@@ -347,7 +384,11 @@ impl GarbageCollector {
                 work.push(Item::OrphanDependents(uid.clone()));
             }
             if node.waiting_for_dependents() {
-                work.extend(g.dependents_of(&uid).into_iter().map(Item::AttemptToDelete));
+                // On the transition only: its dependents are looked at once (kube's
+                // `startsWaitingForDependentsDeleted`), whatever later updates of it do.
+                if !old.as_ref().is_some_and(Node::waiting_for_dependents) {
+                    work.extend(g.dependents_of(&uid).into_iter().map(Item::AttemptToDelete));
+                }
                 work.push(Item::DeleteDependents(uid.clone()));
             }
             // A dependent now being deleted may unblock its foreground owners.
@@ -410,6 +451,11 @@ impl GarbageCollector {
     async fn run_workers(self: Arc<Self>, mut rx: mpsc::UnboundedReceiver<Item>) {
         let slots = Arc::new(Semaphore::new(WORKERS));
         while let Some(item) = rx.recv().await {
+            // Nothing is decided on a partial graph (kube waits for its monitors' caches):
+            // an owner's dependents must all be known before it is orphaned or released.
+            while !self.synced() {
+                tokio::time::sleep(SYNC_POLL).await;
+            }
             let Ok(permit) = slots.clone().acquire_owned().await else {
                 return;
             };
@@ -419,17 +465,34 @@ impl GarbageCollector {
             }
             let gc = self.clone();
             tokio::spawn(async move {
-                let result = match &item {
-                    Item::AttemptToDelete(uid) => gc.attempt_to_delete(uid).await,
-                    Item::DeleteDependents(uid) => gc.delete_dependents(uid).await,
-                    Item::OrphanDependents(uid) => gc.orphan_dependents(uid).await,
+                let work = async {
+                    match &item {
+                        Item::AttemptToDelete(uid) => gc.attempt_to_delete(uid).await,
+                        Item::DeleteDependents(uid) => gc.delete_dependents(uid).await,
+                        Item::OrphanDependents(uid) => gc.orphan_dependents(uid).await,
+                    }
                 };
+                let result = std::panic::AssertUnwindSafe(work)
+                    .catch_unwind()
+                    .await
+                    .unwrap_or_else(|_| Err(ApiError::internal("garbage collector: panicked")));
                 drop(permit);
                 match result {
-                    Ok(()) => gc.done(&item),
+                    Ok(()) => {
+                        gc.failures().remove(&item);
+                        gc.done(&item);
+                    }
                     Err(e) => {
-                        tracing::debug!(?item, error = %e, "garbage collector: will retry");
-                        tokio::time::sleep(RETRY).await;
+                        // Exponential back-off per item (client-go's default controller rate
+                        // limiter: 5 ms doubling up to 1000 s).
+                        let delay = {
+                            let mut failures = gc.failures();
+                            let n = failures.entry(item.clone()).or_insert(0);
+                            *n = n.saturating_add(1);
+                            backoff(*n)
+                        };
+                        tracing::debug!(?item, error = %e, ?delay, "garbage collector: will retry");
+                        tokio::time::sleep(delay).await;
                         {
                             let mut items = gc.items.lock().unwrap_or_else(|p| p.into_inner());
                             if let Some(ItemState::Processing { dirty }) = items.get_mut(&item) {
@@ -441,6 +504,21 @@ impl GarbageCollector {
                 }
             });
         }
+    }
+
+    fn failures(&self) -> std::sync::MutexGuard<'_, HashMap<Item, u32>> {
+        self.failures.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether every served resource's monitor has had its initial events.
+    fn synced(&self) -> bool {
+        let synced = self.synced.lock().unwrap_or_else(|p| p.into_inner());
+        self.served
+            .load()
+            .resources
+            .iter()
+            .filter(|s| !s.read_only)
+            .all(|s| synced.contains(&ResourceKey::of(s)))
     }
 
     fn store(&self, key: &ResourceKey) -> Option<Arc<Store>> {
@@ -501,37 +579,47 @@ impl GarbageCollector {
             return Ok(());
         }
         let (mut solid, mut dangling, mut waiting) = (Vec::new(), Vec::new(), Vec::new());
-        for owner in owners {
-            match self.classify(&node, &owner).await? {
-                OwnerState::Solid => solid.push(owner),
-                OwnerState::Dangling => dangling.push(owner),
-                OwnerState::WaitingForDependents => waiting.push(owner),
+        for owner in &owners {
+            match self.classify(&node, owner).await? {
+                OwnerState::Solid => solid.push(owner.uid.clone()),
+                OwnerState::Dangling => dangling.push(owner.uid.clone()),
+                OwnerState::WaitingForDependents => waiting.push(owner.uid.clone()),
             }
         }
         if !solid.is_empty() {
-            // A live owner keeps it: drop the dangling references, unblock the owners
-            // waiting in the foreground.
-            let blocking_waiters = waiting.iter().any(|o| o.block_owner_deletion);
-            if dangling.is_empty() && !blocking_waiters {
+            // A live owner keeps it: the references to owners that are gone, or that wait
+            // for their dependents (they would wait for ever), go.
+            if dangling.is_empty() && waiting.is_empty() {
                 return Ok(());
             }
-            let gone: HashSet<String> = dangling.into_iter().map(|o| o.uid).collect();
-            let unblock: HashSet<String> = waiting.into_iter().map(|o| o.uid).collect();
+            let drop: HashSet<String> = dangling.into_iter().chain(waiting).collect();
             return self
                 .patch_owner_refs(&store, &node, uid, move |refs| {
-                    refs.retain(|r| !gone.contains(r["uid"].as_str().unwrap_or("")));
+                    refs.retain(|r| !drop.contains(r["uid"].as_str().unwrap_or("")))
+                })
+                .await;
+        }
+        let dependents = self.graph().dependents_of(uid);
+        let policy = if !waiting.is_empty() && !dependents.is_empty() {
+            // A dependent that itself waits for its dependents may be in a cycle with this
+            // object: make this object's references non-blocking first (kube's cycle
+            // breaking, false positives included).
+            let cycle = {
+                let g = self.graph();
+                dependents
+                    .iter()
+                    .any(|d| g.nodes.get(d).is_some_and(Node::waiting_for_dependents))
+            };
+            if cycle {
+                self.patch_owner_refs(&store, &node, uid, |refs| {
                     for r in refs.iter_mut() {
-                        if unblock.contains(r["uid"].as_str().unwrap_or(""))
-                            && r.get("blockOwnerDeletion") == Some(&Value::Bool(true))
-                        {
+                        if r.get("blockOwnerDeletion") == Some(&Value::Bool(true)) {
                             r["blockOwnerDeletion"] = Value::Bool(false);
                         }
                     }
                 })
-                .await;
-        }
-        let has_dependents = !self.graph().dependents_of(uid).is_empty();
-        let policy = if !waiting.is_empty() && has_dependents {
+                .await?;
+            }
             PropagationPolicy::Foreground
         } else {
             let f = finalizers(&obj);
@@ -543,32 +631,70 @@ impl GarbageCollector {
                 PropagationPolicy::Background
             }
         };
-        let opts = DeleteOptions {
+        self.delete(&store, &node, &obj, policy).await
+    }
+
+    /// `deleteObject`: preconditioned on the uid and the resourceVersion the decision was made
+    /// on; on a conflict, deleted anyway if the owner references are still the same, left
+    /// for a new decision otherwise. Namespaces go through their own deletion (Terminating,
+    /// the immortal ones refused).
+    async fn delete(
+        &self,
+        store: &Store,
+        node: &Node,
+        obj: &Value,
+        policy: PropagationPolicy,
+    ) -> ApiResult<()> {
+        let uid = meta(obj, "uid").to_string();
+        let mut opts = DeleteOptions {
             preconditions: wasm_apiserver_storage::Preconditions {
-                uid: Some(uid.to_string()),
-                resource_version: None,
+                uid: Some(uid.clone()),
+                resource_version: Some(meta(obj, "resourceVersion").to_string()),
             },
             propagation_policy: Some(policy),
             ..Default::default()
         };
-        match store.delete(&node.namespace, &node.name, &opts).await {
-            Ok(_) => Ok(()),
-            Err(e) if e.code == 404 || e.code == 409 => Ok(()),
-            Err(e) => Err(e),
+        for attempt in 0..2 {
+            let result = if store.is_namespaces() {
+                if crate::admission::namespace_lifecycle::admit_namespace_delete(&node.name)
+                    .is_err()
+                {
+                    return Ok(());
+                }
+                crate::registry::namespace_rest::delete_namespace(store, &node.name, &opts)
+                    .await
+                    .map(|_| ())
+            } else {
+                store
+                    .delete(&node.namespace, &node.name, &opts)
+                    .await
+                    .map(|_| ())
+            };
+            match result {
+                Ok(()) => return Ok(()),
+                Err(e) if e.code == 404 => return Ok(()),
+                Err(e) if e.code == 409 && attempt == 0 => {
+                    match store.get(&node.namespace, &node.name, "").await {
+                        Ok(live) if meta(&live, "uid") != uid => return Ok(()),
+                        Ok(live) if owner_refs(&live) == owner_refs(obj) => {
+                            opts.preconditions.resource_version = None;
+                        }
+                        // Its owners changed: the new state is looked at afresh.
+                        Ok(_) => return Err(e),
+                        Err(g) if g.code == 404 => return Ok(()),
+                        Err(g) => return Err(g),
+                    }
+                }
+                Err(e) => return Err(e),
+            }
         }
+        Ok(())
     }
 
     /// Whether `owner` of the dependent `node` exists (`isDangling`, and whether it waits for
-    /// its dependents).
+    /// its dependents). An owner is looked up by its kind's resource, in the dependent's
+    /// namespace when namespaced; a graph node stands for it only when its coordinates match.
     async fn classify(&self, node: &Node, owner: &OwnerRef) -> ApiResult<OwnerState> {
-        if let Some(known) = self.graph().nodes.get(&owner.uid) {
-            // In the graph: it exists (the graph trails storage; a stale "exists" only delays).
-            return Ok(if known.waiting_for_dependents() {
-                OwnerState::WaitingForDependents
-            } else {
-                OwnerState::Solid
-            });
-        }
         let Some(store) = self.owner_store(owner) else {
             // No served resource of that kind: unresolvable, never collected.
             return Ok(OwnerState::Solid);
@@ -583,6 +709,21 @@ impl GarbageCollector {
         } else {
             ""
         };
+        if let Some(known) = self.graph().nodes.get(&owner.uid) {
+            let same = known.resource.group == store.description.group
+                && known.resource.plural == store.description.plural
+                && known.name == owner.name
+                && known.namespace == ns;
+            if same {
+                // In the graph: it exists (the graph trails storage; a stale "exists" only
+                // delays, its deletion event brings the dependent back).
+                return Ok(if known.waiting_for_dependents() {
+                    OwnerState::WaitingForDependents
+                } else {
+                    OwnerState::Solid
+                });
+            }
+        }
         match store.get(ns, &owner.name, "").await {
             Ok(o) if meta(&o, "uid") != owner.uid => Ok(OwnerState::Dangling),
             Ok(o) => Ok(
@@ -597,14 +738,17 @@ impl GarbageCollector {
                 },
             ),
             Err(e) if e.code == 404 => Ok(OwnerState::Dangling),
+            // A name no object can have (the lookup is refused): unresolvable, not retried.
+            Err(e) if e.code == 400 || e.code == 422 => Ok(OwnerState::Solid),
             Err(e) => Err(e),
         }
     }
 
     /// `processDeletingDependentsItem`: the owner `uid` is deleted in the foreground; once no
-    /// dependent blocks it, its `foregroundDeletion` finalizer goes.
+    /// dependent blocks it, its `foregroundDeletion` finalizer goes; until then its blocking
+    /// dependents not yet being deleted are looked at.
     async fn delete_dependents(&self, uid: &str) -> ApiResult<()> {
-        let (blocking, others) = {
+        let blocking = {
             let g = self.graph();
             let Some(owner) = g.nodes.get(uid) else {
                 return Ok(());
@@ -613,24 +757,17 @@ impl GarbageCollector {
                 return Ok(());
             }
             let mut blocking = Vec::new();
-            let mut others = Vec::new();
             for dep in g.dependents_of(uid) {
                 let Some(d) = g.nodes.get(&dep) else { continue };
-                let blocks = d
-                    .owners
+                if d.owners
                     .iter()
-                    .any(|o| o.uid == uid && o.block_owner_deletion);
-                if blocks {
+                    .any(|o| o.uid == uid && o.block_owner_deletion)
+                {
                     blocking.push((dep, d.deleting));
-                } else if !d.deleting {
-                    others.push(dep);
                 }
             }
-            (blocking, others)
+            blocking
         };
-        for dep in others {
-            self.add(Item::AttemptToDelete(dep));
-        }
         if blocking.is_empty() {
             return self
                 .remove_finalizer(uid, FINALIZER_DELETE_DEPENDENTS)

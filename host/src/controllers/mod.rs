@@ -9,8 +9,11 @@
 //! - `namespace.rs`: the namespace controller (`pkg/controller/namespace`).
 //! - `garbage_collector.rs`: the garbage collector (`pkg/controller/garbagecollector`):
 //!   dependents deleted or orphaned after their owners, from `ownerReferences`.
+//! - `leader_election.rs`: one server per store runs the last two, the holder of a Lease
+//!   (kube-controller-manager's `--leader-elect`).
 
 pub mod garbage_collector;
+pub mod leader_election;
 pub mod namespace;
 pub mod system_namespaces;
 
@@ -34,16 +37,45 @@ pub fn enabled(list: &[String], name: &str) -> bool {
     on
 }
 
-/// Start the enabled controllers.
-pub fn start(served: Arc<Served>, list: &[String]) {
-    if enabled(list, "system-namespaces") {
+/// How the controllers run: which ones (`--controllers`) and whether they are elected
+/// (`--leader-elect`, with its timing and this server's identity).
+#[derive(Clone, Debug)]
+pub struct ControllerOptions {
+    /// `--controllers`.
+    pub list: Vec<String>,
+    /// `Some`: run the elected controllers only while holding their lease.
+    pub leader_election: Option<leader_election::LeaderElectionConfig>,
+}
+
+/// Start the enabled controllers. The system namespaces are ensured by every server (as each
+/// kube-apiserver does); the namespace controller and the garbage collector run on one server
+/// per store, the one holding the lease, unless leader election is off.
+pub fn start(served: Arc<Served>, opts: &ControllerOptions) {
+    if enabled(&opts.list, "system-namespaces") {
         system_namespaces::start(served.clone());
     }
-    if enabled(list, "garbagecollector") {
-        garbage_collector::start(served.clone());
+    let list = opts.list.clone();
+    let elected = {
+        let served = served.clone();
+        move || {
+            let mut tasks = Vec::new();
+            if enabled(&list, "garbagecollector") {
+                tasks.extend(garbage_collector::start(served.clone()));
+            }
+            if enabled(&list, "namespace") {
+                tasks.push(namespace::start(served.clone()));
+            }
+            tasks
+        }
+    };
+    if !enabled(&opts.list, "garbagecollector") && !enabled(&opts.list, "namespace") {
+        return;
     }
-    if enabled(list, "namespace") {
-        namespace::start(served);
+    match &opts.leader_election {
+        Some(config) => leader_election::run(served, config.clone(), Box::new(elected)),
+        None => {
+            elected();
+        }
     }
 }
 

@@ -24,8 +24,8 @@ use std::time::Duration;
 /// How soon a terminating namespace is looked at again.
 pub const RETRY: Duration = Duration::from_millis(250);
 
-/// Start the controller.
-pub fn start(served: Arc<Served>) {
+/// Start the controller; abort the returned task to stop it.
+pub fn start(served: Arc<Served>) -> tokio::task::AbortHandle {
     tokio::spawn(async move {
         loop {
             let snapshot = served.load();
@@ -74,7 +74,8 @@ pub fn start(served: Arc<Served>) {
                 Err(_) => tokio::time::sleep(Duration::from_secs(1)).await,
             }
         }
-    });
+    })
+    .abort_handle()
 }
 
 fn condition(kind: &str, status: bool, reason: &str, message: &str) -> Value {

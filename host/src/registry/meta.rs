@@ -15,6 +15,14 @@ pub fn now() -> String {
     chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
+/// Now as a `metav1.MicroTime` string (RFC 3339, microseconds, UTC), e.g.
+/// `2026-11-21T08:00:00.123456Z`.
+pub fn now_micro() -> String {
+    chrono::Utc::now()
+        .format("%Y-%m-%dT%H:%M:%S%.6fZ")
+        .to_string()
+}
+
 /// Seconds after now as a `metav1.Time` string.
 pub fn now_plus(seconds: i64) -> String {
     (chrono::Utc::now() + chrono::Duration::seconds(seconds))

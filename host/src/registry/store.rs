@@ -98,7 +98,12 @@ pub struct DeleteOptions {
     /// `propagationPolicy` (or `orphanDependents`); `None`: what the object's finalizers say,
     /// else background.
     pub propagation_policy: Option<PropagationPolicy>,
+    /// `orphanDependents` as sent (a pending delete answers 202 when it is `false`).
+    pub orphan_dependents: Option<bool>,
 }
+
+/// How many times [`Store::delete`] starts over when the object changes under it.
+pub const DELETE_ATTEMPTS: usize = 5;
 
 /// One served resource: `genericregistry.Store`
 /// (`k8s.io/apiserver/pkg/registry/generic/registry/store.go`) — the plugin's strategy, the
@@ -594,12 +599,33 @@ impl Store {
 
     /// `Store.Delete`: preconditions, graceful deletion (`CheckGracefulDelete`), finalizers,
     /// then the storage delete (`rest.BeforeDelete`, `updateForGracefulDeletionAndFinalizers`).
+    ///
+    /// kube computes the deletion's update inside `GuaranteedUpdate` from the current object;
+    /// here an update that lost a race with another write starts the delete over (at most
+    /// [`DELETE_ATTEMPTS`] times), so a concurrent update is never a 409 to the deleter.
     pub async fn delete(
         &self,
         ns: &str,
         name: &str,
         opts: &DeleteOptions,
     ) -> ApiResult<DeleteResult> {
+        for _ in 1..DELETE_ATTEMPTS {
+            if let Some(result) = self.delete_attempt(ns, name, opts).await? {
+                return Ok(result);
+            }
+        }
+        self.delete_attempt(ns, name, opts)
+            .await?
+            .ok_or_else(|| ApiError::optimistic_lock(&self.gr, name))
+    }
+
+    /// One try of [`Store::delete`]; `None` when the object changed under it.
+    async fn delete_attempt(
+        &self,
+        ns: &str,
+        name: &str,
+        opts: &DeleteOptions,
+    ) -> ApiResult<Option<DeleteResult>> {
         let key = self.key(ns, name);
         let existing = self.get(ns, name, "").await?;
         // BeforeDelete checks the preconditions early: a failure is 409 Conflict.
@@ -654,7 +680,7 @@ impl Store {
             // Pending: set (or shorten) deletionTimestamp instead of deleting.
             if terminating && !has_finalizers && stored_grace.unwrap_or(0) == 0 {
                 // Recovery path: an already-terminating object with no grace left goes now.
-                return self.delete_now(&key, name, opts, existing).await;
+                return self.delete_now(&key, name, opts, existing).await.map(Some);
             }
             let new_grace = match (terminating, graceful, stored_grace) {
                 (false, g, _) => Some(g.unwrap_or(0)),
@@ -667,7 +693,7 @@ impl Store {
                         // Only the finalizers change (e.g. Orphan → Foreground).
                         None
                     } else {
-                        return Ok(DeleteResult::Pending(existing));
+                        return Ok(Some(DeleteResult::Pending(existing)));
                     }
                 }
             };
@@ -699,7 +725,7 @@ impl Store {
                 }
             }
             if opts.dry_run {
-                return Ok(DeleteResult::Pending(updated));
+                return Ok(Some(DeleteResult::Pending(updated)));
             }
             let pre = Preconditions {
                 uid: None,
@@ -716,20 +742,22 @@ impl Store {
                 }
                 .boxed()
             };
-            let stored = self
+            let stored = match self
                 .storage
                 .guaranteed_update(&key, false, &pre, &mut write, None)
                 .await
-                .map_err(|e| match e {
-                    StorageError::InvalidObj { .. } => ApiError::optimistic_lock(&self.gr, name),
-                    other => self.storage_err(other, name),
-                })?;
+            {
+                Ok(stored) => stored,
+                // Changed since it was read: start over from the current object.
+                Err(StorageError::InvalidObj { .. }) => return Ok(None),
+                Err(other) => return Err(self.storage_err(other, name)),
+            };
             if new_grace.unwrap_or(0) == 0 && !has_finalizers {
-                return self.delete_now(&key, name, opts, stored).await;
+                return self.delete_now(&key, name, opts, stored).await.map(Some);
             }
-            return Ok(DeleteResult::Pending(stored));
+            return Ok(Some(DeleteResult::Pending(stored)));
         }
-        self.delete_now(&key, name, opts, existing).await
+        self.delete_now(&key, name, opts, existing).await.map(Some)
     }
 
     async fn delete_now(

@@ -56,13 +56,23 @@ fn source_ips(headers: &HeaderMap, peer: Option<std::net::SocketAddr>) -> Vec<Ip
     let mut ips: Vec<IpAddr> = headers
         .get("x-forwarded-for")
         .and_then(|v| v.to_str().ok())
-        .map(|v| v.split(',').filter_map(|s| s.trim().parse().ok()).collect())
+        .map(|v| {
+            v.split(',')
+                .filter_map(|s| s.trim().parse::<IpAddr>().ok())
+                .map(|ip| ip.to_canonical())
+                .collect()
+        })
         .unwrap_or_default();
     let real = headers
         .get("x-real-ip")
         .and_then(|v| v.to_str().ok())
         .and_then(|s| s.parse().ok());
-    for ip in real.into_iter().chain(peer.map(|p| p.ip())) {
+    // IPv4-mapped IPv6 addresses as IPv4, as Go prints them.
+    for ip in real
+        .into_iter()
+        .chain(peer.map(|p| p.ip()))
+        .map(|ip: IpAddr| ip.to_canonical())
+    {
         if !ips.contains(&ip) {
             ips.push(ip);
         }

@@ -8,6 +8,9 @@ pub const STANDARD_PLUGINS: &[&str] = &[
     "pods",
     "configmaps",
     "namespaces",
+    "leases",
+    "events",
+    "events-k8s-io",
     "widgets",
     "roles",
     "clusterroles",
@@ -48,6 +51,10 @@ pub fn fixtures(name: &str) -> PathBuf {
     let root = repo_root();
     if name == "widgets" {
         root.join("examples/widgets/fixtures")
+    } else if name == "events" {
+        root.join("plugins/events/fixtures/core")
+    } else if name == "events-k8s-io" {
+        root.join("plugins/events/fixtures/events")
     } else if [
         "roles",
         "clusterroles",

@@ -3,6 +3,7 @@
 //! The Kubernetes vocabulary both sides of the plugin boundary use, defined once — what
 //! `k8s.io/apimachinery` holds for kube-apiserver:
 //! - [`field`]: field paths and field errors (`pkg/util/validation/field`);
+//! - [`duration`]: `HumanDuration` (`pkg/util/duration`), the ages of Tables;
 //! - [`validation`]: DNS-1123/DNS-1035 names, qualified names, label values, annotations,
 //!   finalizers, owner references, managed fields and `ObjectMeta` (`pkg/util/validation`,
 //!   `pkg/api/validation/objectmeta.go`, `pkg/apis/meta/v1/validation`);
@@ -16,6 +17,7 @@
 //! The plugin SDK re-exports it (plugins build it for `wasm32-wasip2`), the storage crate uses
 //! its selectors, the host its types. It depends on nothing of either.
 
+pub mod duration;
 pub mod field;
 pub mod fields;
 pub mod labels;

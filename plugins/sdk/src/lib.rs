@@ -40,7 +40,7 @@ pub use talc as __talc;
 pub mod glue;
 pub mod log;
 pub mod testing;
-pub use wasm_apiserver_apimachinery::{field, fields, labels, quantity, validation};
+pub use wasm_apiserver_apimachinery::{duration, field, fields, labels, quantity, validation};
 
 pub use k8s_openapi;
 pub use serde_json;

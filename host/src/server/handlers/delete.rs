@@ -36,7 +36,16 @@ pub async fn delete(
         r.delete(ns, name, &opts).await?
     };
     match result {
-        DeleteResult::Pending(obj) => respond_object(r, obj, out, StatusCode::OK, &[]).await,
+        // 202 when it was not deleted at once and the client asked for cascading deletion
+        // with `orphanDependents: false` (kube keeps 200 otherwise, for old clients).
+        DeleteResult::Pending(obj) => {
+            let code = if opts.orphan_dependents == Some(false) {
+                StatusCode::ACCEPTED
+            } else {
+                StatusCode::OK
+            };
+            respond_object(r, obj, out, code, &[]).await
+        }
         // `ReturnDeletedObject` (pods and any resource whose description asks).
         DeleteResult::Deleted(obj) if r.description.return_deleted_object => {
             respond_object(r, obj, out, StatusCode::OK, &[]).await
@@ -71,16 +80,25 @@ pub async fn delete_collection(
     Ok(json_response(StatusCode::OK, &body, &[]))
 }
 
+/// `DeleteOptions` from the body, or, when the body is empty, from the query (kube's
+/// `DeleteResource` decodes the parameters only then), validated (`ValidateDeleteOptions`).
 fn delete_options(body: &Bytes, q: &Query) -> ApiResult<DeleteOptions> {
-    let mut opts = DeleteOptions {
-        dry_run: options::is_dry_run(q)?,
-        ..Default::default()
-    };
-    let (mut policy, mut orphan) = (None::<String>, None::<bool>);
-    if !body.is_empty() {
+    let mut opts = DeleteOptions::default();
+    let (policy, orphan) = if !body.is_empty() {
         let v: Value = serde_json::from_slice(body)
             .map_err(|e| ApiError::bad_request(format!("error decoding DeleteOptions: {e}")))?;
-        opts.grace_period_seconds = v.get("gracePeriodSeconds").and_then(Value::as_i64);
+        let wrong = |field: &str, want: &str| {
+            ApiError::bad_request(format!(
+                "error decoding DeleteOptions: {field}: expected {want}"
+            ))
+        };
+        opts.grace_period_seconds = match v.get("gracePeriodSeconds") {
+            None | Some(Value::Null) => None,
+            Some(g) => Some(
+                g.as_i64()
+                    .ok_or_else(|| wrong("gracePeriodSeconds", "an integer"))?,
+            ),
+        };
         if let Some(p) = v.get("preconditions") {
             opts.preconditions = Preconditions {
                 uid: p.get("uid").and_then(Value::as_str).map(String::from),
@@ -90,25 +108,35 @@ fn delete_options(body: &Bytes, q: &Query) -> ApiResult<DeleteOptions> {
                     .map(String::from),
             };
         }
-        policy = v
-            .get("propagationPolicy")
-            .and_then(Value::as_str)
-            .map(String::from);
-        orphan = v.get("orphanDependents").and_then(Value::as_bool);
-        if v.get("dryRun")
+        opts.dry_run = v
+            .get("dryRun")
             .and_then(Value::as_array)
-            .is_some_and(|a| a.iter().any(|x| x == "All"))
-        {
-            opts.dry_run = true;
+            .is_some_and(|a| a.iter().any(|x| x == "All"));
+        let policy = match v.get("propagationPolicy") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(p)) => Some(p.clone()),
+            Some(_) => return Err(wrong("propagationPolicy", "a string")),
+        };
+        let orphan = match v.get("orphanDependents") {
+            None | Some(Value::Null) => None,
+            Some(Value::Bool(b)) => Some(*b),
+            Some(_) => return Err(wrong("orphanDependents", "a boolean")),
+        };
+        (policy, orphan)
+    } else {
+        opts.dry_run = options::is_dry_run(q)?;
+        if let Some(g) = q.get("gracePeriodSeconds") {
+            opts.grace_period_seconds =
+                Some(g.parse().map_err(|_| {
+                    ApiError::bad_request(format!("invalid gracePeriodSeconds: {g}"))
+                })?);
         }
-    }
-    // Query parameters as kube's parameter codec reads them into DeleteOptions.
-    if let Some(p) = q.get("propagationPolicy") {
-        policy = Some(p.clone());
-    }
-    if let Some(o) = options::query_bool(q, "orphanDependents") {
-        orphan = Some(o);
-    }
+        (
+            q.get("propagationPolicy").cloned(),
+            options::query_bool(q, "orphanDependents"),
+        )
+    };
+    opts.orphan_dependents = orphan;
     opts.propagation_policy =
         PropagationPolicy::from_options(policy.as_deref(), orphan).map_err(|errs| {
             ApiError::invalid(
@@ -120,11 +148,5 @@ fn delete_options(body: &Bytes, q: &Query) -> ApiResult<DeleteOptions> {
                 &errs,
             )
         })?;
-    if let Some(g) = q.get("gracePeriodSeconds") {
-        opts.grace_period_seconds = Some(
-            g.parse()
-                .map_err(|_| ApiError::bad_request(format!("invalid gracePeriodSeconds: {g}")))?,
-        );
-    }
     Ok(opts)
 }
