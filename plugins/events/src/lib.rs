@@ -110,11 +110,30 @@ fn labels(obj: &Value) -> Vec<(String, String)> {
         .unwrap_or_default()
 }
 
-/// `core/v1` `Event`.
-pub struct CoreEvents;
+/// What differs between the two Event APIs; the strategy is one ([`EventStrategy`]).
+pub trait EventApi: 'static {
+    /// The API's object.
+    type Object: serde::Serialize + serde::de::DeserializeOwned;
+    /// Which rules apply.
+    const VERSION: RequestVersion;
+    /// Its selectable fields, in [`selectable`]'s order (`""`: none for that value).
+    const FIELDS: &'static [&'static str];
+    /// Group, version, schema and example.
+    fn describe() -> ResourceDescription;
+    /// kube's internal event of the object.
+    fn internal(obj: &Self::Object) -> InternalEvent;
+}
 
-impl Strategy for CoreEvents {
-    type Object = CoreEvent;
+/// The event strategy of API `A`.
+pub struct EventStrategy<A>(std::marker::PhantomData<A>);
+
+/// `core/v1` events.
+pub type CoreEvents = EventStrategy<Core>;
+/// `events.k8s.io/v1` events.
+pub type EventsV1 = EventStrategy<V1>;
+
+impl<A: EventApi> Strategy for EventStrategy<A> {
+    type Object = A::Object;
 
     const TRACKS_GENERATION: bool = false;
 
@@ -123,7 +142,52 @@ impl Strategy for CoreEvents {
             short_names: vec!["ev".into()],
             subresources: vec![],
             printer_columns: printer::columns(),
-            selectable_fields: names(CORE_FIELDS),
+            selectable_fields: names(A::FIELDS),
+            ..A::describe()
+        }
+    }
+
+    fn validate(e: &A::Object) -> ErrorList {
+        validate_event_create(&A::internal(e), A::VERSION)
+    }
+
+    fn allow_create_on_update() -> bool {
+        true
+    }
+
+    fn allow_unconditional_update() -> bool {
+        true
+    }
+
+    fn validate_update(new: &A::Object, old: &A::Object) -> ErrorList {
+        validate_event_update(&A::internal(new), &A::internal(old), A::VERSION)
+    }
+
+    fn printer_cells(e: &A::Object) -> Vec<Value> {
+        printer::cells(&A::internal(e))
+    }
+
+    fn get_attrs(obj: &Value) -> Attributes {
+        let fields = serde_json::from_value::<A::Object>(obj.clone())
+            .map(|e| selectable(&A::internal(&e), A::FIELDS))
+            .unwrap_or_default();
+        Attributes {
+            labels: labels(obj),
+            fields,
+        }
+    }
+}
+
+/// `core/v1` `Event`.
+pub struct Core;
+
+impl EventApi for Core {
+    type Object = CoreEvent;
+    const VERSION: RequestVersion = RequestVersion::CoreV1;
+    const FIELDS: &'static [&'static str] = CORE_FIELDS;
+
+    fn describe() -> ResourceDescription {
+        ResourceDescription {
             openapi_schema: schema::core_event(),
             example: Some(json!({
                 "apiVersion": "v1", "kind": "Event",
@@ -137,51 +201,21 @@ impl Strategy for CoreEvents {
         }
     }
 
-    fn validate(e: &CoreEvent) -> ErrorList {
-        validate_event_create(&e.into(), RequestVersion::CoreV1)
-    }
-
-    fn allow_create_on_update() -> bool {
-        true
-    }
-
-    fn allow_unconditional_update() -> bool {
-        true
-    }
-
-    fn validate_update(new: &CoreEvent, old: &CoreEvent) -> ErrorList {
-        validate_event_update(&new.into(), &old.into(), RequestVersion::CoreV1)
-    }
-
-    fn printer_cells(e: &CoreEvent) -> Vec<Value> {
-        printer::cells(&e.into())
-    }
-
-    fn get_attrs(obj: &Value) -> Attributes {
-        let fields = serde_json::from_value::<CoreEvent>(obj.clone())
-            .map(|e| selectable(&(&e).into(), CORE_FIELDS))
-            .unwrap_or_default();
-        Attributes {
-            labels: labels(obj),
-            fields,
-        }
+    fn internal(e: &CoreEvent) -> InternalEvent {
+        e.into()
     }
 }
 
 /// `events.k8s.io/v1` `Event`.
-pub struct EventsV1;
+pub struct V1;
 
-impl Strategy for EventsV1 {
+impl EventApi for V1 {
     type Object = EventV1;
-
-    const TRACKS_GENERATION: bool = false;
+    const VERSION: RequestVersion = RequestVersion::EventsV1;
+    const FIELDS: &'static [&'static str] = EVENTS_V1_FIELDS;
 
     fn describe() -> ResourceDescription {
         ResourceDescription {
-            short_names: vec!["ev".into()],
-            subresources: vec![],
-            printer_columns: printer::columns(),
-            selectable_fields: names(EVENTS_V1_FIELDS),
             openapi_schema: schema::events_v1_event(),
             example: Some(json!({
                 "apiVersion": "events.k8s.io/v1", "kind": "Event",
@@ -196,34 +230,8 @@ impl Strategy for EventsV1 {
         }
     }
 
-    fn validate(e: &EventV1) -> ErrorList {
-        validate_event_create(&e.into(), RequestVersion::EventsV1)
-    }
-
-    fn allow_create_on_update() -> bool {
-        true
-    }
-
-    fn allow_unconditional_update() -> bool {
-        true
-    }
-
-    fn validate_update(new: &EventV1, old: &EventV1) -> ErrorList {
-        validate_event_update(&new.into(), &old.into(), RequestVersion::EventsV1)
-    }
-
-    fn printer_cells(e: &EventV1) -> Vec<Value> {
-        printer::cells(&e.into())
-    }
-
-    fn get_attrs(obj: &Value) -> Attributes {
-        let fields = serde_json::from_value::<EventV1>(obj.clone())
-            .map(|e| selectable(&(&e).into(), EVENTS_V1_FIELDS))
-            .unwrap_or_default();
-        Attributes {
-            labels: labels(obj),
-            fields,
-        }
+    fn internal(e: &EventV1) -> InternalEvent {
+        e.into()
     }
 }
 

@@ -31,6 +31,24 @@ fn event_source(description: &str) -> Value {
     })
 }
 
+fn series() -> Value {
+    json!({"type": "object", "description": "Data about the Event series this event represents.", "properties": {
+        "count": {"type": "integer", "format": "int32", "description": "Number of occurrences in this series up to the last heartbeat time."},
+        "lastObservedTime": {"type": "string", "format": "date-time", "description": "Time when last Event from the series was seen before last heartbeat."}}})
+}
+
+fn time(description: &str) -> Value {
+    json!({"type": "string", "format": "date-time", "description": description})
+}
+
+fn count(description: &str) -> Value {
+    json!({"type": "integer", "format": "int32", "description": description})
+}
+
+fn string(description: &str) -> Value {
+    json!({"type": "string", "description": description})
+}
+
 fn common() -> serde_json::Map<String, Value> {
     json!({
         "apiVersion": {"type": "string", "description": "APIVersion defines the versioned schema of this representation of an object."},
@@ -58,7 +76,7 @@ pub fn core_event() -> Value {
         ),
         (
             "message",
-            json!({"type": "string", "description": "A human-readable description of the status of this operation."}),
+            string("A human-readable description of the status of this operation."),
         ),
         (
             "source",
@@ -66,82 +84,51 @@ pub fn core_event() -> Value {
         ),
         (
             "firstTimestamp",
-            json!({"type": "string", "format": "date-time", "description": "The time at which the event was first recorded."}),
+            time("The time at which the event was first recorded."),
         ),
         (
             "lastTimestamp",
-            json!({"type": "string", "format": "date-time", "description": "The time at which the most recent occurrence of this event was recorded."}),
+            time("The time at which the most recent occurrence of this event was recorded."),
         ),
         (
             "count",
-            json!({"type": "integer", "format": "int32", "description": "The number of times this event has occurred."}),
+            count("The number of times this event has occurred."),
         ),
         (
             "reportingComponent",
-            json!({"type": "string", "description": "Name of the controller that emitted this Event, e.g. `kubernetes.io/kubelet`."}),
+            string("Name of the controller that emitted this Event, e.g. `kubernetes.io/kubelet`."),
         ),
-        (
-            "series",
-            json!({"type": "object", "description": "Data about the Event series this event represents.", "properties": {
-            "count": {"type": "integer", "format": "int32"},
-            "lastObservedTime": {"type": "string", "format": "date-time"}}}),
-        ),
+        ("series", series()),
     ] {
         p.insert(k.into(), v);
     }
-    json!({
-        "type": "object",
-        "description": "Event is a report of an event somewhere in the cluster.",
-        "properties": p
-    })
+    event(p)
 }
 
 /// `io.k8s.api.events.v1.Event`.
 pub fn events_v1_event() -> Value {
+    const DEPRECATED: &str =
+        "The deprecated field assuring backward compatibility with core.v1 Event type.";
     let mut p = common();
     for (k, v) in [
-        (
-            "regarding",
-            object_reference("The object this Event is about."),
-        ),
-        (
-            "note",
-            json!({"type": "string", "description": "A human-readable description of the status of this operation. Maximal length of the note is 1kB."}),
-        ),
-        (
-            "deprecatedSource",
-            event_source(
-                "The deprecated field assuring backward compatibility with core.v1 Event type.",
-            ),
-        ),
-        (
-            "deprecatedFirstTimestamp",
-            json!({"type": "string", "format": "date-time", "description": "The deprecated field assuring backward compatibility with core.v1 Event type."}),
-        ),
-        (
-            "deprecatedLastTimestamp",
-            json!({"type": "string", "format": "date-time", "description": "The deprecated field assuring backward compatibility with core.v1 Event type."}),
-        ),
-        (
-            "deprecatedCount",
-            json!({"type": "integer", "format": "int32", "description": "The deprecated field assuring backward compatibility with core.v1 Event type."}),
-        ),
-        (
-            "reportingController",
-            json!({"type": "string", "description": "The name of the controller that emitted this Event, e.g. `kubernetes.io/kubelet`."}),
-        ),
-        (
-            "series",
-            json!({"type": "object", "description": "Data about the Event series this event represents.", "properties": {
-            "count": {"type": "integer", "format": "int32"},
-            "lastObservedTime": {"type": "string", "format": "date-time"}}}),
-        ),
+        ("regarding", object_reference("The object this Event is about.")),
+        ("note", string("A human-readable description of the status of this operation. Maximal length of the note is 1kB.")),
+        ("deprecatedSource", event_source(DEPRECATED)),
+        ("deprecatedFirstTimestamp", time(DEPRECATED)),
+        ("deprecatedLastTimestamp", time(DEPRECATED)),
+        ("deprecatedCount", count(DEPRECATED)),
+        ("reportingController", string("The name of the controller that emitted this Event, e.g. `kubernetes.io/kubelet`.")),
+        ("series", series()),
     ] {
         p.insert(k.into(), v);
     }
+    event(p)
+}
+
+fn event(properties: serde_json::Map<String, Value>) -> Value {
     json!({
         "type": "object",
         "description": "Event is a report of an event somewhere in the cluster.",
-        "properties": p
+        "properties": properties
     })
 }
