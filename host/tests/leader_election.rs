@@ -113,3 +113,19 @@ fn one_server_runs_the_controllers_and_the_other_takes_over() {
     assert_eq!(second["spec"]["leaseTransitions"], 1);
     collected(&b, "two");
 }
+
+/// Timing client-go would refuse (a renew deadline past the lease) is refused at start.
+#[test]
+fn inconsistent_timing_is_refused_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = common::server::refused_start(
+        dir.path(),
+        &[std::ffi::OsStr::new("--leader-elect-renew-deadline=30s")],
+    );
+    assert!(
+        err.contains(
+            "--leader-elect-lease-duration must be greater than --leader-elect-renew-deadline"
+        ),
+        "{err}"
+    );
+}

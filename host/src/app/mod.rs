@@ -160,18 +160,23 @@ pub async fn serve_on(
             crate::controllers::system_namespaces::ensure(&namespaces).await;
         }
     }
+    let leader_election =
+        args.leader_elect.then(
+            || crate::controllers::leader_election::LeaderElectionConfig {
+                lease_duration: args.leader_elect_lease_duration,
+                renew_deadline: args.leader_elect_renew_deadline,
+                retry_period: args.leader_elect_retry_period,
+                identity: crate::controllers::leader_election::default_identity(),
+            },
+        );
+    if let Some(config) = &leader_election {
+        config.validate().map_err(|e| anyhow::anyhow!(e))?;
+    }
     crate::controllers::start(
         served.clone(),
         &crate::controllers::ControllerOptions {
             list: args.controllers.clone(),
-            leader_election: args.leader_elect.then(|| {
-                crate::controllers::leader_election::LeaderElectionConfig {
-                    lease_duration: args.leader_elect_lease_duration,
-                    renew_deadline: args.leader_elect_renew_deadline,
-                    retry_period: args.leader_elect_retry_period,
-                    identity: crate::controllers::leader_election::default_identity(),
-                }
-            }),
+            leader_election,
         },
     );
     crate::authorization::rbac::policy_watcher::watch_policy(

@@ -450,7 +450,10 @@ impl GarbageCollector {
 
     async fn run_workers(self: Arc<Self>, mut rx: mpsc::UnboundedReceiver<Item>) {
         let slots = Arc::new(Semaphore::new(WORKERS));
+        // The items in progress belong to this task: aborting it (leadership lost) aborts them.
+        let mut tasks = tokio::task::JoinSet::new();
         while let Some(item) = rx.recv().await {
+            while tasks.try_join_next().is_some() {}
             // Nothing is decided on a partial graph (kube waits for its monitors' caches):
             // an owner's dependents must all be known before it is orphaned or released.
             while !self.synced() {
@@ -464,7 +467,7 @@ impl GarbageCollector {
                 items.insert(item.clone(), ItemState::Processing { dirty: false });
             }
             let gc = self.clone();
-            tokio::spawn(async move {
+            tasks.spawn(async move {
                 let work = async {
                     match &item {
                         Item::AttemptToDelete(uid) => gc.attempt_to_delete(uid).await,

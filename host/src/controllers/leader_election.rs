@@ -9,7 +9,8 @@
 //! acquiring.
 //!
 //! Without a served `leases` resource this server leads alone (a warning says so) until one
-//! appears.
+//! appears; from then on it never leads without the lease. Every replica must serve the
+//! `leases` plugin, or a replica without it runs the controllers too.
 //!
 //! The Lease goes through the registry (the `leases` standard plugin's strategy, optimistic
 //! concurrency on `resourceVersion`), so two servers can never both win one round.
@@ -40,6 +41,54 @@ pub struct LeaderElectionConfig {
     pub identity: String,
 }
 
+impl LeaderElectionConfig {
+    /// The checks of client-go's `NewLeaderElector`: `lease_duration` > `renew_deadline` >
+    /// 1.2 × `retry_period` > 0; and the lease at least 1 s (the Lease records whole seconds).
+    /// Errors: the rule broken.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.lease_duration <= self.renew_deadline {
+            return Err(
+                "--leader-elect-lease-duration must be greater than --leader-elect-renew-deadline"
+                    .into(),
+            );
+        }
+        if self.renew_deadline.as_secs_f64() <= 1.2 * self.retry_period.as_secs_f64() {
+            return Err("--leader-elect-renew-deadline must be greater than 1.2 × --leader-elect-retry-period".into());
+        }
+        if self.retry_period.is_zero() {
+            return Err("--leader-elect-retry-period must be greater than zero".into());
+        }
+        if self.lease_duration < Duration::from_secs(1) {
+            return Err("--leader-elect-lease-duration must be at least 1s".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(lease: u64, renew: u64, retry: u64) -> LeaderElectionConfig {
+        LeaderElectionConfig {
+            lease_duration: Duration::from_millis(lease),
+            renew_deadline: Duration::from_millis(renew),
+            retry_period: Duration::from_millis(retry),
+            identity: "a".into(),
+        }
+    }
+
+    #[test]
+    fn timing_is_checked_as_client_go_does() {
+        assert!(config(15_000, 10_000, 2_000).validate().is_ok());
+        assert!(config(3_000, 2_000, 250).validate().is_ok());
+        assert!(config(15_000, 30_000, 2_000).validate().is_err());
+        assert!(config(15_000, 2_000, 2_000).validate().is_err());
+        assert!(config(15_000, 10_000, 0).validate().is_err());
+        assert!(config(900, 500, 100).validate().is_err());
+    }
+}
+
 /// The identity client-go's leader election uses: host name, `_`, a new UUID.
 pub fn default_identity() -> String {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
@@ -62,6 +111,7 @@ pub fn run(
             config,
             observed: None,
             warned: false,
+            leases_seen: false,
         };
         loop {
             // acquire
@@ -74,14 +124,20 @@ pub fn run(
             tracing::info!(identity = %elector.config.identity, lease = %format!("{LEASE_NAMESPACE}/{LEASE_NAME}"), "leading: controllers started");
             crate::metrics::leader(true);
             let running = on_started_leading();
-            // renew
+            // renew: each attempt bounded by what is left of the renew deadline (client-go's
+            // PollUntilContextTimeout), a renewal counted from when its attempt started.
             let mut last_renew = Instant::now();
             loop {
                 tokio::time::sleep(elector.config.retry_period).await;
-                if elector.try_acquire_or_renew(&served).await {
-                    last_renew = Instant::now();
-                } else if last_renew.elapsed() >= elector.config.renew_deadline {
-                    break;
+                let left = elector
+                    .config
+                    .renew_deadline
+                    .saturating_sub(last_renew.elapsed());
+                let started = Instant::now();
+                match tokio::time::timeout(left, elector.try_acquire_or_renew(&served)).await {
+                    Ok(true) => last_renew = started,
+                    _ if last_renew.elapsed() >= elector.config.renew_deadline => break,
+                    _ => {}
                 }
             }
             for task in running {
@@ -108,6 +164,8 @@ struct Elector {
     observed: Option<((String, String), Instant)>,
     /// Whether the missing leases resource was reported.
     warned: bool,
+    /// Whether a leases resource was ever served.
+    leases_seen: bool,
 }
 
 impl Elector {
@@ -118,14 +176,19 @@ impl Elector {
             .resources
             .get("coordination.k8s.io", "v1", "leases")
         else {
-            // Nothing to elect with: lead alone, as a single server would (and compete
-            // for real as soon as a leases plugin is loaded).
+            // Nothing to elect with: lead alone, as a single server would, until a leases
+            // resource has been seen; after that, never without the lease (a plugin being
+            // reloaded or removed must not make a second leader).
+            if self.leases_seen {
+                return false;
+            }
             if !self.warned {
                 tracing::warn!("leader election: no coordination.k8s.io/v1 leases served; running the controllers without a lease");
                 self.warned = true;
             }
             return true;
         };
+        self.leases_seen = true;
         let now = crate::registry::meta::now_micro();
         let id = self.config.identity.clone();
         let existing = match leases.get(LEASE_NAMESPACE, LEASE_NAME, "").await {

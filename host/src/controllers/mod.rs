@@ -1,7 +1,7 @@
 //! The controllers kube-controller-manager (and kube-apiserver's own bootstrap controllers)
 //! run, here inside the server process, over the registry — so delete hooks, finalizers and
 //! the watch cache apply as for any client. `--controllers` chooses them (`*` all, `-name` off,
-//! as kube-controller-manager's flag).
+//! the first explicit word deciding, as kube-controller-manager's flag).
 //!
 //! - `system_namespaces.rs`: `default`, `kube-system`, `kube-public`, `kube-node-lease`
 //!   exist (`pkg/controlplane/controller/systemnamespaces`, the `kubernetes` service
@@ -23,18 +23,21 @@ use std::sync::Arc;
 /// Every controller, by its `--controllers` name.
 pub const ALL: [&str; 3] = ["garbagecollector", "namespace", "system-namespaces"];
 
-/// Whether `name` is enabled by the `--controllers` list (kube-controller-manager's rules:
-/// `*` enables the defaults, `foo` enables, `-foo` disables; the last word wins).
+/// Whether `name` is enabled by the `--controllers` list (kube-controller-manager's
+/// `IsControllerEnabled`: the first `name` or `-name` decides; otherwise `*` enables every
+/// controller, none of which is off by default here).
 pub fn enabled(list: &[String], name: &str) -> bool {
-    let mut on = false;
+    let mut star = false;
     for item in list {
-        if item == "*" || item == name {
-            on = true;
-        } else if item.strip_prefix('-') == Some(name) {
-            on = false;
+        if item == name {
+            return true;
         }
+        if item.strip_prefix('-') == Some(name) {
+            return false;
+        }
+        star |= item == "*";
     }
-    on
+    star
 }
 
 /// How the controllers run: which ones (`--controllers`) and whether they are elected
@@ -90,5 +93,8 @@ mod tests {
         assert!(!enabled(&l(&["*", "-namespace"]), "namespace"));
         assert!(enabled(&l(&["namespace"]), "namespace"));
         assert!(!enabled(&l(&[]), "namespace"));
+        // The first explicit word decides, wherever `*` is.
+        assert!(!enabled(&l(&["-namespace", "*"]), "namespace"));
+        assert!(enabled(&l(&["namespace", "-namespace"]), "namespace"));
     }
 }

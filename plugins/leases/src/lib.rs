@@ -128,15 +128,16 @@ pub fn validate_lease(lease: &Lease) -> ErrorList {
         ));
     }
     if let Some(strategy) = &spec.strategy {
-        let p = path.child("strategy");
+        // kube passes `spec.strategy` to ValidateCoordinatedLeaseStrategy, which adds
+        // `strategy` again: its errors are at `spec.strategy.strategy`.
+        let p = path.child("strategy").child("strategy");
         if !strategy.contains('/') {
             if !VALID_LEASE_STRATEGIES.contains(&strategy.as_str()) {
                 errs.push(field::not_supported(&p, strategy, VALID_LEASE_STRATEGIES));
             }
         } else {
-            let msgs = validation::is_qualified_name(strategy);
-            if !msgs.is_empty() {
-                errs.push(field::invalid(&p, strategy, msgs.join(",")));
+            for msg in validation::is_qualified_name(strategy) {
+                errs.push(field::invalid(&p, strategy, msg));
             }
         }
     }
