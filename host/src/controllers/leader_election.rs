@@ -65,30 +65,6 @@ impl LeaderElectionConfig {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn config(lease: u64, renew: u64, retry: u64) -> LeaderElectionConfig {
-        LeaderElectionConfig {
-            lease_duration: Duration::from_millis(lease),
-            renew_deadline: Duration::from_millis(renew),
-            retry_period: Duration::from_millis(retry),
-            identity: "a".into(),
-        }
-    }
-
-    #[test]
-    fn timing_is_checked_as_client_go_does() {
-        assert!(config(15_000, 10_000, 2_000).validate().is_ok());
-        assert!(config(3_000, 2_000, 250).validate().is_ok());
-        assert!(config(15_000, 30_000, 2_000).validate().is_err());
-        assert!(config(15_000, 2_000, 2_000).validate().is_err());
-        assert!(config(15_000, 10_000, 0).validate().is_err());
-        assert!(config(900, 500, 100).validate().is_err());
-    }
-}
-
 /// The identity client-go's leader election uses: host name, `_`, a new UUID.
 pub fn default_identity() -> String {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
@@ -286,4 +262,28 @@ async fn update(leases: &Store, lease: Value) -> crate::status::ApiResult<()> {
         )
         .await
         .map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(lease: u64, renew: u64, retry: u64) -> LeaderElectionConfig {
+        LeaderElectionConfig {
+            lease_duration: Duration::from_millis(lease),
+            renew_deadline: Duration::from_millis(renew),
+            retry_period: Duration::from_millis(retry),
+            identity: "a".into(),
+        }
+    }
+
+    #[test]
+    fn timing_is_checked_as_client_go_does() {
+        assert!(config(15_000, 10_000, 2_000).validate().is_ok());
+        assert!(config(3_000, 2_000, 250).validate().is_ok());
+        assert!(config(15_000, 30_000, 2_000).validate().is_err());
+        assert!(config(15_000, 2_000, 2_000).validate().is_err());
+        assert!(config(15_000, 10_000, 0).validate().is_err());
+        assert!(config(900, 500, 100).validate().is_err());
+    }
 }
