@@ -90,3 +90,20 @@ pub fn admit_namespace_delete(name: &str) -> ApiResult<()> {
     }
     Ok(())
 }
+
+/// A delete as every caller makes it (the DELETE handler, the garbage collector): a namespace
+/// through `NamespaceLifecycle` and its own deletion (Terminating first), anything else
+/// through `Store.delete`. Errors: 403 for an immortal namespace, the store's errors.
+pub async fn delete(
+    r: &Store,
+    ns: &str,
+    name: &str,
+    opts: &crate::registry::store::DeleteOptions,
+) -> ApiResult<crate::registry::store::DeleteResult> {
+    if r.is_namespaces() {
+        admit_namespace_delete(name)?;
+        crate::registry::namespace_rest::delete_namespace(r, name, opts).await
+    } else {
+        r.delete(ns, name, opts).await
+    }
+}

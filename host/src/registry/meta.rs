@@ -52,6 +52,17 @@ pub fn meta_str<'a>(obj: &'a Value, field: &str) -> &'a str {
         .unwrap_or("")
 }
 
+/// `metadata.finalizers` of an object (empty when unset; entries that are not strings
+/// skipped).
+pub fn finalizers(obj: &Value) -> Vec<String> {
+    obj.pointer("/metadata/finalizers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f.as_str().map(String::from))
+        .collect()
+}
+
 /// `WipeObjectMetaSystemFields`: a client may not set these on create.
 pub fn wipe_system_fields(obj: &mut Value) {
     let m = meta_mut(obj);

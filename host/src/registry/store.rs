@@ -660,15 +660,7 @@ impl Store {
         // deletion is pending (kube: "finalizers cannot be updated via DeleteOptions if a
         // deletion is already pending").
         let graceful_pending = terminating && stored_grace.unwrap_or(0) > 0;
-        let current: Vec<String> = existing
-            .pointer("/metadata/finalizers")
-            .and_then(Value::as_array)
-            .map(|f| {
-                f.iter()
-                    .filter_map(|x| x.as_str().map(String::from))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let current = meta::finalizers(&existing);
         let new_finalizers = if graceful_pending {
             None
         } else {

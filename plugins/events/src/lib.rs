@@ -99,17 +99,6 @@ fn names(fields: &[&str]) -> Vec<String> {
         .collect()
 }
 
-fn labels(obj: &Value) -> Vec<(String, String)> {
-    obj.pointer("/metadata/labels")
-        .and_then(Value::as_object)
-        .map(|l| {
-            l.iter()
-                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// What differs between the two Event APIs; the strategy is one ([`EventStrategy`]).
 pub trait EventApi: 'static {
     /// The API's object.
@@ -172,7 +161,7 @@ impl<A: EventApi> Strategy for EventStrategy<A> {
             .map(|e| selectable(&A::internal(&e), A::FIELDS))
             .unwrap_or_default();
         Attributes {
-            labels: labels(obj),
+            labels: wasm_apiserver_sdk::glue::default_attrs(obj, &[]).labels,
             fields,
         }
     }

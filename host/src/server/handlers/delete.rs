@@ -29,12 +29,7 @@ pub async fn delete(
     out: Output,
 ) -> ApiResult<Response> {
     let opts = delete_options(body, q)?;
-    let result = if r.is_namespaces() {
-        crate::admission::namespace_lifecycle::admit_namespace_delete(name)?;
-        crate::registry::namespace_rest::delete_namespace(r, name, &opts).await?
-    } else {
-        r.delete(ns, name, &opts).await?
-    };
+    let result = crate::admission::namespace_lifecycle::delete(r, ns, name, &opts).await?;
     match result {
         // 202 when it was not deleted at once and the client asked for cascading deletion
         // with `orphanDependents: false` (kube keeps 200 otherwise, for old clients).
