@@ -48,6 +48,44 @@ pub enum PluginCommand {
         #[command(flatten)]
         limits: PluginLimits,
     },
+    /// Upload a component through the API and create or update the StrategyPlugin object
+    /// naming it (every replica then serves it). Needs permission to write
+    /// strategyplugincomponents and strategyplugins of wasm-apiserver.dev (cluster-admin).
+    Push {
+        /// The component (`*.wasm`).
+        file: PathBuf,
+        /// The object's name (default: the file stem).
+        #[arg(long)]
+        name: Option<String>,
+        /// Create or update the object with `spec.active: false` (the resource is not served).
+        #[arg(long)]
+        inactive: bool,
+        /// Upload the component only (for objects applied from a GitOps repository).
+        #[arg(long)]
+        upload_only: bool,
+        /// A kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).
+        #[arg(long)]
+        kubeconfig: Option<PathBuf>,
+        /// The kubeconfig context (default: its current context).
+        #[arg(long)]
+        context: Option<String>,
+        /// A server URL to use without credentials instead of a kubeconfig (a development
+        /// server's plain loopback port).
+        #[arg(long, conflicts_with_all = ["kubeconfig", "context"])]
+        server: Option<String>,
+    },
+    /// Print the StrategyPlugin object for a component as YAML (for GitOps; upload the
+    /// component with `plugin push --upload-only`).
+    Manifest {
+        /// The component (`*.wasm`).
+        file: PathBuf,
+        /// The object's name (default: the file stem).
+        #[arg(long)]
+        name: Option<String>,
+        /// `spec.active: false`.
+        #[arg(long)]
+        inactive: bool,
+    },
     /// Compile the component read from standard input into a precompiled artifact at OUT
     /// (the server runs this in a child process so it never holds the compiler's memory).
     #[command(hide = true)]
@@ -127,6 +165,14 @@ pub struct ServeArgs {
     /// Watch --plugin-dir and hot-reload changed plugins (SIGHUP rescans in any case).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     pub plugin_reload: bool,
+    /// This server's identity among the replicas of one storage (StrategyPlugin status,
+    /// leader election, `wasm_apiserver_server_info`). Default: `apiserver-` and a hash of
+    /// the host name and the secure port (kube-apiserver's `APIServerID` hashes the host name).
+    #[arg(long)]
+    pub server_id: Option<String>,
+    /// The largest strategy plugin component accepted by an upload, in bytes.
+    #[arg(long, default_value_t = 64 << 20)]
+    pub max_plugin_component_bytes: u64,
     /// Seconds a watch lasts when the client gives no timeoutSeconds.
     #[arg(long = "min-request-timeout", default_value_t = 1800)]
     pub min_request_timeout_seconds: u64,

@@ -31,6 +31,8 @@ pub struct Metrics {
     pub authorization_decisions: IntCounterVec,
     /// `leader_election_master_status{name}` (client-go's): 1 while this server leads.
     pub leader: prometheus::IntGaugeVec,
+    /// `wasm_apiserver_server_info{server_id}`: 1, naming this replica (`--server-id`).
+    pub server_info: prometheus::IntGaugeVec,
     /// `apiserver_audit_event_total`: audit events generated.
     pub audit_events: prometheus::IntCounter,
     /// `apiserver_audit_error_total{plugin}`: audit events dropped (queue full, write failed).
@@ -92,6 +94,11 @@ pub fn metrics() -> &'static Metrics {
             &["name"],
         )
         .expect("valid metric");
+        let server_info = prometheus::IntGaugeVec::new(
+            Opts::new("wasm_apiserver_server_info", "A metric with a constant '1' value labeled by the identity of this server among the replicas of its storage."),
+            &["server_id"],
+        )
+        .expect("valid metric");
         let audit_events = prometheus::IntCounter::new(
             "apiserver_audit_event_total",
             "Counter of audit events generated and sent to the audit backend.",
@@ -113,6 +120,7 @@ pub fn metrics() -> &'static Metrics {
             Box::new(audit_events.clone()),
             Box::new(audit_errors.clone()),
             Box::new(leader.clone()),
+            Box::new(server_info.clone()),
             Box::new(authenticated_user_requests.clone()),
             Box::new(authentication_attempts.clone()),
             Box::new(authorization_decisions.clone()),
@@ -137,6 +145,7 @@ pub fn metrics() -> &'static Metrics {
             audit_errors,
             dropped_requests,
             leader,
+            server_info,
         }
     })
 }
@@ -168,6 +177,11 @@ pub fn leader(leading: bool) {
         .leader
         .with_label_values(&[crate::controllers::leader_election::LEASE_NAME])
         .set(leading as i64);
+}
+
+/// Name this server (one label value for the process's life).
+pub fn server_info(server_id: &str) {
+    metrics().server_info.with_label_values(&[server_id]).set(1);
 }
 
 /// Count an audit event sent to the backend.

@@ -90,13 +90,13 @@ async fn until_status(s: &TestServer, what: &str, f: impl Fn(&Value) -> bool) ->
 }
 
 fn generation(st: &Value) -> u64 {
-    st.pointer("/status/generation")
+    st.pointer("/status/replicas/0/activations")
         .and_then(Value::as_u64)
         .unwrap_or(0)
 }
 
 fn state(st: &Value) -> &str {
-    st.pointer("/status/state")
+    st.pointer("/status/replicas/0/state")
         .and_then(Value::as_str)
         .unwrap_or("")
 }
@@ -152,7 +152,7 @@ async fn a_new_version_takes_over_without_a_restart() {
 async fn broken_replacements_never_replace_the_last_good_version() {
     let s = start();
     until_status(&s, "first activation", |st| generation(st) == 1).await;
-    let good_sha = status(&s).await["status"]["activeSha256"].clone();
+    let good_sha = status(&s).await["status"]["replicas"][0]["sha256"].clone();
     type Breaker = Box<dyn Fn(&TestServer)>;
     let cases: [(&str, Breaker, &str); 5] = [
         (
@@ -173,7 +173,7 @@ async fn broken_replacements_never_replace_the_last_good_version() {
         (
             "different plural",
             Box::new(|s| install(s, "misbehaving-other-plural")),
-            "remove the file and add a new one",
+            "remove the plugin and add a new one",
         ),
         (
             "half-written file",
@@ -189,13 +189,13 @@ async fn broken_replacements_never_replace_the_last_good_version() {
         breakit(&s);
         let st = until_status(&s, what, |st| {
             state(st) == "Failed"
-                && st["status"]["lastError"]
+                && st["status"]["replicas"][0]["lastError"]
                     .as_str()
                     .is_some_and(|e| e.contains(reason))
         })
         .await;
         assert_eq!(
-            st["status"]["activeSha256"], good_sha,
+            st["status"]["replicas"][0]["sha256"], good_sha,
             "{what}: the last good version still serves"
         );
         assert_eq!(generation(&st), 1, "{what}: nothing new was activated");

@@ -2,16 +2,8 @@
 
 mod common;
 
-use std::process::Command;
-
 fn cli(args: &[&str]) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_wasm-apiserver"))
-        .args(args)
-        .output()
-        .unwrap();
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    (out.status.success(), text)
+    common::cli(args)
 }
 
 #[test]

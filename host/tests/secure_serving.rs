@@ -713,3 +713,44 @@ fn a_malformed_token_file_refuses_start_naming_the_line() {
         "{err}"
     );
 }
+
+/// `plugin push` through a kubeconfig (kube-rs over TLS, the CA verified): the admin may
+/// upload and apply; a user bound to `admin` in a namespace and to the `edit` ClusterRole may
+/// not — only cluster-admin's wildcard grants `strategyplugincomponents` and `strategyplugins`
+/// of `wasm-apiserver.dev`.
+#[test]
+fn plugin_push_needs_cluster_admin() {
+    let (s, _tokens) = with_tokens(Backend::Embedded);
+    s.ok(&[
+        "create",
+        "clusterrolebinding",
+        "jane-edit",
+        "--clusterrole=edit",
+        "--user=jane",
+    ]);
+    let file = common::plugin("misbehaving");
+    let push = |kubeconfig: &PathBuf| {
+        common::cli([
+            "plugin".as_ref(),
+            "push".as_ref(),
+            file.as_os_str(),
+            "--kubeconfig".as_ref(),
+            kubeconfig.as_os_str(),
+        ])
+    };
+    let jane = kubeconfig_as(&s, "jane.kubeconfig", json!({"token": "jane-token"}));
+    let (ok, out) = push(&jane);
+    assert!(!ok, "{out}");
+    assert!(
+        out.contains("forbidden") && out.contains("strategyplugincomponents"),
+        "{out}"
+    );
+    let (ok, out) = kubectl_with(&s, &jane, &["get", "strategyplugins"]);
+    assert!(!ok && out.contains("forbidden"), "{out}");
+    let (ok, out) = push(&s.kubeconfig());
+    assert!(ok, "{out}");
+    assert!(out.contains("uploaded") && out.contains("created"), "{out}");
+    s.eventually(Duration::from_secs(30), "the pushed plugin serves", || {
+        s.kubectl(&["get", "misbehavers", "-A"]).0
+    });
+}

@@ -5,6 +5,7 @@
 //! `storage.rs`.
 
 pub mod certs;
+pub mod plugin_push;
 pub mod plugin_tools;
 pub mod security;
 pub mod storage;
@@ -27,6 +28,33 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
             plugin_tools::test(&file, &dir, &limits)
         }
         Some(Command::Plugin(PluginCommand::Precompile { out })) => plugin_tools::precompile(&out),
+        Some(Command::Plugin(PluginCommand::Manifest {
+            file,
+            name,
+            inactive,
+        })) => plugin_push::manifest(&file, name.as_deref(), inactive),
+        Some(Command::Plugin(PluginCommand::Push {
+            file,
+            name,
+            inactive,
+            upload_only,
+            kubeconfig,
+            context,
+            server,
+        })) => {
+            let target = plugin_push::Target {
+                kubeconfig,
+                context,
+                server,
+            };
+            tokio::runtime::Runtime::new()?.block_on(plugin_push::push(
+                &file,
+                name.as_deref(),
+                inactive,
+                upload_only,
+                &target,
+            ))
+        }
         None => {
             let rt = tokio::runtime::Runtime::new()?;
             let served = rt.block_on(serve(cli.serve));
@@ -124,11 +152,17 @@ pub async fn serve_on(
     runtime_config.compile_in_subprocess = compile == Compile::InChildProcess;
     let runtime = PluginRuntime::new(runtime_config)?;
     let served = Arc::new(Served::default());
+    let server_id = args
+        .server_id
+        .clone()
+        .unwrap_or_else(|| server_identity(secure_address.port()));
+    crate::metrics::server_info(&server_id);
     let manager = Arc::new(PluginManager::new(
         runtime,
         args.plugin_dir.clone(),
         factory,
         served.clone(),
+        &server_id,
     ));
     let m = manager.clone();
     crate::metrics::set_cache_stats_source(Box::new(move || m.watch_cache_stats()));
@@ -147,6 +181,8 @@ pub async fn serve_on(
         authenticator: security.authenticator,
         authorizer: security.authorizer,
         audit: security.audit,
+        components: manager.components().clone(),
+        max_component_bytes: args.max_plugin_component_bytes,
         in_flight: crate::server::max_in_flight::InFlightLimits::new(
             args.max_requests_inflight,
             args.max_mutating_requests_inflight,
@@ -154,6 +190,11 @@ pub async fn serve_on(
     });
     crate::reload::watch_folder(manager.clone(), args.plugin_reload);
     manager.rescan().await;
+    // What the StrategyPlugin objects say is served before the first request, then kept so.
+    if let Err(e) = crate::reload::sync_objects_once(&manager).await {
+        tracing::warn!(error = %e.message, "cannot list StrategyPlugin objects; retrying in the background");
+    }
+    crate::reload::watch_objects(manager.clone());
     // The system namespaces exist before the first request is served.
     if crate::controllers::enabled(&args.controllers, "system-namespaces") {
         if let Some(namespaces) = served.load().resources.get("", "v1", "namespaces") {
@@ -183,7 +224,7 @@ pub async fn serve_on(
         served.clone(),
         state.authorizer.rbac().clone(),
     );
-    tracing::info!(dir = %args.plugin_dir.display(), plugins = manager.statuses().len(), "plugins loaded");
+    tracing::info!(dir = %args.plugin_dir.display(), plugins = manager.statuses().len(), %server_id, "plugins loaded");
     tracing::info!(%address, open_files_limit = open_files, "serving");
     let insecure_address = match &listeners.insecure {
         Some(l) => Some(l.local_addr()?),
@@ -240,4 +281,27 @@ pub async fn serve_on(
         let _ = tokio::task::spawn_blocking(move || a.backend.shutdown()).await;
     }
     Ok(())
+}
+
+/// The default `--server-id`: `apiserver-` and the lowercase unpadded base32 of the first 16
+/// bytes of a sha256 of the host name and the secure port — kube-apiserver's `APIServerID`
+/// (`k8s.io/apiserver/pkg/server/config.go` `NewConfig`), with the port added so replicas on
+/// one host differ, and stable across restarts of the same replica.
+pub fn server_identity(secure_port: u16) -> String {
+    use sha2::{Digest, Sha256};
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "localhost".into());
+    let mut data = Vec::new();
+    for part in [host, format!("wasm-apiserver:{secure_port}")] {
+        data.extend_from_slice(&(part.len() as u16).to_be_bytes());
+        data.extend_from_slice(part.as_bytes());
+    }
+    let hash = Sha256::digest(&data);
+    format!(
+        "apiserver-{}",
+        data_encoding::BASE32_NOPAD
+            .encode(&hash[..16])
+            .to_lowercase()
+    )
 }

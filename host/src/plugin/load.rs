@@ -73,7 +73,7 @@ pub enum LoadErrorKind {
 }
 
 /// `\0asm` + version 1 is a core module; `\0asm` + `0d 00 01 00` is a component (layer 1).
-pub(super) fn check_header(bytes: &[u8]) -> Result<(), LoadErrorKind> {
+pub fn check_header(bytes: &[u8]) -> Result<(), LoadErrorKind> {
     if bytes.len() < 8 || &bytes[..4] != b"\0asm" {
         return Err(LoadErrorKind::NotWasm);
     }

@@ -1,33 +1,69 @@
-//! The [`PluginManager`]: what is loaded from the plugin folder, and the snapshot it publishes.
+//! The [`PluginManager`]: what is loaded — from the plugin folder and from `StrategyPlugin`
+//! objects — and the snapshot it publishes.
 
 use super::strategyplugins::{
-    self, PluginState, PluginStatus, StrategyPluginStrategy, STATUS_GROUP,
+    file_record, with_replica_status, PluginState, PluginStatus, StrategyPluginStrategy,
+    COMPONENTS_PLURAL, STATUS_GROUP,
 };
 use crate::plugin::{PluginRuntime, WasmStrategy};
-use crate::registry::store::{Subresource, UpdatedObject};
+use crate::registry::meta::meta_str;
+use crate::registry::store::{PatchFn, Subresource, UpdatedObject};
 use crate::registry::{ResourceMap, Served, Store};
 use crate::strategy::{ResourceDescription, Strategy};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use wasm_apiserver_storage::blob_store::BlobStore;
 use wasm_apiserver_storage::factory::StorageFactory;
 use wasm_apiserver_storage::Storage;
 
-struct Entry {
-    status: PluginStatus,
-    active: Option<Arc<WasmStrategy>>,
+/// Where a plugin comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Source {
+    /// A file of the plugin folder.
+    File(PathBuf),
+    /// A `StrategyPlugin` object naming an uploaded component.
+    Object,
 }
 
-/// The outcome of one rescan for one file, for logs and tests.
+struct Entry {
+    source: Source,
+    /// This server's `status.replicas` entry.
+    status: PluginStatus,
+    active: Option<Arc<WasmStrategy>>,
+    /// The file's sha256 as last read, or the sha256 the object asked for at the last attempt.
+    wanted: String,
+    /// The object's generation at the last attempt.
+    attempted_generation: i64,
+    /// The last attempt may succeed later (the component was not uploaded, or could not be
+    /// read): the next sync tries again.
+    retry: bool,
+}
+
+impl Entry {
+    fn new(source: Source, server: &str) -> Entry {
+        Entry {
+            source,
+            status: PluginStatus::new(server),
+            active: None,
+            wanted: String::new(),
+            attempted_generation: 0,
+            retry: false,
+        }
+    }
+}
+
+/// The outcome of one rescan or sync for one plugin, for logs and tests.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Change {
     /// A version was activated.
     Activated(String),
     /// A version was refused; the previous one (if any) keeps serving.
     Failed(String, String),
-    /// The file was removed.
+    /// The file (or object) was removed, or the object made inactive.
     Removed(String),
 }
 
@@ -38,40 +74,61 @@ pub struct PluginManager {
     factory: StorageFactory,
     storages: Mutex<BTreeMap<(String, String), Arc<dyn Storage>>>,
     entries: Mutex<BTreeMap<String, Entry>>,
-    status_resource: Store,
+    plugins: Store,
+    blobs: BlobStore,
+    server_id: String,
     served: Arc<Served>,
-    rescan_lock: tokio::sync::Mutex<()>,
+    sync_lock: tokio::sync::Mutex<()>,
 }
 
 impl PluginManager {
-    /// A manager for the plugins of `dir`, storing resources through `factory` and publishing
-    /// what is served into `served`.
+    /// A manager for the plugins of `dir` and of the `StrategyPlugin` objects, storing
+    /// resources (and uploaded components) through `factory`, publishing what is served into
+    /// `served`, and reporting status as `server_id`.
     pub fn new(
         runtime: Arc<PluginRuntime>,
         dir: PathBuf,
         factory: StorageFactory,
         served: Arc<Served>,
+        server_id: &str,
     ) -> PluginManager {
         let strategy = Arc::new(StrategyPluginStrategy::new());
         let d = strategy.description().clone();
         let storage = factory.storage_for(&d.group, &d.plural, &d.api_version(), &d.kind);
-        let mut status_resource = Store::new(strategy, storage);
-        status_resource.read_only = true;
+        let plugins = Store::new(strategy, storage);
+        let blobs = components(&factory);
         PluginManager {
             runtime,
             dir,
             factory,
             storages: Mutex::new(BTreeMap::new()),
             entries: Mutex::new(BTreeMap::new()),
-            status_resource,
+            plugins,
+            blobs,
+            server_id: server_id.to_string(),
             served,
-            rescan_lock: tokio::sync::Mutex::new(()),
+            sync_lock: tokio::sync::Mutex::new(()),
         }
     }
 
     /// The plugin folder.
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// The server's identity in `status.replicas`.
+    pub fn server_id(&self) -> &str {
+        &self.server_id
+    }
+
+    /// The uploaded components.
+    pub fn components(&self) -> &BlobStore {
+        &self.blobs
+    }
+
+    /// The `strategyplugins` resource.
+    pub fn plugins(&self) -> &Store {
+        &self.plugins
     }
 
     /// The watch cache's figures per resource (empty with `--watch-cache=false`).
@@ -84,7 +141,7 @@ impl PluginManager {
         self.factory.watch_cache_stats()
     }
 
-    /// The status of every plugin file seen, by file stem.
+    /// This server's status of every plugin it knows, by name.
     pub fn statuses(&self) -> BTreeMap<String, PluginStatus> {
         self.entries
             .lock()
@@ -107,9 +164,9 @@ impl PluginManager {
     }
 
     /// Compare the folder with what is loaded, load what changed, publish the new snapshot,
-    /// and record every plugin's status. One rescan runs at a time.
+    /// and record every file's status. One rescan or sync runs at a time.
     pub async fn rescan(&self) -> Vec<Change> {
-        let _one_at_a_time = self.rescan_lock.lock().await;
+        let _one_at_a_time = self.sync_lock.lock().await;
         let mut files: BTreeMap<String, PathBuf> = BTreeMap::new();
         match plugin_files(&self.dir) {
             Ok(list) => {
@@ -131,7 +188,9 @@ impl PluginManager {
             entries
                 .iter()
                 .filter(|(stem, e)| {
-                    !files.contains_key(*stem) && e.status.state != PluginState::Removed
+                    matches!(e.source, Source::File(_))
+                        && !files.contains_key(*stem)
+                        && e.status.state != PluginState::Removed
                 })
                 .map(|(stem, _)| stem.clone())
                 .collect()
@@ -141,14 +200,11 @@ impl PluginManager {
             let e = entries.get_mut(&stem).expect("listed above");
             e.active = None;
             e.status.state = PluginState::Removed;
-            e.status.active_sha256 = None;
-            e.status.sha256.clear();
+            e.status.sha256 = None;
             e.status.last_error = None;
+            e.wanted.clear();
             tracing::info!(plugin = %stem, "plugin file removed: resource unregistered, data kept");
-            crate::metrics::metrics()
-                .plugin_reloads
-                .with_label_values(&[stem.as_str(), "removed"])
-                .inc();
+            count_reload(&stem, "removed");
             changes.push(Change::Removed(stem));
         }
 
@@ -158,92 +214,246 @@ impl PluginManager {
                 None => continue, // still being written; a later event retries
             };
             let sha = hex::encode(Sha256::digest(&bytes));
-            let unchanged =
-                self.entries.lock().unwrap().get(stem).is_some_and(|e| {
-                    e.status.sha256 == sha && e.status.state != PluginState::Removed
-                });
-            if unchanged {
-                continue;
-            }
             {
-                // The file is back to the version that is serving (a broken file was fixed by
-                // restoring it): nothing to load, the status is Active again.
                 let mut entries = self.entries.lock().unwrap();
-                if let Some(e) = entries.get_mut(stem) {
-                    if e.active.is_some() && e.status.active_sha256.as_deref() == Some(sha.as_str())
-                    {
-                        e.status.sha256 = sha;
+                match entries.get_mut(stem) {
+                    Some(e) if e.source == Source::Object => {
+                        let err = format!("a StrategyPlugin object named {stem:?} exists; rename the file or delete the object");
+                        tracing::error!(plugin = %stem, file = %path.display(), error = %err, "plugin file refused");
+                        count_reload(stem, "failure");
+                        changes.push(Change::Failed(stem.clone(), err));
+                        continue;
+                    }
+                    Some(e) if e.wanted == sha && e.status.state != PluginState::Removed => {
+                        continue
+                    }
+                    // The file is back to the version that is serving (a broken file was fixed
+                    // by restoring it): nothing to load, the status is Active again.
+                    Some(e) if e.active.is_some() && e.status.sha256.as_deref() == Some(&sha) => {
+                        e.wanted = sha;
                         e.status.state = PluginState::Active;
                         e.status.last_error = None;
                         continue;
                     }
+                    _ => {}
                 }
             }
-            let runtime = self.runtime.clone();
-            let name = stem.clone();
-            let loaded = tokio::task::spawn_blocking(move || runtime.load_bytes(&name, &bytes))
-                .await
-                .map_err(|e| format!("loader panicked: {e}"))
-                .and_then(|r| r.map_err(|e| e.to_string()));
-            let outcome = loaded.and_then(|s| self.check_activation(stem, &s).map(|()| s));
+            let source = Source::File(path.clone());
+            let outcome = self.load(stem, bytes).await;
             let mut entries = self.entries.lock().unwrap();
-            let e = entries.entry(stem.clone()).or_insert_with(|| Entry {
-                status: PluginStatus {
-                    file: path.clone(),
-                    sha256: String::new(),
-                    active_sha256: None,
-                    resource: String::new(),
-                    wit_version: String::new(),
-                    state: PluginState::Failed,
-                    generation: 0,
-                    last_error: None,
-                    loaded_at: None,
-                },
-                active: None,
-            });
-            e.status.sha256 = sha.clone();
-            e.status.file = path.clone();
-            match outcome {
-                Ok(s) => {
-                    let d = s.description();
-                    e.status.resource = format!("{}/{}", d.group_resource(), d.version);
-                    e.status.wit_version = s.wit_version().to_string();
-                    e.status.state = PluginState::Active;
-                    e.status.generation += 1;
-                    e.status.last_error = None;
-                    e.status.loaded_at = Some(crate::registry::meta::now());
-                    e.status.active_sha256 = Some(sha);
-                    e.active = Some(Arc::new(s));
-                    tracing::info!(plugin = %stem, resource = %e.status.resource, generation = e.status.generation, "plugin activated");
-                    crate::metrics::metrics()
-                        .plugin_reloads
-                        .with_label_values(&[stem.as_str(), "success"])
-                        .inc();
-                    changes.push(Change::Activated(stem.clone()));
-                }
-                Err(err) => {
-                    // The last good version (if any) keeps serving; the status shows that the
-                    // file on disk was refused, and `activeSha256` which version serves.
-                    e.status.state = PluginState::Failed;
-                    e.status.last_error = Some(err.clone());
-                    tracing::error!(plugin = %stem, error = %err, "plugin refused; the last good version (if any) keeps serving");
-                    crate::metrics::metrics()
-                        .plugin_reloads
-                        .with_label_values(&[stem.as_str(), "failure"])
-                        .inc();
-                    changes.push(Change::Failed(stem.clone(), err));
-                }
-            }
+            let e = entries
+                .entry(stem.clone())
+                .or_insert_with(|| Entry::new(source.clone(), &self.server_id));
+            e.source = source;
+            e.wanted = sha.clone();
+            e.status.observed_generation = 1;
+            changes.push(record(stem, e, outcome, &sha));
         }
 
         self.served.publish(self.build_map());
-        self.publish_statuses().await;
+        for (name, status, file) in self.file_records() {
+            let stored = match self.plugins.get("", &name, "").await {
+                Ok(o) => Some(o),
+                Err(e) if e.code == 404 && status.state == PluginState::Removed => continue,
+                Err(e) if e.code == 404 => {
+                    match self
+                        .plugins
+                        .create("", file_record(&name, &file), false)
+                        .await
+                    {
+                        Ok(w) => Some(w.object),
+                        Err(e) => {
+                            tracing::warn!(plugin = %name, error = %e.message, "cannot record plugin status");
+                            continue;
+                        }
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(plugin = %name, error = %e.message, "cannot record plugin status");
+                    continue;
+                }
+            };
+            self.write_status(&name, &status, stored.as_ref()).await;
+        }
         changes
     }
 
+    /// Bring what is served in line with the `StrategyPlugin` objects (all of them, as listed):
+    /// activate each object's component when it changed, unregister deleted and inactive
+    /// ones, publish, and write this server's `status.replicas` entry where it changed (also
+    /// for the records of folder files, recreated if deleted). A refused version never
+    /// replaces the serving one.
+    pub async fn sync_objects(&self, objects: &[Arc<Value>]) -> Vec<Change> {
+        let _one_at_a_time = self.sync_lock.lock().await;
+        let mut changes = Vec::new();
+        let mut publish = false;
+        let wanted: BTreeMap<&str, &Value> = objects
+            .iter()
+            .filter(|o| o.pointer("/spec/sha256").is_some())
+            .map(|o| (meta_str(o, "name"), o.as_ref()))
+            .collect();
+
+        // Deleted objects.
+        let gone: Vec<String> = {
+            let entries = self.entries.lock().unwrap();
+            entries
+                .iter()
+                .filter(|(n, e)| e.source == Source::Object && !wanted.contains_key(n.as_str()))
+                .map(|(n, _)| n.clone())
+                .collect()
+        };
+        for name in gone {
+            let had = self.entries.lock().unwrap().remove(&name);
+            if had.is_some_and(|e| e.active.is_some()) {
+                tracing::info!(plugin = %name, "StrategyPlugin deleted: resource unregistered, data kept");
+                count_reload(&name, "removed");
+                publish = true;
+                changes.push(Change::Removed(name));
+            }
+        }
+
+        let mut statuses: Vec<(String, PluginStatus)> = Vec::new();
+        for (name, obj) in &wanted {
+            let generation = obj
+                .pointer("/metadata/generation")
+                .and_then(Value::as_i64)
+                .unwrap_or(1);
+            let sha = obj["spec"]["sha256"].as_str().unwrap_or("").to_string();
+            let active = obj["spec"]["active"].as_bool().unwrap_or(true);
+            let attempt = {
+                let mut entries = self.entries.lock().unwrap();
+                // A removed file's name is free for an object.
+                if entries.get(*name).is_some_and(|e| {
+                    e.source != Source::Object && e.status.state == PluginState::Removed
+                }) {
+                    entries.remove(*name);
+                }
+                if let Some(e) = entries.get(*name) {
+                    if let Source::File(p) = &e.source {
+                        let mut st = PluginStatus::new(&self.server_id);
+                        st.observed_generation = generation;
+                        st.last_error = Some(format!(
+                            "this server serves the plugin file {} under the same name; remove the file or rename the object",
+                            file_name(p)
+                        ));
+                        statuses.push((name.to_string(), st));
+                        continue;
+                    }
+                }
+                let e = entries
+                    .entry(name.to_string())
+                    .or_insert_with(|| Entry::new(Source::Object, &self.server_id));
+                if !active {
+                    if e.active.take().is_some() {
+                        tracing::info!(plugin = %name, "StrategyPlugin made inactive: resource unregistered, data kept");
+                        count_reload(name, "removed");
+                        publish = true;
+                        changes.push(Change::Removed(name.to_string()));
+                    }
+                    e.status.state = PluginState::Inactive;
+                    e.status.sha256 = None;
+                    e.status.last_error = None;
+                    e.status.observed_generation = generation;
+                    e.wanted.clear();
+                    false
+                } else if e.active.is_some() && e.status.sha256.as_deref() == Some(sha.as_str()) {
+                    // Serving already (a rollback to the serving version, or a spec change
+                    // that keeps the component).
+                    e.status.state = PluginState::Active;
+                    e.status.last_error = None;
+                    e.status.observed_generation = generation;
+                    e.wanted = sha.clone();
+                    false
+                } else {
+                    e.wanted != sha || e.attempted_generation != generation || e.retry
+                }
+            };
+            if attempt {
+                let outcome = match self.blobs.get(&sha).await {
+                    Ok(Some(bytes)) => self.load(name, bytes).await.map_err(|e| (e, false)),
+                    Ok(None) => Err((format!("the component sha256:{sha} has not been uploaded (PUT it to /apis/{STATUS_GROUP}/v1/{COMPONENTS_PLURAL}/{sha})"), true)),
+                    Err(e) => Err((format!("reading the component sha256:{sha}: {e}"), true)),
+                };
+                let mut entries = self.entries.lock().unwrap();
+                let e = entries.get_mut(*name).expect("inserted above");
+                e.wanted = sha.clone();
+                e.attempted_generation = generation;
+                e.status.observed_generation = generation;
+                e.retry = matches!(outcome, Err((_, true)));
+                let before = e.status.last_error.clone();
+                let change = record(name, e, outcome.map_err(|(e, _)| e), &sha);
+                publish |= matches!(change, Change::Activated(_));
+                // A missing component is reported once, then retried quietly.
+                if !(e.retry && before == e.status.last_error) {
+                    changes.push(change);
+                }
+            }
+            let st = self.entries.lock().unwrap()[*name].status.clone();
+            statuses.push((name.to_string(), st));
+        }
+        if publish {
+            self.served.publish(self.build_map());
+        }
+
+        let by_name: BTreeMap<&str, &Value> = objects
+            .iter()
+            .map(|o| (meta_str(o, "name"), o.as_ref()))
+            .collect();
+        for (name, st) in statuses {
+            self.write_status(&name, &st, by_name.get(name.as_str()).copied())
+                .await;
+        }
+        // The records of this server's folder files: recreated when deleted (unless the file
+        // is gone too), entries kept.
+        for (name, st, file) in self.file_records() {
+            match by_name.get(name.as_str()) {
+                Some(o) => self.write_status(&name, &st, Some(o)).await,
+                None if st.state == PluginState::Removed => {}
+                None => {
+                    match self
+                        .plugins
+                        .create("", file_record(&name, &file), false)
+                        .await
+                    {
+                        Ok(w) => self.write_status(&name, &st, Some(&w.object)).await,
+                        Err(e) => {
+                            tracing::debug!(plugin = %name, error = %e.message, "cannot record plugin status")
+                        }
+                    }
+                }
+            }
+        }
+        changes
+    }
+
+    /// (name, status, file name) of every plugin from the folder.
+    fn file_records(&self) -> Vec<(String, PluginStatus, String)> {
+        let entries = self.entries.lock().unwrap();
+        entries
+            .iter()
+            .filter_map(|(name, e)| match &e.source {
+                Source::File(p) => Some((name.clone(), e.status.clone(), file_name(p))),
+                Source::Object => None,
+            })
+            .collect()
+    }
+
+    /// Compile (or take from the caches), check and describe `bytes` off the async workers,
+    /// then check that it may serve under `name`.
+    async fn load(&self, name: &str, bytes: Vec<u8>) -> Result<WasmStrategy, String> {
+        let runtime = self.runtime.clone();
+        let n = name.to_string();
+        let loaded = tokio::task::spawn_blocking(move || runtime.load_bytes(&n, &bytes))
+            .await
+            .map_err(|e| format!("loader panicked: {e}"))
+            .and_then(|r| r.map_err(|e| e.to_string()))?;
+        self.check_activation(name, &loaded)?;
+        Ok(loaded)
+    }
+
     /// Refuse a new version that serves another plugin's resource, or that changes the resource
-    /// served under this file name (move a resource by removing the file and adding a new one).
-    fn check_activation(&self, stem: &str, s: &WasmStrategy) -> Result<(), String> {
+    /// served under this name (move a resource by removing the plugin and adding a new one).
+    fn check_activation(&self, name: &str, s: &WasmStrategy) -> Result<(), String> {
         let d = s.description();
         let key = (d.group.as_str(), d.version.as_str(), d.plural.as_str());
         let entries = self.entries.lock().unwrap();
@@ -251,10 +461,10 @@ impl PluginManager {
             let Some(active) = &e.active else { continue };
             let od = active.description();
             let okey = (od.group.as_str(), od.version.as_str(), od.plural.as_str());
-            if other == stem {
+            if other == name {
                 if okey != key || od.namespaced != d.namespaced || od.kind != d.kind {
                     return Err(format!(
-                        "it changes the resource served under this file from {} ({}, {}) to {} ({}, {}); remove the file and add a new one to move a resource",
+                        "it changes the resource served under this name from {} ({}, {}) to {} ({}, {}); remove the plugin and add a new one to move a resource",
                         od.group_resource(),
                         od.kind,
                         if od.namespaced { "namespaced" } else { "cluster-scoped" },
@@ -264,10 +474,11 @@ impl PluginManager {
                     ));
                 }
             } else if okey == key {
-                return Err(format!(
-                    "{} is already served by plugin {other:?}",
-                    d.group_resource()
-                ));
+                let by = match &e.source {
+                    Source::File(p) => format!("the plugin file {} of this server", file_name(p)),
+                    Source::Object => format!("the StrategyPlugin {other:?}"),
+                };
+                return Err(format!("{} is already served by {by}", d.group_resource()));
             }
         }
         if d.group == STATUS_GROUP {
@@ -280,40 +491,105 @@ impl PluginManager {
 
     fn build_map(&self) -> ResourceMap {
         let mut map = ResourceMap::default();
-        let _ = map.insert(self.status_resource.clone());
+        let _ = map.insert(self.plugins.clone());
         let entries = self.entries.lock().unwrap();
-        for (stem, e) in entries.iter() {
+        for (name, e) in entries.iter() {
             if let Some(s) = &e.active {
                 let storage = self.storage_for(s.description());
                 if let Err(err) = map.insert(Store::new(s.clone(), storage)) {
-                    tracing::error!(plugin = %stem, error = %err, "plugin not served");
+                    tracing::error!(plugin = %name, error = %err, "plugin not served");
                 }
             }
         }
         map
     }
 
-    /// Record every plugin's status as its `StrategyPlugin` object (created or replaced
-    /// through the registry; an unchanged object is not rewritten). A failure is logged.
-    async fn publish_statuses(&self) {
-        for (stem, st) in self.statuses() {
-            let obj = strategyplugins::object(&stem, &st);
-            let written = self
-                .status_resource
-                .update(
-                    "",
-                    &stem,
-                    UpdatedObject::Replace(obj),
-                    Subresource::Main,
-                    true,
-                    false,
-                )
-                .await;
-            if let Err(e) = written {
-                tracing::warn!(plugin = %stem, error = %e.message, "cannot record plugin status");
+    /// Write `status` as this server's `status.replicas` entry of the object `name`, unless
+    /// `stored` (the object as last read) already has it. Merged into the current object
+    /// inside the update, so servers writing their entries at once do not lose each other's.
+    /// A failure is logged (the next sync tries again).
+    async fn write_status(&self, name: &str, status: &PluginStatus, stored: Option<&Value>) {
+        if let Some(o) = stored {
+            if with_replica_status(o, status).is_none() {
+                return;
             }
         }
+        let entry = status.clone();
+        let merge: PatchFn = Arc::new(move |current: &Value| {
+            Ok(with_replica_status(current, &entry).unwrap_or_else(|| current.clone()))
+        });
+        let written = self
+            .plugins
+            .update(
+                "",
+                name,
+                UpdatedObject::Patch(merge),
+                Subresource::Status,
+                false,
+                false,
+            )
+            .await;
+        if let Err(e) = written {
+            tracing::warn!(plugin = %name, error = %e.message, "cannot record plugin status");
+        }
     }
+}
+
+/// The uploaded components of `factory`'s storage: `<prefix>/wasm-apiserver.dev/components`
+/// in the backend that stores `strategyplugins`.
+pub fn components(factory: &StorageFactory) -> BlobStore {
+    let backend = factory
+        .backend_for(STATUS_GROUP, super::strategyplugins::STATUS_PLURAL)
+        .backend();
+    BlobStore::new(
+        backend,
+        &format!("{}/{STATUS_GROUP}/components", factory.prefix()),
+    )
+}
+
+/// Apply a load's outcome to an entry: activate, or keep the last good version.
+fn record(name: &str, e: &mut Entry, outcome: Result<WasmStrategy, String>, sha: &str) -> Change {
+    match outcome {
+        Ok(s) => {
+            let d = s.description();
+            e.status.resource = format!("{}/{}", d.group_resource(), d.version);
+            e.status.wit_version = s.wit_version().to_string();
+            e.status.state = PluginState::Active;
+            e.status.activations += 1;
+            e.status.last_error = None;
+            e.status.loaded_at = Some(crate::registry::meta::now());
+            e.status.sha256 = Some(sha.to_string());
+            e.active = Some(Arc::new(s));
+            tracing::info!(plugin = %name, resource = %e.status.resource, activations = e.status.activations, "plugin activated");
+            count_reload(name, "success");
+            Change::Activated(name.to_string())
+        }
+        Err(err) => {
+            // The last good version (if any) keeps serving; the status shows that the
+            // version asked for was refused, and `sha256` which version serves.
+            e.status.state = PluginState::Failed;
+            let repeated = e.status.last_error.as_deref() == Some(err.as_str());
+            e.status.last_error = Some(err.clone());
+            if !repeated {
+                tracing::error!(plugin = %name, error = %err, "plugin refused; the last good version (if any) keeps serving");
+                count_reload(name, "failure");
+            }
+            Change::Failed(name.to_string(), err)
+        }
+    }
+}
+
+fn count_reload(name: &str, outcome: &str) {
+    crate::metrics::metrics()
+        .plugin_reloads
+        .with_label_values(&[name, outcome])
+        .inc();
+}
+
+fn file_name(p: &Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 /// The `*.wasm` files of a plugin directory, sorted. Errors: the directory cannot be read.

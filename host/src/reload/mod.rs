@@ -1,4 +1,5 @@
-//! Plugin lifecycle: load the plugin folder at start, then hot-reload it while the server runs.
+//! Plugin lifecycle: load the plugin folder at start, then hot-reload it while the server runs;
+//! and serve what the `StrategyPlugin` objects say, on every replica of one storage.
 //! Validate before activate, keep the last good version, report status — as kube-apiserver's
 //! apiextensions controllers install and remove custom resources' storage while serving
 //! (`apiextensions-apiserver/pkg/apiserver/customresource_handler.go` `crdHandler`).
@@ -14,12 +15,20 @@
 //! - A failed load never replaces the last good version; a deleted file unregisters its
 //!   resource (its data stays in storage, and the same storage serves it again when the file
 //!   returns).
-//! - Every plugin's state is visible as the read-only, cluster-scoped resource
-//!   `strategyplugins.wasm-apiserver.dev` (`kubectl get strategyplugins`; `strategyplugins.rs`),
-//!   written through the registry like any other resource, in `/metrics`
-//!   (`wasm_apiserver_plugin_reloads_total`) and in the log.
-//! - [`PluginManager`] (`manager.rs`) loads and publishes; [`watch_folder`] (`watch.rs`) runs a `notify` watcher (debounced) and `SIGHUP` triggers a
-//!   rescan.
+//! - Plugins through the API (`strategyplugins.rs`): the cluster-scoped `StrategyPlugin`
+//!   resource names a component by sha256 (uploaded to `strategyplugincomponents/<sha256>`,
+//!   `server/components.rs`, kept in storage by the `BlobStore`). Every server watches the
+//!   objects ([`watch_objects`]), fetches the component, loads it as above and swaps it in;
+//!   deleting the object or `spec.active: false` unregisters the resource (data kept). A
+//!   resource claimed twice (by a file and an object, or two objects) is refused for the
+//!   later claimant, never served twice.
+//! - Each server writes its own entry of `status.replicas` (state, observed generation,
+//!   serving sha256, last error, loaded-at), merged inside the update so replicas never
+//!   overwrite each other; files of a server's folder appear as objects with `spec.file`.
+//!   Also in `/metrics` (`wasm_apiserver_plugin_reloads_total`) and in the log.
+//! - [`PluginManager`] (`manager.rs`) loads and publishes; [`watch_folder`] (`watch.rs`) runs a
+//!   `notify` watcher (debounced) and `SIGHUP` triggers a rescan; [`watch_objects`] lists and
+//!   syncs the objects on every event and every [`RESYNC`].
 
 //!
 //! Files here import each other, never this module (it only declares and re-exports).
@@ -28,8 +37,9 @@ mod manager;
 mod strategyplugins;
 mod watch;
 
-pub use manager::{plugin_files, Change, PluginManager};
+pub use manager::{components, plugin_files, Change, PluginManager};
 pub use strategyplugins::{
-    PluginState, PluginStatus, StrategyPluginStrategy, STATUS_GROUP, STATUS_PLURAL,
+    summary, PluginState, PluginStatus, StrategyPluginStrategy, COMPONENTS_PLURAL, STATUS_GROUP,
+    STATUS_PLURAL,
 };
-pub use watch::{watch_folder, DEBOUNCE};
+pub use watch::{sync_objects_once, watch_folder, watch_objects, DEBOUNCE, RESYNC};

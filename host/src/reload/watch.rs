@@ -71,3 +71,57 @@ pub fn watch_folder(manager: Arc<PluginManager>, watch: bool) {
         }
     });
 }
+
+/// How often the `StrategyPlugin` objects are listed again even when no event came (a
+/// component uploaded after its object, a status write that failed, a watch that ended).
+pub const RESYNC: Duration = Duration::from_secs(2);
+
+/// List the `StrategyPlugin` objects once and sync them ([`PluginManager::sync_objects`]).
+/// Errors: the list's (logged by the caller; the next resync tries again).
+pub async fn sync_objects_once(
+    manager: &PluginManager,
+) -> Result<(String, Vec<super::manager::Change>), crate::status::ApiError> {
+    let store = manager.plugins();
+    let list = store
+        .list("", &crate::registry::ListOptions::default())
+        .await?;
+    let rv = crate::registry::store::list_meta(&list)["resourceVersion"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    let items = store.decode_items(&list)?;
+    Ok((rv, manager.sync_objects(&items).await))
+}
+
+/// Keep every replica serving what the `StrategyPlugin` objects say: list and sync, then wait
+/// for the next event on the resource (or [`RESYNC`]) and start over. Runs on a spawned task
+/// for the life of the process.
+pub fn watch_objects(manager: Arc<PluginManager>) {
+    tokio::spawn(async move {
+        loop {
+            let rv = match sync_objects_once(&manager).await {
+                Ok((rv, changes)) => {
+                    for c in changes {
+                        tracing::debug!(change = ?c, "StrategyPlugin objects synced");
+                    }
+                    rv
+                }
+                Err(e) => {
+                    tracing::debug!(error = %e.message, "cannot list StrategyPlugin objects");
+                    tokio::time::sleep(RESYNC).await;
+                    continue;
+                }
+            };
+            let opts = crate::registry::ListOptions {
+                resource_version: rv,
+                ..Default::default()
+            };
+            match manager.plugins().watch("", &opts).await {
+                Ok(mut events) => {
+                    let _ = tokio::time::timeout(RESYNC, events.recv()).await;
+                }
+                Err(_) => tokio::time::sleep(RESYNC).await,
+            }
+        }
+    });
+}

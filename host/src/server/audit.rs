@@ -151,7 +151,15 @@ pub async fn with_audit(State(state): State<Arc<AppState>>, req: Request, next: 
         }
     };
     // The request body, from level Request (bounded as the handlers bound it).
-    let (req, request_object) = if level >= Level::Request {
+    // Uploaded components are bytes, not objects: never buffered for the log.
+    let is_component = req
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .is_some_and(|v| {
+            v.as_bytes()
+                .starts_with(super::components::CONTENT_TYPE.as_bytes())
+        });
+    let (req, request_object) = if level >= Level::Request && !is_component {
         let (parts, body) = req.into_parts();
         match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
             Ok(bytes) => {

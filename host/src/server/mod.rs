@@ -15,13 +15,15 @@
 //!   every request ([`crate::authentication`], [`crate::authorization`]); `impersonation.rs`:
 //!   `Impersonate-*` headers; `audit.rs`: audit events around every request;
 //!   `max_in_flight.rs`: the in-flight limits (429); `reviews.rs`: the
-//!   self, subject and rules reviews.
+//!   self, subject and rules reviews; `components.rs`: uploads of strategy plugin
+//!   components.
 //!
 //! Files here import each other, never this module (it only declares and re-exports).
 
 pub mod audit;
 pub mod authentication;
 pub mod authorization;
+pub mod components;
 pub mod discovery;
 pub mod handlers;
 pub mod impersonation;

@@ -3,8 +3,8 @@
 
 use super::state::AppState;
 use super::{
-    audit, authentication, authorization, discovery, handlers, impersonation, max_in_flight,
-    openapi, request_metrics, reviews, timeout,
+    audit, authentication, authorization, components, discovery, handlers, impersonation,
+    max_in_flight, openapi, request_metrics, reviews, timeout,
 };
 use crate::status::ApiError;
 use axum::extract::{OriginalUri, State};
@@ -68,6 +68,12 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route(
             "/apis/authorization.k8s.io/v1/namespaces/{namespace}/localsubjectaccessreviews",
             post(reviews::local_subject_access_review),
+        )
+        .route(
+            "/apis/wasm-apiserver.dev/v1/strategyplugincomponents/{sha256}",
+            get(components::get_component)
+                .put(components::put_component)
+                .fallback(components::other_method),
         )
         .route("/api/{*rest}", any(handlers::resource))
         .route("/apis/{*rest}", any(handlers::resource))

@@ -30,6 +30,10 @@ pub struct AppState {
     pub authorizer: crate::authorization::Authorizer,
     /// Auditing, when `--audit-policy-file` and `--audit-log-path` are given.
     pub audit: Option<super::audit::Auditing>,
+    /// Uploaded strategy plugin components (`components.rs`).
+    pub components: wasm_apiserver_storage::blob_store::BlobStore,
+    /// `--max-plugin-component-bytes`: the largest upload.
+    pub max_component_bytes: u64,
     /// `--max-requests-inflight`, `--max-mutating-requests-inflight`.
     pub in_flight: super::max_in_flight::InFlightLimits,
 }

@@ -65,6 +65,15 @@ impl AnyBackend {
         }
     }
 
+    /// The backend as a trait object (for what is stored beside the objects, such as the
+    /// [`BlobStore`](crate::blob_store::BlobStore)).
+    pub fn backend(&self) -> Arc<dyn Backend> {
+        match self {
+            AnyBackend::Embedded(b) => b.clone(),
+            AnyBackend::Etcd(b) => b.clone(),
+        }
+    }
+
     fn store(&self, config: StoreConfig) -> Arc<dyn Storage> {
         match self {
             AnyBackend::Embedded(b) => Arc::new(KvStore::new(b.clone(), config)),
@@ -141,6 +150,18 @@ impl StorageFactory {
     /// Store one GroupResource in another backend (`--etcd-servers-overrides`).
     pub fn set_override(&mut self, gr: GroupResource, backend: AnyBackend) {
         self.overrides.insert(gr, backend);
+    }
+
+    /// The backend that stores `group`/`plural`: its override, or the default one.
+    pub fn backend_for(&self, group: &str, plural: &str) -> &AnyBackend {
+        self.overrides
+            .get(&(group.to_string(), plural.to_string()))
+            .unwrap_or(&self.default_backend)
+    }
+
+    /// The storage prefix (`--etcd-prefix`, e.g. `/registry`).
+    pub fn prefix(&self) -> &str {
+        &self.prefix
     }
 
     /// The default backend.

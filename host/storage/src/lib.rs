@@ -12,6 +12,7 @@
 //! - [`continue_token`] — continue tokens encoded as kube-apiserver encodes them.
 
 pub mod backend;
+pub mod blob_store;
 pub mod cacher;
 pub mod continue_token;
 pub mod errors;

@@ -18,6 +18,23 @@ pub const STANDARD_PLUGINS: &[&str] = &[
     "clusterrolebindings",
 ];
 
+/// Run the `wasm-apiserver` binary with `args` (`$KUBECONFIG` unset): (success, stdout and
+/// stderr).
+pub fn cli<I, S>(args: I) -> (bool, String)
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_wasm-apiserver"))
+        .args(args)
+        .env_remove("KUBECONFIG")
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.success(), text)
+}
+
 /// The repository root.
 pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")

@@ -138,6 +138,12 @@ impl TestServer {
         }
     }
 
+    /// Kill the server (SIGKILL, like a crash) and wait for it to exit.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
     /// The endpoint of the etcd under an etcd-backed server.
     pub fn etcd_endpoint(&self) -> Option<String> {
         self._etcd.as_ref().map(|e| e.endpoint.clone())

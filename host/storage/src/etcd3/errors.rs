@@ -77,6 +77,41 @@ fn classify_status(code: i32, message: &str, endpoints: &str) -> Classified {
     })
 }
 
+/// Whether a failed request may be sent again, as clientv3's retry interceptor decides
+/// (`client/v3/retry_interceptor.go` `isSafeRetry`): a read on any unavailability, a
+/// mutation only when it never reached a member that could apply it
+/// (`isSafeRetryMutableRPC`: no connection could be made; also a member without a leader,
+/// which refuses before proposing under `WithRequireLeader`).
+pub(crate) fn is_safe_retry(e: &etcd_client::Error, mutation: bool) -> bool {
+    let message = match e {
+        etcd_client::Error::GRpcStatus(status) => {
+            let code = status.code() as i32;
+            let unavailable = code == code::UNAVAILABLE
+                || (code == code::UNKNOWN && looks_like_transport(status.message()));
+            if !unavailable {
+                return false;
+            }
+            status.message().to_ascii_lowercase()
+        }
+        etcd_client::Error::TransportError(_) | etcd_client::Error::IoError(_) => {
+            e.to_string().to_ascii_lowercase()
+        }
+        _ => return false,
+    };
+    !mutation
+        || [
+            "error trying to connect",
+            "tcp connect error",
+            "connection refused",
+            "service was not ready",
+            "no address available",
+            "no connection available",
+            "no leader",
+        ]
+        .iter()
+        .any(|needle| message.contains(needle))
+}
+
 /// Whether a gRPC `Unknown` message is a connection failure (tonic/hyper/h2 wording).
 fn looks_like_transport(message: &str) -> bool {
     let m = message.to_ascii_lowercase();

@@ -377,13 +377,42 @@ impl Etcd3 {
         self.compactor().start(interval)
     }
 
-    async fn kv_call<T>(
+    /// One request, sent again while it fails in a way that is safe to retry
+    /// ([`errors::is_safe_retry`]: a member that went away — the client's balancer keeps
+    /// sending to it until it notices) and the request timeout allows; `make` builds each
+    /// attempt. Errors: as [`Shared::call`].
+    async fn kv_call<T, F>(
         &self,
         op: &str,
         requested: i64,
-        fut: impl Future<Output = Result<T, etcd_client::Error>>,
-    ) -> Result<T, BackendError> {
-        self.shared.call(&self.client, op, requested, fut).await
+        mutation: bool,
+        mut make: impl FnMut() -> F,
+    ) -> Result<T, BackendError>
+    where
+        F: Future<Output = Result<T, etcd_client::Error>>,
+    {
+        let deadline = tokio::time::Instant::now() + self.shared.request_timeout;
+        let mut backoff = Duration::from_millis(5);
+        loop {
+            match tokio::time::timeout_at(deadline, make()).await {
+                Ok(Ok(v)) => return Ok(v),
+                Ok(Err(e))
+                    if errors::is_safe_retry(&e, mutation)
+                        && tokio::time::Instant::now() + backoff < deadline =>
+                {
+                    tracing::debug!(op, error = %e, "etcd request failed before reaching a member; retrying");
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(Duration::from_millis(200));
+                }
+                Ok(Err(e)) => return Err(self.shared.map_error(&self.client, &e, requested).await),
+                Err(_) => {
+                    return Err(BackendError::Timeout(format!(
+                        "etcd {} {op}: no answer within {:?}",
+                        self.shared.endpoints, self.shared.request_timeout
+                    )))
+                }
+            }
+        }
     }
 
     fn header_rev(header: Option<&etcd_client::ResponseHeader>) -> i64 {
@@ -440,12 +469,15 @@ impl Backend for Etcd3 {
         if revision > 0 {
             opts = opts.with_revision(revision);
         }
-        let mut kv = self
+        let kv = self
             .client
             .kv_client()
             .max_decoding_message_size(MAX_RESPONSE_BYTES);
         let mut resp = self
-            .kv_call("range", revision, kv.get(start, Some(opts)))
+            .kv_call("range", revision, false, || {
+                let (mut kv, opts) = (kv.clone(), opts.clone());
+                async move { kv.get(start, Some(opts)).await }
+            })
             .await?;
         Ok(RangeResponse {
             kvs: resp.take_kvs().into_iter().map(convert_kv_owned).collect(),
@@ -457,8 +489,13 @@ impl Backend for Etcd3 {
 
     async fn count(&self, start: &str, end: &str) -> Result<(i64, i64), BackendError> {
         let opts = Self::range_options(end).with_count_only();
-        let mut kv = self.client.kv_client();
-        let resp = self.kv_call("count", 0, kv.get(start, Some(opts))).await?;
+        let kv = self.client.kv_client();
+        let resp = self
+            .kv_call("count", 0, false, || {
+                let (mut kv, opts) = (kv.clone(), opts.clone());
+                async move { kv.get(start, Some(opts)).await }
+            })
+            .await?;
         Ok((resp.count(), Self::header_rev(resp.header())))
     }
 
@@ -473,9 +510,12 @@ impl Backend for Etcd3 {
         if ttl_seconds > 0 {
             // kube's leaseManager reuses leases across writes; one lease per write is simpler
             // and equally correct (a lease per TTL'd object, e.g. Events).
-            let mut lease = self.client.lease_client();
+            let lease = self.client.lease_client();
             let grant = self
-                .kv_call("lease grant", 0, lease.grant(ttl_seconds, None))
+                .kv_call("lease grant", 0, true, || {
+                    let mut lease = lease.clone();
+                    async move { lease.grant(ttl_seconds, None).await }
+                })
                 .await?;
             put = put.with_lease(grant.id());
         }
@@ -487,8 +527,13 @@ impl Backend for Etcd3 {
             )])
             .and_then([TxnOp::put(key, value, Some(put))])
             .or_else([TxnOp::get(key, None)]);
-        let mut kv = self.client.kv_client();
-        let resp = self.kv_call("txn put", 0, kv.txn(txn)).await?;
+        let kv = self.client.kv_client();
+        let resp = self
+            .kv_call("txn put", 0, true, || {
+                let (mut kv, txn) = (kv.clone(), txn.clone());
+                async move { kv.txn(txn).await }
+            })
+            .await?;
         Ok(Self::txn_result(resp))
     }
 
@@ -508,8 +553,13 @@ impl Backend for Etcd3 {
                 Some(DeleteOptions::new().with_prev_key()),
             )])
             .or_else([TxnOp::get(key, None)]);
-        let mut kv = self.client.kv_client();
-        let resp = self.kv_call("txn delete", 0, kv.txn(txn)).await?;
+        let kv = self.client.kv_client();
+        let resp = self
+            .kv_call("txn delete", 0, true, || {
+                let (mut kv, txn) = (kv.clone(), txn.clone());
+                async move { kv.txn(txn).await }
+            })
+            .await?;
         Ok(Self::txn_result(resp))
     }
 
@@ -543,9 +593,12 @@ impl Backend for Etcd3 {
     }
 
     async fn compact(&self, revision: i64) -> Result<(), BackendError> {
-        let mut kv = self.client.kv_client();
-        self.kv_call("compact", revision, kv.compact(revision, None))
-            .await?;
+        let kv = self.client.kv_client();
+        self.kv_call("compact", revision, true, || {
+            let mut kv = kv.clone();
+            async move { kv.compact(revision, None).await }
+        })
+        .await?;
         self.shared.saw_compacted(revision);
         Ok(())
     }

@@ -31,6 +31,8 @@ pub struct EtcdServer {
     pub dir: PathBuf,
     extra_args: Vec<String>,
     tls: Option<EtcdTls>,
+    /// In a cluster: this member's name and `--initial-cluster`.
+    cluster: Option<(String, String)>,
     child: Option<Child>,
 }
 
@@ -70,6 +72,12 @@ impl EtcdServer {
     }
 
     fn start_inner(extra_args: &[&str], tls: Option<EtcdTls>) -> EtcdServer {
+        let mut server = Self::unstarted(extra_args, tls);
+        server.spawn();
+        server
+    }
+
+    fn unstarted(extra_args: &[&str], tls: Option<EtcdTls>) -> EtcdServer {
         if !etcd_on_path() {
             panic!("etcd not found: run ./setup.sh --test (installs Debian's etcd-server)");
         }
@@ -84,7 +92,7 @@ impl EtcdServer {
             NEXT_ID.fetch_add(1, Ordering::SeqCst)
         ));
         std::fs::create_dir_all(&dir).expect("create etcd temp dir");
-        let mut server = EtcdServer {
+        EtcdServer {
             endpoint: format!(
                 "{}://127.0.0.1:{client_port}",
                 if tls.is_some() { "https" } else { "http" }
@@ -94,10 +102,9 @@ impl EtcdServer {
             dir,
             extra_args: extra_args.iter().map(|s| s.to_string()).collect(),
             tls,
+            cluster: None,
             child: None,
-        };
-        server.spawn();
-        server
+        }
     }
 
     /// Whether the etcd process is running (not stopped).
@@ -127,6 +134,12 @@ impl EtcdServer {
     }
 
     fn spawn(&mut self) {
+        let offset = self.launch();
+        self.wait_ready(offset);
+    }
+
+    /// Start the process; returns the log offset its readiness is looked for from.
+    fn launch(&mut self) -> u64 {
         let log_path = self.log_path();
         let log_offset = std::fs::metadata(&log_path).map(|m| m.len()).unwrap_or(0);
         let log = OpenOptions::new()
@@ -146,17 +159,20 @@ impl EtcdServer {
             tls_args.push("--client-cert-auth".into());
         }
         let peer_url = format!("http://127.0.0.1:{}", self.peer_port);
-        let mut last_error = None;
+        let (name, initial_cluster) = self
+            .cluster
+            .clone()
+            .unwrap_or_else(|| ("default".into(), format!("default={peer_url}")));
         // A port picked free may be taken by the time etcd binds it; that shows as an early exit.
         let child = Command::new("etcd")
             .arg("--data-dir")
             .arg(self.dir.join("data"))
-            .args(["--name", "default"])
+            .args(["--name", &name])
             .args(["--listen-client-urls", &client_url])
             .args(["--advertise-client-urls", &client_url])
             .args(["--listen-peer-urls", &peer_url])
             .args(["--initial-advertise-peer-urls", &peer_url])
-            .args(["--initial-cluster", &format!("default={peer_url}")])
+            .args(["--initial-cluster", &initial_cluster])
             .args(["--logger", "zap", "--log-outputs", "stderr"])
             .args(&tls_args)
             .args(&self.extra_args)
@@ -172,6 +188,14 @@ impl EtcdServer {
             Err(e) => panic!("starting etcd: {e}"),
         };
         self.child = Some(child);
+        log_offset
+    }
+
+    /// Wait (up to [`START_TIMEOUT`]) until the member serves clients; panics with its log's
+    /// tail otherwise.
+    fn wait_ready(&mut self, log_offset: u64) {
+        let log_path = self.log_path();
+        let mut last_error = None;
         let deadline = Instant::now() + START_TIMEOUT;
         let addr = SocketAddr::from(([127, 0, 0, 1], self.client_port));
         loop {
@@ -199,6 +223,46 @@ impl EtcdServer {
         }
         // A few ms for the gRPC server behind the listener.
         std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// A real etcd cluster of `n` members on loopback (each an [`EtcdServer`] with its own data
+/// directory), for tests of several servers over one storage that survives losing a member.
+#[derive(Debug)]
+pub struct EtcdCluster {
+    /// The members; [`EtcdServer::stop`] one to kill it, [`EtcdServer::restart`] to bring it back.
+    pub members: Vec<EtcdServer>,
+}
+
+impl EtcdCluster {
+    /// Start `n` members together (a member serves only once a quorum is up) and wait until
+    /// each serves clients. Panics as [`EtcdServer::start`] does.
+    pub fn start(n: usize) -> EtcdCluster {
+        let mut members: Vec<EtcdServer> =
+            (0..n).map(|_| EtcdServer::unstarted(&[], None)).collect();
+        let initial = members
+            .iter()
+            .enumerate()
+            .map(|(i, m)| format!("m{i}=http://127.0.0.1:{}", m.peer_port))
+            .collect::<Vec<_>>()
+            .join(",");
+        for (i, m) in members.iter_mut().enumerate() {
+            m.cluster = Some((format!("m{i}"), initial.clone()));
+        }
+        let offsets: Vec<u64> = members.iter_mut().map(|m| m.launch()).collect();
+        for (m, offset) in members.iter_mut().zip(offsets) {
+            m.wait_ready(offset);
+        }
+        EtcdCluster { members }
+    }
+
+    /// Every member's client URL, comma-separated (`--etcd-servers`).
+    pub fn endpoints(&self) -> String {
+        self.members
+            .iter()
+            .map(|m| m.endpoint.clone())
+            .collect::<Vec<_>>()
+            .join(",")
     }
 }
 
