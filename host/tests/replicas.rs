@@ -118,7 +118,9 @@ async fn push_rollout_refusal_and_rollback_on_two_replicas() {
     assert!(ok, "{out}");
     assert!(out.contains("uploaded") && out.contains("created"), "{out}");
     let took = until_served(&b, true).await;
-    assert!(took < Duration::from_secs(10), "B served after {took:?}");
+    // Generous for a loaded CI machine (a fresh compile on each replica); the rollout bench
+    // measures it.
+    assert!(took < Duration::from_secs(30), "B served after {took:?}");
     until_served(&a, true).await;
     let o = until_plugin(&a, "both replicas Active", |o| converged(o, "Active", 2)).await;
     assert_eq!(o["metadata"]["generation"], 1);
@@ -449,13 +451,13 @@ async fn losing_one_of_three_etcd_members_under_load_loses_no_write() {
     for w in writers {
         let (c, failed) = w.await.unwrap();
         // etcd's own leader election (when the killed member led: election timeout 1 s, a
-        // few heartbeats more) is the only window in which a request may fail — including
-        // those in flight at the kill.
+        // few heartbeats more, slower on a loaded machine) is the only window in which a
+        // request may fail — including those in flight at the kill.
         for (name, why, at) in &failed {
             let since = at.saturating_duration_since(killed_at);
             let before = killed_at.saturating_duration_since(*at);
             assert!(
-                since < Duration::from_secs(3) && before < Duration::from_secs(1),
+                since < Duration::from_secs(5) && before < Duration::from_secs(2),
                 "{name} failed ({why}) {since:?} after / {before:?} before the kill"
             );
         }
@@ -468,4 +470,75 @@ async fn losing_one_of_three_etcd_members_under_load_loses_no_write() {
         let (code, _) = get(format!("{url}/api/v1/namespaces/default/configmaps/{name}")).await;
         assert_eq!(code, 200, "{name} acknowledged, then lost");
     }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_resource_claimed_by_a_file_and_an_object_is_served_once() {
+    let etcd = EtcdServer::start();
+    // A serves widgets from its folder; B has no such file.
+    let a = TestServer::start_with(
+        Backend::Embedded,
+        &["namespaces", "configmaps", "widgets"],
+        &["--etcd-servers", &etcd.endpoint, "--server-id", "replica-a"],
+    );
+    let b = replica(&etcd.endpoint, "replica-b", &[]);
+    let file = common::plugin("widgets");
+    let (ok, out) = common::cli([
+        "plugin".as_ref(),
+        "push".as_ref(),
+        file.as_os_str(),
+        "--server".as_ref(),
+        a.url.as_ref(),
+        "--name".as_ref(),
+        std::ffi::OsStr::new("widgets-api"),
+    ]);
+    assert!(ok, "{out}");
+    let start = Instant::now();
+    let o = loop {
+        let (_, o) = get(format!("{}{SP}/widgets-api", a.url)).await;
+        let entries = o["status"]["replicas"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        if entries.len() == 2 {
+            break o;
+        }
+        assert!(start.elapsed() < Duration::from_secs(30), "{o}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let entries = o["status"]["replicas"].as_array().unwrap();
+    assert_eq!(entries[0]["server"], "replica-a");
+    assert_eq!(entries[0]["state"], "Failed", "{o}");
+    assert!(
+        entries[0]["lastError"]
+            .as_str()
+            .unwrap()
+            .contains("already served by the plugin file widgets.wasm of this server"),
+        "{o}"
+    );
+    assert_eq!(entries[1]["state"], "Active", "B has no file: {o}");
+    // The file's record shows A serving it; both replicas serve widgets, once each.
+    let (_, record) = get(format!("{}{SP}/widgets", b.url)).await;
+    assert_eq!(record["spec"]["file"], "widgets.wasm", "{record}");
+    assert_eq!(
+        record["status"]["replicas"][0]["state"], "Active",
+        "{record}"
+    );
+    for s in [&a, &b] {
+        let (code, _) = get(format!("{}/apis/example.dev/v1/widgets", s.url)).await;
+        assert_eq!(code, 200);
+    }
+    // Each replica names itself in its metrics.
+    let metrics = client()
+        .get(format!("{}/metrics", b.url))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains(r#"wasm_apiserver_server_info{server_id="replica-b"} 1"#),
+        "{metrics}"
+    );
 }

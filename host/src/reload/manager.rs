@@ -224,7 +224,11 @@ impl PluginManager {
                         changes.push(Change::Failed(stem.clone(), err));
                         continue;
                     }
-                    Some(e) if e.wanted == sha && e.status.state != PluginState::Removed => {
+                    Some(e)
+                        if e.wanted == sha
+                            && e.status.state != PluginState::Removed
+                            && !e.retry =>
+                    {
                         continue
                     }
                     // The file is back to the version that is serving (a broken file was fixed
@@ -247,12 +251,15 @@ impl PluginManager {
             e.source = source;
             e.wanted = sha.clone();
             e.status.observed_generation = 1;
-            changes.push(record(stem, e, outcome, &sha));
+            e.retry = matches!(outcome, Err((_, true)));
+            changes.push(record(stem, e, outcome.map_err(|(e, _)| e), &sha));
         }
 
         self.served.publish(self.build_map());
         for (name, status, file) in self.file_records() {
             let stored = match self.plugins.get("", &name, "").await {
+                // The name is an object's: its status is the object's to report.
+                Ok(o) if o.pointer("/spec/sha256").is_some() => continue,
                 Ok(o) => Some(o),
                 Err(e) if e.code == 404 && status.state == PluginState::Removed => continue,
                 Err(e) if e.code == 404 => {
@@ -313,7 +320,11 @@ impl PluginManager {
         }
 
         let mut statuses: Vec<(String, PluginStatus)> = Vec::new();
-        for (name, obj) in &wanted {
+        // Oldest claim first (then by name): when two objects claim one resource, every
+        // replica — also one that starts later — serves the older and refuses the newer.
+        let mut by_age: Vec<(&str, &Value)> = wanted.iter().map(|(n, o)| (*n, *o)).collect();
+        by_age.sort_by_key(|(n, o)| (meta_str(o, "creationTimestamp"), *n));
+        for (name, obj) in &by_age {
             let generation = obj
                 .pointer("/metadata/generation")
                 .and_then(Value::as_i64)
@@ -370,7 +381,7 @@ impl PluginManager {
             };
             if attempt {
                 let outcome = match self.blobs.get(&sha).await {
-                    Ok(Some(bytes)) => self.load(name, bytes).await.map_err(|e| (e, false)),
+                    Ok(Some(bytes)) => self.load(name, bytes).await,
                     Ok(None) => Err((format!("the component sha256:{sha} has not been uploaded (PUT it to /apis/{STATUS_GROUP}/v1/{COMPONENTS_PLURAL}/{sha})"), true)),
                     Err(e) => Err((format!("reading the component sha256:{sha}: {e}"), true)),
                 };
@@ -407,6 +418,7 @@ impl PluginManager {
         // is gone too), entries kept.
         for (name, st, file) in self.file_records() {
             match by_name.get(name.as_str()) {
+                Some(o) if o.pointer("/spec/sha256").is_some() => {}
                 Some(o) => self.write_status(&name, &st, Some(o)).await,
                 None if st.state == PluginState::Removed => {}
                 None => {
@@ -439,15 +451,18 @@ impl PluginManager {
     }
 
     /// Compile (or take from the caches), check and describe `bytes` off the async workers,
-    /// then check that it may serve under `name`.
-    async fn load(&self, name: &str, bytes: Vec<u8>) -> Result<WasmStrategy, String> {
+    /// then check that it may serve under `name`. Errors: the reason, and whether trying again
+    /// later may succeed (a clash with another claimant, which may go away).
+    async fn load(&self, name: &str, bytes: Vec<u8>) -> Result<WasmStrategy, (String, bool)> {
         let runtime = self.runtime.clone();
         let n = name.to_string();
         let loaded = tokio::task::spawn_blocking(move || runtime.load_bytes(&n, &bytes))
             .await
             .map_err(|e| format!("loader panicked: {e}"))
-            .and_then(|r| r.map_err(|e| e.to_string()))?;
-        self.check_activation(name, &loaded)?;
+            .and_then(|r| r.map_err(|e| e.to_string()))
+            .map_err(|e| (e, false))?;
+        self.check_activation(name, &loaded)
+            .map_err(|e| (e, true))?;
         Ok(loaded)
     }
 

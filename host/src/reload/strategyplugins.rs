@@ -334,6 +334,16 @@ fn validate_spec(obj: &Value) -> Vec<FieldError> {
     errs
 }
 
+/// The object without `metadata` and `status`: what a generation counts changes of.
+fn content(obj: &Value) -> Value {
+    let mut c = obj.clone();
+    if let Some(m) = c.as_object_mut() {
+        m.remove("metadata");
+        m.remove("status");
+    }
+    c
+}
+
 fn set_generation(obj: &mut Value, g: i64) {
     crate::registry::meta::meta_mut(obj).insert("generation".into(), json!(g));
 }
@@ -375,7 +385,8 @@ impl Strategy for StrategyPluginStrategy {
     fn canonicalize(&self, obj: &Value) -> StrategyResult<Value> {
         Ok(obj.clone())
     }
-    /// `PrepareForUpdate`: status kept; generation bumped when the spec changed.
+    /// `PrepareForUpdate` (`customresource/strategy.go`): status kept; generation bumped when
+    /// anything but metadata and status changed.
     fn prepare_for_update(&self, new: &Value, old: &Value) -> StrategyResult<Value> {
         let mut new = new.clone();
         match old.get("status") {
@@ -386,7 +397,7 @@ impl Strategy for StrategyPluginStrategy {
                 }
             }
         }
-        let g = generation(old) + i64::from(spec(&new) != spec(old));
+        let g = generation(old) + i64::from(content(&new) != content(old));
         set_generation(&mut new, g);
         Ok(new)
     }
@@ -403,12 +414,19 @@ impl Strategy for StrategyPluginStrategy {
     fn warnings_on_update(&self, _: &Value, _: &Value) -> StrategyResult<Vec<String>> {
         Ok(Vec::new())
     }
-    /// `PrepareForStatusUpdate`: spec and generation kept.
+    /// The status strategy's `PrepareForUpdate` (`customresource/status_strategy.go`): the
+    /// old object with the new status (metadata, spec and generation kept).
     fn prepare_for_status_update(&self, new: &Value, old: &Value) -> StrategyResult<Value> {
-        let mut new = new.clone();
-        new["spec"] = spec(old).clone();
-        set_generation(&mut new, generation(old));
-        Ok(new)
+        let mut out = old.clone();
+        match new.get("status") {
+            Some(s) => out["status"] = s.clone(),
+            None => {
+                if let Some(m) = out.as_object_mut() {
+                    m.remove("status");
+                }
+            }
+        }
+        Ok(out)
     }
     fn validate_status_update(&self, new: &Value, _: &Value) -> StrategyResult<Vec<FieldError>> {
         let path = Path::new("status").child("replicas");
@@ -547,11 +565,18 @@ mod tests {
         assert_eq!(updated["metadata"]["generation"], 2);
         assert_eq!(updated["status"], stored["status"]);
         assert_eq!(summary(&updated), "Progressing");
-        // A status update keeps the spec.
+        // A status update keeps everything but the status (labels too, as kube's status
+        // strategy); a metadata-only update keeps the generation.
+        let mut labelled = updated.clone();
+        labelled["metadata"]["labels"] = json!({"team": "a"});
+        let same = s.prepare_for_update(&labelled, &updated).unwrap();
+        assert_eq!(same["metadata"]["generation"], 2);
         let mut st = updated.clone();
+        st["metadata"]["labels"] = json!({"sneaky": "x"});
         st["spec"]["sha256"] = json!("ef".repeat(32));
         let st = s.prepare_for_status_update(&st, &updated).unwrap();
         assert_eq!(st["spec"], updated["spec"]);
+        assert!(st["metadata"].get("labels").is_none());
         assert_eq!(st["metadata"]["generation"], 2);
         let b = PluginStatus {
             state: PluginState::Failed,

@@ -101,8 +101,15 @@ pub fn watch_objects(manager: Arc<PluginManager>) {
         loop {
             let rv = match sync_objects_once(&manager).await {
                 Ok((rv, changes)) => {
+                    let removed = changes
+                        .iter()
+                        .any(|c| matches!(c, super::Change::Removed(_)));
                     for c in changes {
                         tracing::debug!(change = ?c, "StrategyPlugin objects synced");
+                    }
+                    // A file refused while an object held its name or resource may load now.
+                    if removed {
+                        manager.rescan().await;
                     }
                     rv
                 }
@@ -118,7 +125,10 @@ pub fn watch_objects(manager: Arc<PluginManager>) {
             };
             match manager.plugins().watch("", &opts).await {
                 Ok(mut events) => {
-                    let _ = tokio::time::timeout(RESYNC, events.recv()).await;
+                    // A watch that ends at once waits out the period (no busy relisting).
+                    if let Ok(None) = tokio::time::timeout(RESYNC, events.recv()).await {
+                        tokio::time::sleep(RESYNC).await;
+                    }
                 }
                 Err(_) => tokio::time::sleep(RESYNC).await,
             }

@@ -152,13 +152,8 @@ pub async fn with_audit(State(state): State<Arc<AppState>>, req: Request, next: 
     };
     // The request body, from level Request (bounded as the handlers bound it).
     // Uploaded components are bytes, not objects: never buffered for the log.
-    let is_component = req
-        .headers()
-        .get(axum::http::header::CONTENT_TYPE)
-        .is_some_and(|v| {
-            v.as_bytes()
-                .starts_with(super::components::CONTENT_TYPE.as_bytes())
-        });
+    let is_component = attrs.resource == crate::reload::COMPONENTS_PLURAL
+        && attrs.api_group == crate::reload::STATUS_GROUP;
     let (req, request_object) = if level >= Level::Request && !is_component {
         let (parts, body) = req.into_parts();
         match axum::body::to_bytes(body, MAX_BODY_BYTES).await {

@@ -146,6 +146,8 @@ pub async fn put_component(
         .await
     {
         Ok((m, created)) => {
+            // "Already stored" answers without reading the body.
+            drain(&mut stream).await;
             if created {
                 tracing::info!(sha256 = %sha256, size = m.size, stored = m.stored_size, "component uploaded");
             }
@@ -170,16 +172,19 @@ pub async fn put_component(
             )],
         )
         .into_response(),
-        Err(BlobError::Invalid(reason)) => ApiError::invalid(
-            &gk(),
-            &sha256,
-            &[field::invalid(
-                &field::Path::new("content"),
-                CONTENT_TYPE,
-                reason,
-            )],
-        )
-        .into_response(),
+        Err(BlobError::Invalid(reason)) => {
+            drain(&mut stream).await;
+            ApiError::invalid(
+                &gk(),
+                &sha256,
+                &[field::invalid(
+                    &field::Path::new("content"),
+                    CONTENT_TYPE,
+                    reason,
+                )],
+            )
+            .into_response()
+        }
         Err(BlobError::Body(e)) => ApiError::bad_request(e).into_response(),
         Err(BlobError::Backend(e)) => {
             ApiError::from_storage(&e.into(), &gr(), &sha256).into_response()

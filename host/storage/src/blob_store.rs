@@ -189,7 +189,12 @@ impl BlobStore {
                         ))),
                         Err(e) => Err(e.into()),
                     },
-                    Err(e) => Err(e.into()),
+                    // The answer was lost, not necessarily the write: if the stored manifest
+                    // names this upload, its chunks are the blob and must stay.
+                    Err(e) => match self.info(sha256).await {
+                        Ok(Some(stored)) if stored.upload == m.upload => return Ok((stored, true)),
+                        _ => Err(e.into()),
+                    },
                 }
             }
             Err(e) => Err(e),
