@@ -109,6 +109,10 @@ pub struct PluginLimits {
     /// to `<data-dir>/plugin-cache`.
     #[arg(long = "plugin-cache-dir")]
     pub cache_dir: Option<PathBuf>,
+    /// The most memory one plugin compile may use, in MiB (the server compiles in a child
+    /// process, one at a time, and refuses a component whose compile needs more).
+    #[arg(long = "plugin-compile-memory-mib", default_value_t = 1024)]
+    pub compile_memory_mib: u64,
 }
 
 impl PluginLimits {
@@ -119,6 +123,7 @@ impl PluginLimits {
             memory_limit: self.memory_limit_mib << 20,
             cache_dir: self.cache_dir.clone(),
             compile_in_subprocess: false,
+            compile_memory_limit: self.compile_memory_mib << 20,
         }
     }
 }

@@ -31,6 +31,10 @@ pub struct RuntimeConfig {
     /// never holds the compiler's peak memory (~900 MB for the 2.7 MB `pods` component). Needs
     /// `cache_dir`; the server sets it, offline tools do not.
     pub compile_in_subprocess: bool,
+    /// The most resident memory a compile may use, bytes (`--plugin-compile-memory-mib`,
+    /// default 1 GiB): child compiles run one at a time and a child past this is killed and
+    /// its component refused, so loading plugins never risks the host's memory.
+    pub compile_memory_limit: u64,
 }
 
 impl Default for RuntimeConfig {
@@ -40,6 +44,7 @@ impl Default for RuntimeConfig {
             memory_limit: 1 << 30,
             cache_dir: None,
             compile_in_subprocess: false,
+            compile_memory_limit: 1 << 30,
         }
     }
 }

@@ -169,7 +169,7 @@ impl PluginRuntime {
         }
         if component.is_none() && self.config.compile_in_subprocess {
             if let Some(path) = &cached {
-                component = self.compile_in_child(bytes, path);
+                component = self.compile_in_child(bytes, path)?;
             }
         }
         let component = match component {
@@ -195,28 +195,66 @@ impl PluginRuntime {
 
 impl PluginRuntime {
     /// Compile `bytes` in a child process that writes the artifact to `path`, then load it.
-    /// `None` when that failed for any reason (the caller compiles in-process, which also
-    /// yields the precise compile error).
-    fn compile_in_child(&self, bytes: &[u8], path: &Path) -> Option<Component> {
+    /// One child at a time per process, each killed once its resident memory passes
+    /// [`RuntimeConfig::compile_memory_limit`]: together they never hold more. `Ok(None)`
+    /// when the child failed otherwise (the caller compiles in-process, which also yields the
+    /// precise compile error). Errors: [`LoadErrorKind::Compile`] when the budget was passed.
+    fn compile_in_child(
+        &self,
+        bytes: &[u8],
+        path: &Path,
+    ) -> Result<Option<Component>, LoadErrorKind> {
+        static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+        self.compile_in_child_limited(bytes, path, self.config.compile_memory_limit)
+    }
+
+    fn compile_in_child_limited(
+        &self,
+        bytes: &[u8],
+        path: &Path,
+        limit: u64,
+    ) -> Result<Option<Component>, LoadErrorKind> {
         use std::io::Write;
-        let exe = std::env::current_exe().ok()?;
-        let mut child = std::process::Command::new(exe)
+        let Ok(exe) = std::env::current_exe() else {
+            return Ok(None);
+        };
+        let child = std::process::Command::new(exe)
             .args(["plugin", "precompile", "--out"])
             .arg(path)
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
-            .spawn()
-            .map_err(|e| tracing::warn!(error = %e, "cannot start the compiler process"))
-            .ok()?;
+            .spawn();
+        let mut child = match child {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot start the compiler process");
+                return Ok(None);
+            }
+        };
+        // The pipe is drained by the child as it reads; a write error shows as a failure.
         let written = child.stdin.take().map(|mut i| i.write_all(bytes));
-        // Bounded: a compile that hangs is killed (the in-process fallback then reports).
+        // Bounded in time (a compile that hangs is killed; the in-process fallback then
+        // reports) and in memory (sampled every 5 ms; past the limit, killed and refused).
         let started = std::time::Instant::now();
+        let mut peak: u64 = 0;
         let status = loop {
             match child.try_wait() {
                 Ok(Some(st)) => break Some(st),
                 Ok(None) if started.elapsed() < CHILD_COMPILE_TIMEOUT => {
-                    std::thread::sleep(Duration::from_millis(20))
+                    let rss = resident_bytes(child.id()).unwrap_or(0);
+                    peak = peak.max(rss);
+                    if rss > limit {
+                        let _ = child.kill();
+                        let _ = child.wait();
+                        return Err(LoadErrorKind::Compile(format!(
+                            "compiling it needs more than the compile memory budget of {} MiB (--plugin-compile-memory-mib); stopped at {} MiB",
+                            limit >> 20,
+                            rss >> 20
+                        )));
+                    }
+                    std::thread::sleep(Duration::from_millis(5))
                 }
                 _ => {
                     let _ = child.kill();
@@ -225,19 +263,25 @@ impl PluginRuntime {
                 }
             }
         };
+        tracing::debug!(
+            bytes = bytes.len(),
+            peak_rss_bytes = peak,
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "plugin compiled in a child process"
+        );
         let mut stderr = String::new();
         if let Some(mut e) = child.stderr.take() {
             let _ = std::io::Read::read_to_string(&mut e, &mut stderr);
         }
         if !status.is_some_and(|s| s.success()) || !matches!(written, Some(Ok(()))) {
             tracing::warn!(stderr = %stderr.trim(), "compiling in a child process failed; compiling in-process");
-            return None;
+            return Ok(None);
         }
         // SAFETY: as for the cache in `compile`: an artifact this binary serialized, named by
         // the engine's compatibility hash; wasmtime re-checks version and configuration.
-        unsafe { Component::deserialize_file(&self.engine, path) }
+        Ok(unsafe { Component::deserialize_file(&self.engine, path) }
             .map_err(|e| tracing::warn!(error = %e, "cannot load the child's artifact"))
-            .ok()
+            .ok())
     }
 
     /// Compile a component and write its precompiled artifact to `out` (temp file + rename):
@@ -248,6 +292,14 @@ impl PluginRuntime {
         let c = Component::new(&self.engine, bytes).map_err(|e| anyhow::anyhow!("{e:#}"))?;
         write_artifact(&c, out)
     }
+}
+
+/// A process's resident set (`VmRSS` of `/proc/<pid>/status`), bytes.
+fn resident_bytes(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib << 10)
 }
 
 /// How long a child compile may take before it is killed.
