@@ -197,8 +197,10 @@ impl PluginRuntime {
     /// Compile `bytes` in a child process that writes the artifact to `path`, then load it.
     /// One child at a time per process, each killed once its resident memory passes
     /// [`RuntimeConfig::compile_memory_limit`]: together they never hold more. `Ok(None)`
-    /// when the child failed otherwise (the caller compiles in-process, which also yields the
-    /// precise compile error). Errors: [`LoadErrorKind::Compile`] when the budget was passed.
+    /// only when no child could be started (the caller then compiles in-process). Errors:
+    /// [`LoadErrorKind::Compile`] when the budget or the time limit was passed, or the child
+    /// failed (its error, e.g. the bytes do not compile) — never retried in this process,
+    /// which would hold the memory the child was stopped for.
     fn compile_in_child(
         &self,
         bytes: &[u8],
@@ -235,10 +237,11 @@ impl PluginRuntime {
         };
         // The pipe is drained by the child as it reads; a write error shows as a failure.
         let written = child.stdin.take().map(|mut i| i.write_all(bytes));
-        // Bounded in time (a compile that hangs is killed; the in-process fallback then
-        // reports) and in memory (sampled every 5 ms; past the limit, killed and refused).
+        // Bounded in time and in memory (sampled every 5 ms; past the limit, killed and
+        // refused).
         let started = std::time::Instant::now();
         let mut peak: u64 = 0;
+        // `None`: the time limit passed.
         let status = loop {
             match child.try_wait() {
                 Ok(Some(st)) => break Some(st),
@@ -273,15 +276,26 @@ impl PluginRuntime {
         if let Some(mut e) = child.stderr.take() {
             let _ = std::io::Read::read_to_string(&mut e, &mut stderr);
         }
-        if !status.is_some_and(|s| s.success()) || !matches!(written, Some(Ok(()))) {
-            tracing::warn!(stderr = %stderr.trim(), "compiling in a child process failed; compiling in-process");
-            return Ok(None);
+        let Some(status) = status else {
+            return Err(LoadErrorKind::Compile(format!(
+                "compiling it took longer than {CHILD_COMPILE_TIMEOUT:?}; stopped"
+            )));
+        };
+        if !status.success() || !matches!(written, Some(Ok(()))) {
+            // The child's own error (`error: …`, the last line `main` prints), else its status.
+            let reason = stderr
+                .lines()
+                .rev()
+                .find_map(|l| l.strip_prefix("error: "))
+                .map(str::to_string)
+                .unwrap_or_else(|| format!("the compiler process failed ({status})"));
+            return Err(LoadErrorKind::Compile(reason));
         }
         // SAFETY: as for the cache in `compile`: an artifact this binary serialized, named by
         // the engine's compatibility hash; wasmtime re-checks version and configuration.
-        Ok(unsafe { Component::deserialize_file(&self.engine, path) }
-            .map_err(|e| tracing::warn!(error = %e, "cannot load the child's artifact"))
-            .ok())
+        unsafe { Component::deserialize_file(&self.engine, path) }
+            .map(Some)
+            .map_err(|e| LoadErrorKind::Compile(format!("cannot load the compiled artifact: {e}")))
     }
 
     /// Compile a component and write its precompiled artifact to `out` (temp file + rename):
