@@ -169,7 +169,7 @@ impl PluginRuntime {
         }
         if component.is_none() && self.config.compile_in_subprocess {
             if let Some(path) = &cached {
-                component = self.compile_in_child(bytes, path)?;
+                component = Some(self.compile_in_child(bytes, path)?);
             }
         }
         let component = match component {
@@ -195,63 +195,69 @@ impl PluginRuntime {
 
 impl PluginRuntime {
     /// Compile `bytes` in a child process that writes the artifact to `path`, then load it.
-    /// One child at a time per process, each killed once its resident memory passes
-    /// [`RuntimeConfig::compile_memory_limit`]: together they never hold more. `Ok(None)`
-    /// only when no child could be started (the caller then compiles in-process). Errors:
-    /// [`LoadErrorKind::Compile`] when the budget or the time limit was passed, or the child
-    /// failed (its error, e.g. the bytes do not compile) — never retried in this process,
-    /// which would hold the memory the child was stopped for.
-    fn compile_in_child(
-        &self,
-        bytes: &[u8],
-        path: &Path,
-    ) -> Result<Option<Component>, LoadErrorKind> {
+    /// One child at a time per process, each killed once its resident memory (sampled every
+    /// 5 ms) passes [`RuntimeConfig::compile_memory_limit`], with at most two compiler
+    /// threads (`RAYON_NUM_THREADS`), so a node's core count does not raise the peak.
+    /// Errors: [`LoadErrorKind::Compile`] when the child cannot start, passes the budget or
+    /// [`CHILD_COMPILE_TIMEOUT`], fails (its own `error: …` line, e.g. the bytes do not
+    /// compile) or leaves an unusable artifact — never retried in this process, which would
+    /// hold the memory the child was stopped for.
+    fn compile_in_child(&self, bytes: &[u8], path: &Path) -> Result<Component, LoadErrorKind> {
         static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
         let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-        self.compile_in_child_limited(bytes, path, self.config.compile_memory_limit)
-    }
-
-    fn compile_in_child_limited(
-        &self,
-        bytes: &[u8],
-        path: &Path,
-        limit: u64,
-    ) -> Result<Option<Component>, LoadErrorKind> {
-        use std::io::Write;
-        let Ok(exe) = std::env::current_exe() else {
-            return Ok(None);
-        };
-        let child = std::process::Command::new(exe)
+        let limit = self.config.compile_memory_limit;
+        let fail = |m: String| LoadErrorKind::Compile(m);
+        // `/proc/self/exe` starts this very binary even when its file was replaced.
+        let mut child = std::process::Command::new("/proc/self/exe")
             .args(["plugin", "precompile", "--out"])
             .arg(path)
+            .env("RUST_LOG", "error")
+            .env("RAYON_NUM_THREADS", "2")
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
-            .spawn();
-        let mut child = match child {
-            Ok(c) => c,
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot start the compiler process");
-                return Ok(None);
-            }
-        };
-        // The pipe is drained by the child as it reads; a write error shows as a failure.
-        let written = child.stdin.take().map(|mut i| i.write_all(bytes));
-        // Bounded in time and in memory (sampled every 5 ms; past the limit, killed and
-        // refused).
+            .spawn()
+            .map_err(|e| fail(format!("cannot start the compiler process: {e}")))?;
+        let pid = child.id();
+        // Its stderr is read as it comes (the last 8 KiB kept), so a chatty child never
+        // blocks on a full pipe.
+        let stderr = child.stderr.take().map(|mut e| {
+            std::thread::spawn(move || {
+                let mut kept: Vec<u8> = Vec::new();
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = std::io::Read::read(&mut e, &mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    kept.extend_from_slice(&buf[..n]);
+                    if kept.len() > 8192 {
+                        kept.drain(..kept.len() - 8192);
+                    }
+                }
+                String::from_utf8_lossy(&kept).into_owned()
+            })
+        });
         let started = std::time::Instant::now();
+        // The child reads all of stdin before it compiles, so memory cannot grow meanwhile.
+        let written = child
+            .stdin
+            .take()
+            .map(|mut i| std::io::Write::write_all(&mut i, bytes));
+        let stop = |child: &mut std::process::Child| {
+            let _ = child.kill();
+            let _ = child.wait();
+            let _ = std::fs::remove_file(path.with_extension(format!("tmp{pid}")));
+        };
         let mut peak: u64 = 0;
-        // `None`: the time limit passed.
         let status = loop {
             match child.try_wait() {
-                Ok(Some(st)) => break Some(st),
+                Ok(Some(st)) => break st,
                 Ok(None) if started.elapsed() < CHILD_COMPILE_TIMEOUT => {
-                    let rss = resident_bytes(child.id()).unwrap_or(0);
+                    let rss = resident_bytes(pid).unwrap_or(0);
                     peak = peak.max(rss);
                     if rss > limit {
-                        let _ = child.kill();
-                        let _ = child.wait();
-                        return Err(LoadErrorKind::Compile(format!(
+                        stop(&mut child);
+                        return Err(fail(format!(
                             "compiling it needs more than the compile memory budget of {} MiB (--plugin-compile-memory-mib); stopped at {} MiB",
                             limit >> 20,
                             rss >> 20
@@ -260,9 +266,10 @@ impl PluginRuntime {
                     std::thread::sleep(Duration::from_millis(5))
                 }
                 _ => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    break None;
+                    stop(&mut child);
+                    return Err(fail(format!(
+                        "compiling it took longer than {CHILD_COMPILE_TIMEOUT:?}; stopped"
+                    )));
                 }
             }
         };
@@ -272,16 +279,8 @@ impl PluginRuntime {
             elapsed_ms = started.elapsed().as_millis() as u64,
             "plugin compiled in a child process"
         );
-        let mut stderr = String::new();
-        if let Some(mut e) = child.stderr.take() {
-            let _ = std::io::Read::read_to_string(&mut e, &mut stderr);
-        }
-        let Some(status) = status else {
-            return Err(LoadErrorKind::Compile(format!(
-                "compiling it took longer than {CHILD_COMPILE_TIMEOUT:?}; stopped"
-            )));
-        };
-        if !status.success() || !matches!(written, Some(Ok(()))) {
+        let stderr = stderr.and_then(|t| t.join().ok()).unwrap_or_default();
+        if !status.success() {
             // The child's own error (`error: …`, the last line `main` prints), else its status.
             let reason = stderr
                 .lines()
@@ -289,13 +288,17 @@ impl PluginRuntime {
                 .find_map(|l| l.strip_prefix("error: "))
                 .map(str::to_string)
                 .unwrap_or_else(|| format!("the compiler process failed ({status})"));
-            return Err(LoadErrorKind::Compile(reason));
+            return Err(fail(reason));
+        }
+        if let Some(Err(e)) = written {
+            return Err(fail(format!(
+                "cannot hand the component to the compiler process: {e}"
+            )));
         }
         // SAFETY: as for the cache in `compile`: an artifact this binary serialized, named by
         // the engine's compatibility hash; wasmtime re-checks version and configuration.
         unsafe { Component::deserialize_file(&self.engine, path) }
-            .map(Some)
-            .map_err(|e| LoadErrorKind::Compile(format!("cannot load the compiled artifact: {e}")))
+            .map_err(|e| fail(format!("cannot load the compiled artifact: {e}")))
     }
 
     /// Compile a component and write its precompiled artifact to `out` (temp file + rename):
