@@ -258,31 +258,50 @@ impl PluginManager {
         self.served.publish(self.build_map());
         for (name, status, file) in self.file_records() {
             let stored = match self.plugins.get("", &name, "").await {
-                // The name is an object's: its status is the object's to report.
-                Ok(o) if o.pointer("/spec/sha256").is_some() => continue,
                 Ok(o) => Some(o),
-                Err(e) if e.code == 404 && status.state == PluginState::Removed => continue,
-                Err(e) if e.code == 404 => {
-                    match self
-                        .plugins
-                        .create("", file_record(&name, &file), false)
-                        .await
-                    {
-                        Ok(w) => Some(w.object),
-                        Err(e) => {
-                            tracing::warn!(plugin = %name, error = %e.message, "cannot record plugin status");
-                            continue;
-                        }
-                    }
-                }
+                Err(e) if e.code == 404 => None,
                 Err(e) => {
                     tracing::warn!(plugin = %name, error = %e.message, "cannot record plugin status");
                     continue;
                 }
             };
-            self.write_status(&name, &status, stored.as_ref()).await;
+            if let Err(e) = self
+                .record_file(&name, &status, &file, stored.as_ref())
+                .await
+            {
+                tracing::warn!(plugin = %name, error = %e, "cannot record plugin status");
+            }
         }
         changes
+    }
+
+    /// Write a folder file's status into its record `stored` (`None`: missing, created unless
+    /// the file is gone too). A name held by an object is left alone: its status is the
+    /// object's to report. Errors: the record could not be created.
+    async fn record_file(
+        &self,
+        name: &str,
+        status: &PluginStatus,
+        file: &str,
+        stored: Option<&Value>,
+    ) -> Result<(), String> {
+        match stored {
+            Some(o) if o.pointer("/spec/sha256").is_some() => Ok(()),
+            Some(o) => {
+                self.write_status(name, status, Some(o)).await;
+                Ok(())
+            }
+            None if status.state == PluginState::Removed => Ok(()),
+            None => {
+                let w = self
+                    .plugins
+                    .create("", file_record(name, file), false)
+                    .await
+                    .map_err(|e| e.message)?;
+                self.write_status(name, status, Some(&w.object)).await;
+                Ok(())
+            }
+        }
     }
 
     /// Bring what is served in line with the `StrategyPlugin` objects (all of them, as listed):
@@ -417,22 +436,9 @@ impl PluginManager {
         // The records of this server's folder files: recreated when deleted (unless the file
         // is gone too), entries kept.
         for (name, st, file) in self.file_records() {
-            match by_name.get(name.as_str()) {
-                Some(o) if o.pointer("/spec/sha256").is_some() => {}
-                Some(o) => self.write_status(&name, &st, Some(o)).await,
-                None if st.state == PluginState::Removed => {}
-                None => {
-                    match self
-                        .plugins
-                        .create("", file_record(&name, &file), false)
-                        .await
-                    {
-                        Ok(w) => self.write_status(&name, &st, Some(&w.object)).await,
-                        Err(e) => {
-                            tracing::debug!(plugin = %name, error = %e.message, "cannot record plugin status")
-                        }
-                    }
-                }
+            let stored = by_name.get(name.as_str()).copied();
+            if let Err(e) = self.record_file(&name, &st, &file, stored).await {
+                tracing::debug!(plugin = %name, error = %e, "cannot record plugin status");
             }
         }
         changes
