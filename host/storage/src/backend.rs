@@ -184,6 +184,20 @@ pub trait Backend: Send + Sync + 'static {
     /// The current revision (a linearizable read).
     async fn current_revision(&self) -> Result<i64, BackendError>;
 
+    /// Whether [`Backend::request_progress`] is supported: a progress notification then
+    /// arrives on request, not only every progress interval (kube's feature check for
+    /// `RequestWatchProgress`, `k8s.io/apiserver/pkg/storage/feature/feature_support_checker.go`).
+    fn supports_request_progress(&self) -> bool {
+        false
+    }
+
+    /// `RequestWatchProgress`: ask every open watch started with `progress_notify` to send a
+    /// [`WatchResponse::Progress`] as soon as it has delivered every event up to the current
+    /// revision. A no-op where [`Backend::supports_request_progress`] is false.
+    async fn request_progress(&self) -> Result<(), BackendError> {
+        Ok(())
+    }
+
     /// Drop history at or below `revision`: later reads and watches there fail with
     /// [`BackendError::Compacted`].
     async fn compact(&self, revision: i64) -> Result<(), BackendError>;

@@ -290,6 +290,21 @@ pub trait Storage: Send + Sync {
     /// `CompactRevision`: the newest compacted revision seen (0 = none).
     fn compact_revision(&self) -> u64;
 
+    /// Whether [`Storage::request_watch_progress`] makes watches report progress on request
+    /// (kube's `etcdfeature.DefaultFeatureSupportChecker.Supports(storage.RequestWatchProgress)`).
+    /// Without it the watch cache does not serve consistent reads (`cacher.go`
+    /// `ShouldDelegateConsistentRead`).
+    fn supports_request_watch_progress(&self) -> bool {
+        false
+    }
+
+    /// `RequestWatchProgress`: ask this storage's watches opened with `progress_notify` for a
+    /// progress notification (a bookmark) at the current resourceVersion as soon as they have
+    /// delivered everything before it. A no-op when unsupported.
+    async fn request_watch_progress(&self) -> Result<()> {
+        Ok(())
+    }
+
     /// `ReadinessCheck`: `Ok` when the backend answers.
     async fn readiness_check(&self) -> Result<()>;
 }

@@ -23,7 +23,7 @@
 //!   | `get_list` with a continue token, `Exact`, RV `N` with `limit` (legacy Exact), RV `""` with `limit` | storage |
 //!   | `get_list`, RV `"0"` (also with NotOlderThan) | cache, **`limit` ignored**, no continue token |
 //!   | `get_list`, RV `N` (NotOlderThan, or unset without limit) | cache once fresh, `limit` honoured (continue tokens in the etcd3 format, pinned at the cache RV) |
-//!   | `get_list`, RV `""` | consistent read: the storage's current revision, then the cache once it has caught up, else storage |
+//!   | `get_list`, RV `""` | consistent read: with a storage that reports watch progress on request (the embedded store), the storage's current revision, then the cache once it has caught up (asking for progress), else storage; otherwise (etcd) storage |
 //!   | `watch` | cache (storage while the cache is not ready) |
 //!
 //!   A read that would be served from the cache goes to the storage while the cache is not
@@ -36,14 +36,18 @@
 //!   bookmarks every [`CacherConfig::bookmark_interval`]; slow watchers are closed.
 //!
 //! Consistent reads need the cache's resourceVersion to reach the storage's current revision.
-//! kube-apiserver asks etcd for a progress notification (`RequestWatchProgress`); the
-//! [`Storage`] trait has no such call, so the cache relies on the backend's periodic progress
-//! notifications (etcd `--experimental-watch-progress-notify-interval`, the embedded store's
-//! `progress_interval`) and on the resource's own events. When the backend watch has been
-//! silent for longer than [`CacherConfig::fresh_timeout`] (no events and no progress
-//! notifications, e.g. etcd's default 10-minute interval on an idle resource), a read that
-//! is not fresh waits only briefly and then goes to the storage instead of waiting the full
-//! timeout.
+//! As kube-apiserver, the cache asks the storage for a progress notification
+//! ([`Storage::request_watch_progress`]) and serves the read once its watch has delivered
+//! everything up to that revision; a storage that cannot (etcd here: kube only uses
+//! `RequestWatchProgress` on etcd ≥ 3.4.31 / 3.5.13, `storage/feature/feature_support_checker.go`,
+//! because older members can report progress past events a watcher has not yet received,
+//! etcd-io/etcd#15220 and #17507) serves consistent reads itself
+//! (`cacher.go` `ShouldDelegateConsistentRead`). Reads at an explicit resourceVersion wait for
+//! the resource's own events and the backend's periodic progress notifications (etcd
+//! `--experimental-watch-progress-notify-interval`, the embedded store's `progress_interval`);
+//! when the backend watch has been silent for longer than [`CacherConfig::fresh_timeout`]
+//! (e.g. etcd's default 10-minute interval on an idle resource), such a read waits only
+//! briefly and then goes to the storage instead of waiting the full timeout.
 
 mod reflector;
 mod watch_cache;
@@ -68,6 +72,11 @@ use watch_cache::{CacheState, Scope};
 /// How long a read waits for freshness when the backend watch has been silent (see the module
 /// documentation) before it goes to the storage.
 const QUIET_BACKEND_WAIT: Duration = Duration::from_millis(100);
+
+/// How often a consistent read that waits for the cache asks the storage for progress again
+/// (`progressRequestPeriod` in `k8s.io/apiserver/pkg/storage/cacher/progress/watch_progress.go`
+/// `ConditionalProgressRequester`).
+const PROGRESS_REQUEST_PERIOD: Duration = Duration::from_millis(100);
 
 /// `KeyFunc`: the storage key (without the path prefix, e.g. `/pods/default/web`) of an
 /// object, which must agree with the keys the storage is written with. Errors: the object has
@@ -320,6 +329,37 @@ impl Shared {
             match tokio::time::timeout_at(deadline, rx.changed()).await {
                 Ok(Ok(())) => continue,
                 _ => return cond(&self.read()),
+            }
+        }
+    }
+
+    /// A consistent read's wait (`waitUntilFreshAndBlock` with kube's
+    /// `progress.ConditionalProgressRequester`): whether the ready cache reaches the storage's
+    /// `current` revision within [`CacherConfig::fresh_timeout`], asking the storage for a
+    /// progress notification now and every [`PROGRESS_REQUEST_PERIOD`] while waiting.
+    /// `false`: serve the read from the storage (kube's fallback when the wait times out).
+    async fn wait_consistent(&self, current: u64) -> bool {
+        let fresh = |st: &CacheState| st.ready && st.rv >= current;
+        if fresh(&self.read()) {
+            return true;
+        }
+        if !self.read().ready {
+            return false;
+        }
+        let deadline = Instant::now() + self.config.fresh_timeout;
+        loop {
+            if self.inner.request_watch_progress().await.is_err() {
+                return false;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if self
+                .wait_for(left.min(PROGRESS_REQUEST_PERIOD), fresh)
+                .await
+            {
+                return true;
+            }
+            if left <= PROGRESS_REQUEST_PERIOD {
+                return false;
             }
         }
     }
@@ -727,8 +767,13 @@ impl Storage for Cacher {
         };
         let scope = shared.scope(key, opts.recursive)?;
         let fresh = if consistent {
+            // `ShouldDelegateConsistentRead`: only a storage whose watches report progress on
+            // request can tell the cache it is current in time; without that, etcd.
+            if !shared.inner.supports_request_watch_progress() {
+                return delegate().await;
+            }
             match shared.inner.current_resource_version().await {
-                Ok(current) => shared.wait_fresh(current, Some(current)).await?,
+                Ok(current) => shared.wait_consistent(current).await,
                 Err(_) => false,
             }
         } else if min_rv == 0 {
@@ -794,6 +839,14 @@ impl Storage for Cacher {
 
     fn compact_revision(&self) -> u64 {
         self.shared.inner.compact_revision()
+    }
+
+    fn supports_request_watch_progress(&self) -> bool {
+        self.shared.inner.supports_request_watch_progress()
+    }
+
+    async fn request_watch_progress(&self) -> Result<()> {
+        self.shared.inner.request_watch_progress().await
     }
 
     async fn readiness_check(&self) -> Result<()> {

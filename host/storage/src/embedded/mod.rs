@@ -124,6 +124,9 @@ pub(crate) struct Shared {
     pub(crate) expire_queued: AtomicBool,
     /// Number of running watch tasks.
     pub(crate) watchers: AtomicUsize,
+    /// The newest revision a progress notification was requested for
+    /// ([`Backend::request_progress`]); each watch task answers once it has processed it.
+    pub(crate) progress_requested: tokio::sync::watch::Sender<i64>,
 }
 
 impl Shared {
@@ -254,6 +257,7 @@ impl Embedded {
             next_expiry: AtomicI64::new(state.next_expiry),
             expire_queued: AtomicBool::new(false),
             watchers: AtomicUsize::new(0),
+            progress_requested: tokio::sync::watch::Sender::new(0),
         });
         let (req_tx, req_rx) = mpsc::channel(opts.queue_capacity.max(1));
         let (ev_tx, _) = broadcast::channel(opts.watch_buffer.max(1));
@@ -494,6 +498,20 @@ impl Backend for Embedded {
         // The writer publishes the revision after the commit and before acknowledging, so this
         // is at least the revision of every acknowledged write (linearizable in-process).
         Ok(self.shared.current_rev.load(Ordering::SeqCst))
+    }
+
+    fn supports_request_progress(&self) -> bool {
+        true
+    }
+
+    async fn request_progress(&self) -> Result<(), BackendError> {
+        // Every watch task answers once it has processed this revision's events (its batch
+        // may still be on the way: the revision is published before the batch).
+        let rev = self.shared.current_rev.load(Ordering::SeqCst);
+        self.shared
+            .progress_requested
+            .send_modify(|r| *r = (*r).max(rev));
+        Ok(())
     }
 
     async fn compact(&self, revision: i64) -> Result<(), BackendError> {

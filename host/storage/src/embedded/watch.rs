@@ -211,9 +211,27 @@ async fn run(
         let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut sent = false;
+        let mut requested = shared.progress_requested.subscribe();
+        // A requested progress notification not yet sent: the revision it must cover.
+        let mut owed: Option<i64> = None;
         loop {
+            if let Some(rev) = owed {
+                if seen >= rev {
+                    owed = None;
+                    if out.send(WatchResponse::Progress(seen)).await.is_err() {
+                        return;
+                    }
+                }
+            }
             tokio::select! {
                 _ = out.closed() => return,
+                changed = requested.changed(), if spec.progress_notify => {
+                    if changed.is_err() {
+                        continue;
+                    }
+                    let rev = *requested.borrow_and_update();
+                    owed = Some(owed.map_or(rev, |o| o.max(rev)));
+                }
                 r = live.recv() => match r {
                     Ok(batch) => {
                         seen = seen.max(batch.high_rev);

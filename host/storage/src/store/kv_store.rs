@@ -466,6 +466,14 @@ impl<B: Backend> Storage for KvStore<B> {
         self.backend.compacted_revision().max(0) as u64
     }
 
+    fn supports_request_watch_progress(&self) -> bool {
+        self.backend.supports_request_progress()
+    }
+
+    async fn request_watch_progress(&self) -> Result<()> {
+        Ok(self.backend.request_progress().await?)
+    }
+
     async fn readiness_check(&self) -> Result<()> {
         Ok(self.backend.health().await?)
     }

@@ -112,6 +112,11 @@ impl EtcdServer {
         self.child.is_some()
     }
 
+    /// The etcd process id while it runs (benchmarks read its CPU time from `/proc`).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     /// Kill etcd (SIGKILL, like a crash) and wait for it to exit; the data directory stays.
     /// Idempotent.
     pub fn stop(&mut self) {
