@@ -915,16 +915,16 @@ async fn memory(store: &str, etcd: Option<&EtcdServer>) {
         after / 1024,
         per / json_len as f64
     );
-    // What the watch cache holds per object (`cacher/watch_cache.rs` `Entry`): the decoded
-    // object, its attributes, its key in the objects map.
+    // What the watch cache holds per object (`cacher/watch_cache.rs` `Entry`): the stored
+    // bytes (about the JSON's size; a decoded `Value` would take what is printed), its
+    // attributes, its key in the objects map and in the stored object.
     let (value, value_bytes) = heap_bytes(|| serde_json::from_slice::<Value>(&json).unwrap());
     let attrs_fn = wasm_apiserver_storage::selection::default_attrs(Vec::new());
     let (attrs, attrs_bytes) = heap_bytes(|| attrs_fn(&value).unwrap());
-    let key = "/configmaps/mem/obj-0000000";
+    let keys = "/configmaps/mem/obj-0000000".len() + "/registry/configmaps/mem/obj-0000000".len();
     println!(
-        "  heap per cached object, counted in this process: decoded object {value_bytes} B, attributes {attrs_bytes} B, key {} B; the rest ({:.0} B) is the objects map, the store's own state and allocator overhead",
-        key.len(),
-        per - (value_bytes + attrs_bytes + key.len()) as f64
+        "  heap per cached object, counted in this process: stored bytes ~{json_len} B (decoded it would take {value_bytes} B), attributes {attrs_bytes} B, keys {keys} B; the rest ({:.0} B) is the maps, Arcs, the store's own state and allocator overhead",
+        per - (json_len + attrs_bytes + keys) as f64
     );
     drop((value, attrs));
 }

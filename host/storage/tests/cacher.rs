@@ -534,8 +534,18 @@ async fn too_old_rv_gives_expired() {
 // Bookmarks.
 // -------------------------------------------------------------------------------------------
 
+/// Whether `x` and `y` are the same cached object (one allocation, not equal copies).
+fn same_object(x: &SharedObject, y: &SharedObject) -> bool {
+    match (x, y) {
+        (SharedObject::Stored(x), SharedObject::Stored(y)) => Arc::ptr_eq(x, y),
+        (SharedObject::Decoded(x), SharedObject::Decoded(y)) => Arc::ptr_eq(x, y),
+        _ => false,
+    }
+}
+
 /// kube's cacher hands every watcher (and every read from memory) the same cached object: one
-/// event is one `Arc`, not a copy per watcher.
+/// event is one `Arc`, not a copy per watcher. The cache keeps what the storage handed out:
+/// the stored bytes (`SharedObject::Stored`), not a decoded object.
 #[tokio::test(flavor = "multi_thread")]
 async fn watchers_and_cache_reads_share_one_object() {
     let env = embedded_env(|_| {}).await;
@@ -546,12 +556,12 @@ async fn watchers_and_cache_reads_share_one_object() {
     let mut w2 = c.watch("/pods/", watch_opts(&from, false)).await.unwrap();
     let b = create(c, &pod("ns", "b")).await;
     let shared = |e: WatchEvent| match e {
-        WatchEvent::Added(SharedObject::Decoded(o)) => o,
-        other => panic!("expected ADDED with the cache's object, got {other:?}"),
+        WatchEvent::Added(o @ SharedObject::Stored(_)) => o,
+        other => panic!("expected ADDED with the cache's stored object, got {other:?}"),
     };
     let (o1, o2) = (shared(next(&mut w1).await), shared(next(&mut w2).await));
-    assert_eq!(*o1, b);
-    assert!(Arc::ptr_eq(&o1, &o2), "both watchers got the same object");
+    assert_eq!(o1.to_arc().unwrap().as_ref(), &b);
+    assert!(same_object(&o1, &o2), "both watchers got the same object");
     let got = c
         .get(
             "/pods/ns/b",
@@ -563,10 +573,7 @@ async fn watchers_and_cache_reads_share_one_object() {
         .await
         .unwrap()
         .unwrap();
-    match got {
-        SharedObject::Decoded(o) => assert!(Arc::ptr_eq(&o, &o1), "a read from memory too"),
-        other => panic!("expected the cache's object, got {other:?}"),
-    }
+    assert!(same_object(&got, &o1), "a read from memory too: {got:?}");
 }
 
 /// sendInitialEvents=true: ADDED for the state at the storage's current RV, then the
@@ -1210,13 +1217,11 @@ async fn shared_lists_hand_out_cached_objects_without_copying() {
     let b = c.get_list("/pods", &list_opts("0", 0)).await.unwrap();
     assert_eq!(a.items.len(), 5);
     for (x, y) in a.items.iter().zip(&b.items) {
-        let (SharedObject::Decoded(x), SharedObject::Decoded(y)) = (x, y) else {
-            panic!("the cache hands out decoded objects: {x:?} {y:?}");
-        };
         assert!(
-            std::sync::Arc::ptr_eq(x, y),
-            "the same cached object, not a copy"
+            matches!(x, SharedObject::Stored(_)),
+            "the cache hands out the stored bytes: {x:?}"
         );
+        assert!(same_object(x, y), "the same cached object, not a copy");
     }
     let owned = c.get_list_owned("/pods", &list_opts("0", 0)).await.unwrap();
     let shared: Vec<serde_json::Value> = a

@@ -412,7 +412,9 @@ impl Shared {
         if !st.ready {
             return None;
         }
-        st.objects.get(&scope.key).map(|e| (*e.obj).clone())
+        let obj = st.objects.get(&scope.key).map(|e| e.obj.clone());
+        drop(st);
+        obj?.into_value().ok()
     }
 
     fn delegated(&self) {
@@ -714,11 +716,7 @@ impl Storage for Cacher {
             if !st.ready {
                 None
             } else {
-                Some(
-                    st.objects
-                        .get(&scope.key)
-                        .map(|e| SharedObject::Decoded(e.obj.clone())),
-                )
+                Some(st.objects.get(&scope.key).map(|e| e.obj.clone()))
             }
         };
         match found {

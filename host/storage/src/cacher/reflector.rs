@@ -12,10 +12,10 @@
 //!   terminates all watchers on re-initialisation — and the resource is listed again, with an
 //!   exponential backoff while listing or watching fails. Reads meanwhile go to the storage.
 
+use super::watch_cache::{self, Entry, Prepared};
 use super::Shared;
 use crate::errors::StorageError;
-use crate::interfaces::{ListOptions, SharedListResult, WatchEvent, WatchStream};
-use crate::stored::SharedObject;
+use crate::interfaces::{ListOptions, WatchEvent, WatchStream};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
@@ -102,7 +102,7 @@ async fn consume(
         // the etcd3 watcher, outside the watchCache lock); a corrupt one ends the batch there.
         let mut decoded = Vec::with_capacity(batch.len());
         for ev in batch {
-            match decode_event(ev) {
+            match watch_cache::prepare_event(&shared.config, ev) {
                 Ok(ev) => decoded.push(ev),
                 Err(e) => {
                     error = Some(e);
@@ -115,7 +115,7 @@ async fn consume(
         {
             let mut st = shared.write();
             for ev in decoded {
-                let is_event = !matches!(ev, WatchEvent::Bookmark(_) | WatchEvent::Error(_));
+                let is_event = matches!(ev, Prepared::Change { .. } | Prepared::Keyless(_));
                 match st.apply(&shared.config, ev) {
                     Ok(c) => {
                         changed |= c;
@@ -153,6 +153,12 @@ async fn consume(
     }
 }
 
+/// A list of the whole resource made ready for the cache (`watchCache.Replace`'s input).
+struct Listed {
+    entries: Vec<(String, Entry)>,
+    resource_version: u64,
+}
+
 /// The reflector task of one cacher; returns when the cacher is dropped.
 pub(crate) async fn run(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
     let prefix = shared.config.resource_prefix.clone();
@@ -164,7 +170,13 @@ pub(crate) async fn run(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
             ..ListOptions::default()
         };
         let listed = tokio::select! {
-            r = shared.inner.get_list(&prefix, &opts) => r.and_then(SharedListResult::into_owned),
+            r = shared.inner.get_list(&prefix, &opts) => r.and_then(|l| {
+                let rv = l.resource_version;
+                Ok(Listed {
+                    entries: watch_cache::prepare_list(&shared.config, l.items)?,
+                    resource_version: rv,
+                })
+            }),
             _ = stop.changed() => break,
         };
         let list = match listed {
@@ -192,7 +204,7 @@ pub(crate) async fn run(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
         };
         {
             let mut st = shared.write();
-            st.replace(&shared.config, list.items, list.resource_version);
+            st.replace(&shared.config, list.entries, list.resource_version);
             shared.publish_gauges(&st);
         }
         shared.counters.relists.fetch_add(1, Ordering::Relaxed);
@@ -240,21 +252,4 @@ pub(crate) async fn run(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
         }
     }
     shared.invalidate();
-}
-
-/// `ev` with a stored object decoded (and shared, so applying it moves it into the cache
-/// without a copy). Errors: the object does not decode (`CorruptObj`).
-fn decode_event(ev: WatchEvent) -> Result<WatchEvent, StorageError> {
-    let decode = |o: SharedObject| -> Result<SharedObject, StorageError> {
-        Ok(match o {
-            SharedObject::Stored(s) => SharedObject::Decoded(Arc::new(s.decode()?)),
-            decoded => decoded,
-        })
-    };
-    Ok(match ev {
-        WatchEvent::Added(o) => WatchEvent::Added(decode(o)?),
-        WatchEvent::Modified(o) => WatchEvent::Modified(decode(o)?),
-        WatchEvent::Deleted(o) => WatchEvent::Deleted(decode(o)?),
-        other => other,
-    })
 }

@@ -2,7 +2,15 @@
 //! objects of one resource by key, optional field indexes, the cache's resourceVersion, and a
 //! bounded ring buffer of recent events (`watch_cache_history.go`) from which watches resume.
 //!
-//! Everything here is synchronous and runs under the cacher's lock; nothing awaits.
+//! Everything here is synchronous and runs under the cacher's lock; nothing awaits. The work
+//! per object — decoding, `GetAttrs`, index values — is done before the lock is taken
+//! ([`prepare_entry`], [`prepare_event`]).
+//!
+//! Objects are kept as the storage handed them out: a [`SharedObject::Stored`] is the stored
+//! JSON bytes (about 1× the object's size), where a decoded `serde_json::Value` takes ~3× (a
+//! 1.27 KB ConfigMap: 3.7 KB), so the cache decodes an object only to compute its key and
+//! attributes and then drops the decoded form. Readers get the bytes shared; JSON responses
+//! are written from them ([`SharedObject::write_json`]), other encodings decode them.
 
 use super::CacherConfig;
 use crate::continue_token;
@@ -14,13 +22,33 @@ use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 
-/// One cached object: the decoded object (with its `metadata.resourceVersion`) and its
-/// attributes as the resource's `GetAttrs` computes them (`None` when `GetAttrs` failed;
-/// matching then falls back to the predicate's own function).
+/// One cached object: the object as the storage handed it out (its stored bytes, or a decoded
+/// object, either with its resourceVersion), its attributes as the resource's `GetAttrs`
+/// computes them (`None` when `GetAttrs` failed; matching then falls back to the predicate's
+/// own function on the decoded object), and its value for each of the cacher's indexes
+/// ([`CacherConfig::indexes`], in order).
 #[derive(Clone, Debug)]
 pub(crate) struct Entry {
-    pub obj: Arc<Value>,
+    pub obj: SharedObject,
     pub attrs: Option<Arc<Attrs>>,
+    pub index_values: Box<[String]>,
+}
+
+/// A backend watch event made ready for the cache outside its lock ([`prepare_event`]).
+pub(crate) enum Prepared {
+    /// A create, update or delete of `key` at `rv`.
+    Change {
+        kind: EventKind,
+        key: String,
+        entry: Entry,
+        rv: u64,
+    },
+    /// An event whose object has no usable key: it only advances the cache to `rv`.
+    Keyless(u64),
+    /// A bookmark (progress notification) at this resourceVersion.
+    Bookmark(u64),
+    /// The backend watch failed.
+    Error(StorageError),
 }
 
 /// Whether a [`CacheEvent`] wrote or removed its key.
@@ -38,7 +66,7 @@ pub(crate) enum EventKind {
 pub(crate) struct CacheEvent {
     pub kind: EventKind,
     pub key: String,
-    pub obj: Arc<Value>,
+    pub obj: SharedObject,
     pub attrs: Option<Arc<Attrs>>,
     pub prev: Option<Entry>,
     pub rv: u64,
@@ -96,7 +124,7 @@ pub(crate) fn rv_of(obj: &Value) -> u64 {
 /// `GetAttrs`. Errors: `GetAttrs` failed (500).
 pub(crate) fn matches(
     pred: &SelectionPredicate,
-    obj: &Value,
+    obj: &SharedObject,
     attrs: Option<&Attrs>,
 ) -> Result<bool> {
     if pred.is_empty() {
@@ -112,8 +140,96 @@ pub(crate) fn matches(
             return Ok(pred.label.matches(&a.labels) && pred.field.matches(&a.fields));
         }
     }
-    pred.matches(obj)
+    let obj = obj.to_arc()?;
+    pred.matches(&obj)
         .map_err(|e| StorageError::Internal(format!("unable to compute object attributes: {e}")))
+}
+
+/// The cache entry of `keep` (an object as the storage handed it out) and its key; `decoded`
+/// is the decoded object when `keep` is stored bytes. `None`: the object has no usable key
+/// (logged).
+pub(crate) fn prepare_entry(
+    config: &CacherConfig,
+    keep: SharedObject,
+    decoded: Option<Value>,
+) -> Option<(String, Entry)> {
+    let value: Arc<Value> = match (&keep, decoded) {
+        (_, Some(v)) => Arc::new(v),
+        (SharedObject::Decoded(v), None) => v.clone(),
+        // A stored object comes with its decoded form (`prepare_event`, `prepare_list`).
+        (SharedObject::Stored(s), None) => Arc::new(s.decode().ok()?),
+    };
+    let key = match (config.key_func)(&value) {
+        Ok(k) => k,
+        Err(e) => {
+            tracing::warn!(error = %e, "watch cache: object has no key; skipped");
+            return None;
+        }
+    };
+    let attrs = match (config.get_attrs)(&value) {
+        Ok(a) => Some(Arc::new(a)),
+        Err(e) => {
+            tracing::warn!(error = %e, "watch cache: GetAttrs failed; selectors will recompute");
+            None
+        }
+    };
+    let index_values = config
+        .indexes
+        .iter()
+        .map(|field| index_value(field, &value, attrs.as_deref()))
+        .collect();
+    Some((
+        key,
+        Entry {
+            obj: keep,
+            attrs,
+            index_values,
+        },
+    ))
+}
+
+/// Decode and key a backend watch event outside the cache's lock. Errors: a stored object that
+/// does not decode (`CorruptObj`; the caller restarts the watch).
+pub(crate) fn prepare_event(config: &CacherConfig, ev: WatchEvent) -> Result<Prepared> {
+    let (kind, obj) = match ev {
+        WatchEvent::Added(o) | WatchEvent::Modified(o) => (EventKind::Put, o),
+        WatchEvent::Deleted(o) => (EventKind::Delete, o),
+        WatchEvent::Bookmark(o) => return Ok(Prepared::Bookmark(rv_of(&o))),
+        WatchEvent::Error(e) => return Ok(Prepared::Error(e)),
+    };
+    let decoded = match &obj {
+        SharedObject::Stored(s) => Some(s.decode()?),
+        SharedObject::Decoded(_) => None,
+    };
+    let rv = match (&obj, &decoded) {
+        (SharedObject::Stored(s), _) => s.resource_version,
+        (SharedObject::Decoded(v), _) => rv_of(v),
+    };
+    Ok(match prepare_entry(config, obj, decoded) {
+        Some((key, entry)) => Prepared::Change {
+            kind,
+            key,
+            entry,
+            rv,
+        },
+        None => Prepared::Keyless(rv),
+    })
+}
+
+/// [`prepare_entry`] for every listed object. Errors: a stored object that does not decode.
+pub(crate) fn prepare_list(
+    config: &CacherConfig,
+    items: Vec<SharedObject>,
+) -> Result<Vec<(String, Entry)>> {
+    let mut out = Vec::with_capacity(items.len());
+    for obj in items {
+        let decoded = match &obj {
+            SharedObject::Stored(s) => Some(s.decode()?),
+            SharedObject::Decoded(_) => None,
+        };
+        out.extend(prepare_entry(config, obj, decoded));
+    }
+    Ok(out)
 }
 
 /// The value an index keeps for `field` of an object: its attribute when `GetAttrs` reports it,
@@ -142,41 +258,24 @@ impl CacheState {
         }
     }
 
-    /// Compute an entry for `obj` (attributes through the resource's `GetAttrs`).
-    pub fn entry(config: &CacherConfig, obj: Value) -> Entry {
-        let attrs = match (config.get_attrs)(&obj) {
-            Ok(a) => Some(Arc::new(a)),
-            Err(e) => {
-                tracing::warn!(error = %e, "watch cache: GetAttrs failed; selectors will recompute");
-                None
-            }
-        };
-        Entry {
-            obj: Arc::new(obj),
-            attrs,
-        }
-    }
-
     fn index_add(&mut self, config: &CacherConfig, key: &str, e: &Entry) {
-        for field in &config.indexes {
-            let v = index_value(field, &e.obj, e.attrs.as_deref());
+        for (field, v) in config.indexes.iter().zip(e.index_values.iter()) {
             self.index
                 .entry(field.clone())
                 .or_default()
-                .entry(v)
+                .entry(v.clone())
                 .or_default()
                 .insert(key.to_string());
         }
     }
 
     fn index_remove(&mut self, config: &CacherConfig, key: &str, e: &Entry) {
-        for field in &config.indexes {
-            let v = index_value(field, &e.obj, e.attrs.as_deref());
+        for (field, v) in config.indexes.iter().zip(e.index_values.iter()) {
             if let Some(values) = self.index.get_mut(field) {
-                if let Some(keys) = values.get_mut(&v) {
+                if let Some(keys) = values.get_mut(v) {
                     keys.remove(key);
                     if keys.is_empty() {
-                        values.remove(&v);
+                        values.remove(v);
                     }
                 }
             }
@@ -185,19 +284,11 @@ impl CacheState {
 
     /// `watchCache.Replace`: install a fresh list at `rv`; the history restarts empty, so
     /// watches can resume from `rv` on.
-    pub fn replace(&mut self, config: &CacherConfig, items: Vec<Value>, rv: u64) {
+    pub fn replace(&mut self, config: &CacherConfig, items: Vec<(String, Entry)>, rv: u64) {
         self.objects.clear();
         self.index.clear();
         self.history.clear();
-        for obj in items {
-            let key = match (config.key_func)(&obj) {
-                Ok(k) => k,
-                Err(e) => {
-                    tracing::warn!(error = %e, "watch cache: listed object has no key; skipped");
-                    continue;
-                }
-            };
-            let e = Self::entry(config, obj);
+        for (key, e) in items {
             self.index_add(config, &key, &e);
             self.objects.insert(key, e);
         }
@@ -210,38 +301,29 @@ impl CacheState {
     /// cache changed (an event was recorded or the resourceVersion advanced). Events at or
     /// below the cache's resourceVersion are ignored (never applied twice). Errors: the
     /// watch reported an error (the caller restarts the watch).
-    pub fn apply(&mut self, config: &CacherConfig, ev: WatchEvent) -> Result<bool> {
-        let (kind, obj) = match ev {
-            // The reflector decodes stored objects before taking the lock (a decoded object
-            // held only here moves out without a copy); a corrupt one fails the backend watch
-            // (the caller restarts it).
-            WatchEvent::Added(o) | WatchEvent::Modified(o) => (EventKind::Put, o.into_value()?),
-            WatchEvent::Deleted(o) => (EventKind::Delete, o.into_value()?),
-            WatchEvent::Bookmark(o) => {
-                let rv = rv_of(&o);
+    pub fn apply(&mut self, config: &CacherConfig, ev: Prepared) -> Result<bool> {
+        let (kind, key, e, rv) = match ev {
+            Prepared::Change {
+                kind,
+                key,
+                entry,
+                rv,
+            } => (kind, key, entry, rv),
+            Prepared::Bookmark(rv) | Prepared::Keyless(rv) => {
                 if rv > self.rv {
                     self.rv = rv;
                     return Ok(true);
                 }
                 return Ok(false);
             }
-            WatchEvent::Error(e) => return Err(e),
+            Prepared::Error(e) => return Err(e),
         };
-        let rv = rv_of(&obj);
         if rv <= self.rv {
             return Ok(false);
         }
         self.rv = rv;
-        let key = match (config.key_func)(&obj) {
-            Ok(k) => k,
-            Err(e) => {
-                tracing::warn!(error = %e, rv, "watch cache: event object has no key; skipped");
-                return Ok(true);
-            }
-        };
         let event = match kind {
             EventKind::Put => {
-                let e = Self::entry(config, obj);
                 let prev = self.objects.insert(key.clone(), e.clone());
                 if let Some(p) = &prev {
                     self.index_remove(config, &key, p);
@@ -264,12 +346,12 @@ impl CacheState {
                 // The deleted object is the last state: its attributes are the previous ones.
                 let attrs = match prev.as_ref().and_then(|p| p.attrs.clone()) {
                     Some(a) => Some(a),
-                    None => (config.get_attrs)(&obj).ok().map(Arc::new),
+                    None => e.attrs,
                 };
                 CacheEvent {
                     kind,
                     key,
-                    obj: Arc::new(obj),
+                    obj: e.obj,
                     attrs,
                     prev,
                     rv,
@@ -360,7 +442,7 @@ impl CacheState {
         let mut iter = self.candidates(config, scope, pred);
         for (k, e) in iter.by_ref() {
             if matches(pred, &e.obj, e.attrs.as_deref())? {
-                items.push(SharedObject::Decoded(e.obj.clone()));
+                items.push(e.obj.clone());
                 last_key = Some(k);
             }
             if limit > 0 && items.len() as i64 >= limit {
@@ -395,7 +477,7 @@ impl CacheState {
         config: &CacherConfig,
         scope: &Scope,
         pred: &SelectionPredicate,
-    ) -> Result<Vec<Arc<Value>>> {
+    ) -> Result<Vec<SharedObject>> {
         let mut out = Vec::new();
         for (_, e) in self.candidates(config, scope, pred) {
             if matches(pred, &e.obj, e.attrs.as_deref())? {

@@ -20,6 +20,7 @@ use super::Shared;
 use crate::errors::Result;
 use crate::interfaces::WatchEvent;
 use crate::selection::SelectionPredicate;
+use crate::stored::{SharedObject, StoredObject};
 use serde_json::Value;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -48,7 +49,7 @@ pub(crate) enum Start {
     /// Send `objects` as ADDED (a snapshot at `rv`), then the end bookmark if asked, then
     /// events after `rv`.
     Initial {
-        objects: Vec<Arc<Value>>,
+        objects: Vec<SharedObject>,
         rv: u64,
         end_bookmark: bool,
     },
@@ -89,12 +90,21 @@ impl Drop for Gauge {
     }
 }
 
-fn with_rv(obj: &Value, rv: u64) -> Value {
-    let mut o = obj.clone();
-    if let Some(meta) = o.get_mut("metadata").and_then(Value::as_object_mut) {
-        meta.insert("resourceVersion".into(), Value::String(rv.to_string()));
-    }
-    o
+/// `obj` with resourceVersion `rv`.
+fn with_rv(obj: &SharedObject, rv: u64) -> Result<SharedObject> {
+    Ok(match obj {
+        SharedObject::Stored(s) => SharedObject::Stored(Arc::new(StoredObject {
+            resource_version: rv,
+            ..(**s).clone()
+        })),
+        SharedObject::Decoded(v) => {
+            let mut o = (**v).clone();
+            if let Some(meta) = o.get_mut("metadata").and_then(Value::as_object_mut) {
+                meta.insert("resourceVersion".into(), Value::String(rv.to_string()));
+            }
+            o.into()
+        }
+    })
 }
 
 /// `convertToWatchEvent`: a cache event as seen through one watcher's scope and predicate.
@@ -107,7 +117,7 @@ pub(crate) fn transform(ev: &CacheEvent, spec: &WatcherSpec) -> Result<Option<Wa
     let pred = &spec.pred;
     match ev.kind {
         EventKind::Delete => Ok(matches(pred, &ev.obj, ev.attrs.as_deref())?
-            .then(|| WatchEvent::Deleted(ev.obj.clone().into()))),
+            .then(|| WatchEvent::Deleted(ev.obj.clone()))),
         EventKind::Put => {
             let cur_ok = matches(pred, &ev.obj, ev.attrs.as_deref())?;
             let old_ok = match &ev.prev {
@@ -115,11 +125,11 @@ pub(crate) fn transform(ev: &CacheEvent, spec: &WatcherSpec) -> Result<Option<Wa
                 None => None,
             };
             Ok(match (cur_ok, old_ok) {
-                (true, Some(true)) => Some(WatchEvent::Modified(ev.obj.clone().into())),
-                (true, _) => Some(WatchEvent::Added(ev.obj.clone().into())),
+                (true, Some(true)) => Some(WatchEvent::Modified(ev.obj.clone())),
+                (true, _) => Some(WatchEvent::Added(ev.obj.clone())),
                 (false, Some(true)) => {
                     let prev = ev.prev.as_ref().expect("old_ok implies prev");
-                    Some(WatchEvent::Deleted(with_rv(&prev.obj, ev.rv).into()))
+                    Some(WatchEvent::Deleted(with_rv(&prev.obj, ev.rv)?))
                 }
                 (false, _) => None,
             })
@@ -153,7 +163,7 @@ pub(crate) async fn run(
                     .counters
                     .events_dispatched
                     .fetch_add(1, Ordering::Relaxed);
-                if tx.send(WatchEvent::Added(obj.into())).await.is_err() {
+                if tx.send(WatchEvent::Added(obj)).await.is_err() {
                     return;
                 }
             }
