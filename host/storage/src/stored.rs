@@ -9,8 +9,8 @@
 //! response straight from them, adding `metadata.resourceVersion` (stored objects never carry
 //! one: `KvStore` strips it before writing, as etcd3's `versioner.PrepareObjectForStorage`
 //! does). Watch events of an unfiltered watch are handed out the same way (etcd3
-//! watcher.go's `transform` decodes them). The watch cache hands out its decoded objects
-//! shared ([`SharedObject::Decoded`]): every list and every watcher gets the same `Arc`.
+//! watcher.go's `transform` decodes them). The watch cache keeps and hands out the stored
+//! objects it was given, shared: every list and every watcher gets the same `Arc`.
 
 use crate::errors::StorageError;
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
@@ -140,8 +140,8 @@ impl<'de: 'a, 'a> Deserialize<'de> for Members<'a> {
 /// shared, or as stored.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SharedObject {
-    /// A decoded object with its `metadata.resourceVersion`, shared without copying (the watch
-    /// cache's objects; objects a selector was evaluated on).
+    /// A decoded object with its `metadata.resourceVersion`, shared without copying (objects a
+    /// filtered read decoded to evaluate its selector).
     Decoded(Arc<Value>),
     /// The stored bytes, decoded on demand (an unfiltered list or watch read from the
     /// backend).

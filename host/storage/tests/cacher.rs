@@ -287,8 +287,8 @@ async fn consistent_list_waits_for_latest_write(env: Env, from_cache: bool) {
             before.reads_from_cache + 1,
             "the consistent list was not served from the cache: {after:?}"
         );
-        // Asked for progress, not waiting for a periodic notification.
-        assert!(took < Duration::from_millis(100), "took {took:?}");
+        // Asked for progress, not waiting out the 3 s freshness timeout.
+        assert!(took < Duration::from_secs(1), "took {took:?}");
         let synced = c
             .get_list_owned("/pods/", &list_opts("0", 0))
             .await
@@ -302,7 +302,7 @@ async fn consistent_list_waits_for_latest_write(env: Env, from_cache: bool) {
             after.reads_from_cache, before.reads_from_cache,
             "a consistent list without RequestWatchProgress goes to the storage: {after:?}"
         );
-        assert!(took < Duration::from_millis(100), "took {took:?}");
+        assert!(took < Duration::from_secs(1), "took {took:?}");
     }
 
     // Read your writes, many times in a row, with unrelated writes in between.

@@ -65,8 +65,8 @@ pub fn json_bytes_response(body: Vec<u8>) -> Response {
 
 /// The JSON of a list response (`{"apiVersion","kind":"<Kind>List","metadata","items"}`),
 /// written straight from the list's items: objects read from storage are copied from their
-/// stored bytes with their resourceVersion spliced in, cached ones serialized as they are, so
-/// no list builds a `Value` per object. Errors: a corrupt stored object answers 500, as
+/// stored bytes (the backend's or the watch cache's) with their resourceVersion spliced in,
+/// decoded ones serialized as they are, so no list builds a `Value` per object. Errors: a corrupt stored object answers 500, as
 /// kube-apiserver's list does when an object fails to decode.
 pub fn list_body(r: &Store, list: &SharedListResult) -> ApiResult<Vec<u8>> {
     let head = json!({"apiVersion": r.description.api_version(), "kind": r.description.list_kind,

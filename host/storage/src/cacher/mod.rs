@@ -42,9 +42,9 @@
 //! `RequestWatchProgress` on etcd ≥ 3.4.31 / 3.5.13, `storage/feature/feature_support_checker.go`,
 //! because older members can report progress past events a watcher has not yet received,
 //! etcd-io/etcd#15220 and #17507) serves consistent reads itself
-//! (`cacher.go` `ShouldDelegateConsistentRead`). Reads at an explicit resourceVersion wait for
-//! the resource's own events and the backend's periodic progress notifications (etcd
-//! `--experimental-watch-progress-notify-interval`, the embedded store's `progress_interval`);
+//! (`cacher.go` `ShouldDelegateConsistentRead`). Reads at an explicit resourceVersion also ask
+//! for progress where the storage supports it; on etcd they wait for the resource's own events
+//! and etcd's periodic progress notifications (`--experimental-watch-progress-notify-interval`);
 //! when the backend watch has been silent for longer than [`CacherConfig::fresh_timeout`]
 //! (e.g. etcd's default 10-minute interval on an idle resource), such a read waits only
 //! briefly and then goes to the storage instead of waiting the full timeout.
@@ -333,11 +333,12 @@ impl Shared {
         }
     }
 
-    /// A consistent read's wait (`waitUntilFreshAndBlock` with kube's
-    /// `progress.ConditionalProgressRequester`): whether the ready cache reaches the storage's
-    /// `current` revision within [`CacherConfig::fresh_timeout`], asking the storage for a
-    /// progress notification now and every [`PROGRESS_REQUEST_PERIOD`] while waiting.
-    /// `false`: serve the read from the storage (kube's fallback when the wait times out).
+    /// The wait of a read at a revision the storage has (`waitUntilFreshAndBlock` with kube's
+    /// `progress.ConditionalProgressRequester`), for a storage that reports watch progress on
+    /// request: whether the ready cache reaches `current` within
+    /// [`CacherConfig::fresh_timeout`], asking the storage for a progress notification now and
+    /// every [`PROGRESS_REQUEST_PERIOD`] while waiting. `false`: serve the read from the
+    /// storage (kube's fallback when the wait times out).
     async fn wait_consistent(&self, current: u64) -> bool {
         let fresh = |st: &CacheState| st.ready && st.rv >= current;
         if fresh(&self.read()) {
@@ -389,6 +390,10 @@ impl Shared {
                 requested: rv,
                 current,
             });
+        }
+        if self.inner.supports_request_watch_progress() {
+            // As kube's `waitUntilFreshAndBlock`: ask for progress while waiting.
+            return Ok(self.wait_consistent(rv).await);
         }
         let timeout = if self.backend_active() {
             self.config.fresh_timeout

@@ -127,6 +127,8 @@ pub(crate) struct Shared {
     /// The newest revision a progress notification was requested for
     /// ([`Backend::request_progress`]); each watch task answers once it has processed it.
     pub(crate) progress_requested: tokio::sync::watch::Sender<i64>,
+    /// When progress was last requested.
+    pub(crate) progress_requested_at: Mutex<Option<std::time::Instant>>,
 }
 
 impl Shared {
@@ -258,6 +260,7 @@ impl Embedded {
             expire_queued: AtomicBool::new(false),
             watchers: AtomicUsize::new(0),
             progress_requested: tokio::sync::watch::Sender::new(0),
+            progress_requested_at: Mutex::new(None),
         });
         let (req_tx, req_rx) = mpsc::channel(opts.queue_capacity.max(1));
         let (ev_tx, _) = broadcast::channel(opts.watch_buffer.max(1));
@@ -507,10 +510,25 @@ impl Backend for Embedded {
     async fn request_progress(&self) -> Result<(), BackendError> {
         // Every watch task answers once it has processed this revision's events (its batch
         // may still be on the way: the revision is published before the batch).
+        // Requests for a revision already asked for within the last 100 ms are one request
+        // (many reads waiting for the same revision wake each watch once, as kube's
+        // `ConditionalProgressRequester` asks at most every 100 ms); a repeat after that wakes
+        // them again (e.g. a watch that started after the first request).
         let rev = self.shared.current_rev.load(Ordering::SeqCst);
-        self.shared
-            .progress_requested
-            .send_modify(|r| *r = (*r).max(rev));
+        let mut last = self
+            .shared
+            .progress_requested_at
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let repeat_due = last.is_none_or(|t| t.elapsed() >= Duration::from_millis(100));
+        let woke = self.shared.progress_requested.send_if_modified(|r| {
+            let wake = rev > *r || repeat_due;
+            *r = (*r).max(rev);
+            wake
+        });
+        if woke {
+            *last = Some(std::time::Instant::now());
+        }
         Ok(())
     }
 

@@ -175,6 +175,11 @@ async fn run(
     // Next revision to deliver, and the highest revision fully processed (for progress).
     let mut next = spec.start.max(1);
     let mut seen: i64 = 0;
+    // Progress requests (`Backend::request_progress`) made while this watch replays are
+    // answered once it is live again: subscribed once, so none is lost across replays.
+    let mut requested = shared.progress_requested.subscribe();
+    // A requested progress notification not yet sent: the revision it must cover.
+    let mut owed: Option<i64> = None;
     loop {
         // Catch up from the log.
         loop {
@@ -211,9 +216,6 @@ async fn run(
         let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut sent = false;
-        let mut requested = shared.progress_requested.subscribe();
-        // A requested progress notification not yet sent: the revision it must cover.
-        let mut owed: Option<i64> = None;
         loop {
             if let Some(rev) = owed {
                 if seen >= rev {
