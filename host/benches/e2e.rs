@@ -28,6 +28,9 @@
 //!
 //! Everything shares this machine's cores: the load generator's CPU column says what it took.
 
+mod common;
+
+use common::{pod, self_cpu_us};
 use serde_json::{json, Value};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::{BufRead, BufReader};
@@ -169,14 +172,6 @@ fn cpu_us(pid: u32) -> f64 {
     ticks as f64 * 10_000.0
 }
 
-/// This process's user + system CPU, µs.
-fn self_cpu_us() -> f64 {
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
-    let tv = |t: libc::timeval| t.tv_sec as f64 * 1e6 + t.tv_usec as f64;
-    tv(ru.ru_utime) + tv(ru.ru_stime)
-}
-
 /// VmRSS of `pid`, KiB.
 fn rss_kib(pid: u32) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
@@ -217,44 +212,18 @@ impl Kind {
             Kind::ConfigMap => json!({"apiVersion": "v1", "kind": "ConfigMap",
                 "metadata": {"name": "__NAME__", "labels": {"app": "bench"}},
                 "data": {"k": "x".repeat(1024)}}),
-            Kind::Pod => pod(),
+            Kind::Pod => {
+                let mut p = pod();
+                let meta = p["metadata"].as_object_mut().unwrap();
+                for system in ["namespace", "uid", "creationTimestamp"] {
+                    meta.remove(system);
+                }
+                meta.insert("name".into(), json!("__NAME__"));
+                p
+            }
         };
         obj.to_string()
     }
-}
-
-/// The ~2 KB two-container pod of the `strategy` benchmark.
-fn pod() -> Value {
-    let container = |name: &str, image: &str| {
-        json!({
-            "name": name, "image": image,
-            "command": ["/bin/server", "--config", "/etc/app/config.yaml", "--verbose"],
-            "ports": [{"name": "http", "containerPort": 8080, "protocol": "TCP"},
-                      {"name": "metrics", "containerPort": 9090, "protocol": "TCP"}],
-            "env": [{"name": "LOG_LEVEL", "value": "info"}, {"name": "REGION", "value": "eu-west-1"},
-                    {"name": "FEATURE_FLAGS", "value": "alpha,beta,gamma"}],
-            "resources": {"requests": {"cpu": "250m", "memory": "128Mi"},
-                          "limits": {"cpu": "500m", "memory": "256Mi"}},
-            "volumeMounts": [{"name": "config", "mountPath": "/etc/app", "readOnly": true}],
-            "readinessProbe": {"httpGet": {"path": "/healthz", "port": 8080}, "periodSeconds": 10}
-        })
-    };
-    json!({
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {
-            "name": "__NAME__",
-            "labels": {"app": "web", "tier": "frontend", "pod-template-hash": "7d4b9c8f6d", "team": "platform"},
-            "annotations": {"prometheus.io/scrape": "true", "prometheus.io/port": "9090",
-                            "kubectl.kubernetes.io/default-container": "web"}
-        },
-        "spec": {
-            "containers": [container("web", "registry.example.dev/web:1.4.2"),
-                           container("sidecar", "registry.example.dev/proxy:2.0.1")],
-            "volumes": [{"name": "config", "configMap": {"name": "web-config"}}],
-            "nodeSelector": {"kubernetes.io/os": "linux"},
-            "tolerations": [{"key": "dedicated", "operator": "Equal", "value": "web", "effect": "NoSchedule"}]
-        }
-    })
 }
 
 #[derive(Clone, Copy, PartialEq)]

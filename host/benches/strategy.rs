@@ -13,6 +13,9 @@
 //! the server runs: one `create-sequence` call, natively `glue::create_sequence`). Then the
 //! split of the fused create between the host's JSON work and the SDK glue.
 
+mod common;
+
+use common::pod;
 use serde_json::{json, Value};
 use std::hint::black_box;
 
@@ -26,41 +29,6 @@ use wasm_apiserver::strategy::{sequence, Strategy};
 use wasm_apiserver_sdk::glue;
 
 type Native = pods::Pods;
-
-fn pod() -> Value {
-    let container = |name: &str, image: &str| {
-        json!({
-            "name": name, "image": image,
-            "command": ["/bin/server", "--config", "/etc/app/config.yaml", "--verbose"],
-            "ports": [{"name": "http", "containerPort": 8080, "protocol": "TCP"},
-                      {"name": "metrics", "containerPort": 9090, "protocol": "TCP"}],
-            "env": [{"name": "LOG_LEVEL", "value": "info"}, {"name": "REGION", "value": "eu-west-1"},
-                    {"name": "FEATURE_FLAGS", "value": "alpha,beta,gamma"}],
-            "resources": {"requests": {"cpu": "250m", "memory": "128Mi"},
-                          "limits": {"cpu": "500m", "memory": "256Mi"}},
-            "volumeMounts": [{"name": "config", "mountPath": "/etc/app", "readOnly": true}],
-            "readinessProbe": {"httpGet": {"path": "/healthz", "port": 8080}, "periodSeconds": 10}
-        })
-    };
-    json!({
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {
-            "name": "web-7d4b9c8f6d-x2x9k", "namespace": "default",
-            "uid": "5f0c3b8e-7a55-4d0c-9d59-3c1c2b6f7e21",
-            "creationTimestamp": "2026-11-21T08:00:00Z",
-            "labels": {"app": "web", "tier": "frontend", "pod-template-hash": "7d4b9c8f6d", "team": "platform"},
-            "annotations": {"prometheus.io/scrape": "true", "prometheus.io/port": "9090",
-                            "kubectl.kubernetes.io/default-container": "web"}
-        },
-        "spec": {
-            "containers": [container("web", "registry.example.dev/web:1.4.2"),
-                           container("sidecar", "registry.example.dev/proxy:2.0.1")],
-            "volumes": [{"name": "config", "configMap": {"name": "web-config"}}],
-            "nodeSelector": {"kubernetes.io/os": "linux"},
-            "tolerations": [{"key": "dedicated", "operator": "Equal", "value": "web", "effect": "NoSchedule"}]
-        }
-    })
-}
 
 /// Median ns per call over `batches` batches of `n` calls.
 fn measure(n: u32, mut f: impl FnMut()) -> f64 {

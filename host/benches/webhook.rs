@@ -26,7 +26,10 @@
 //!
 //! Target (issue 17): wasm ≥ 20× cheaper per request than the webhook.
 
+mod common;
+
 use bytes::Bytes;
+use common::{pod, self_cpu_us as cpu_us};
 use http_body_util::{BodyExt, Full};
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -40,50 +43,6 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const MEASURE: Duration = Duration::from_secs(5);
 const WARM_UP: Duration = Duration::from_secs(1);
-
-/// The ~2 KB two-container pod of the `strategy` benchmark.
-fn pod() -> Value {
-    let container = |name: &str, image: &str| {
-        json!({
-            "name": name, "image": image,
-            "command": ["/bin/server", "--config", "/etc/app/config.yaml", "--verbose"],
-            "ports": [{"name": "http", "containerPort": 8080, "protocol": "TCP"},
-                      {"name": "metrics", "containerPort": 9090, "protocol": "TCP"}],
-            "env": [{"name": "LOG_LEVEL", "value": "info"}, {"name": "REGION", "value": "eu-west-1"},
-                    {"name": "FEATURE_FLAGS", "value": "alpha,beta,gamma"}],
-            "resources": {"requests": {"cpu": "250m", "memory": "128Mi"},
-                          "limits": {"cpu": "500m", "memory": "256Mi"}},
-            "volumeMounts": [{"name": "config", "mountPath": "/etc/app", "readOnly": true}],
-            "readinessProbe": {"httpGet": {"path": "/healthz", "port": 8080}, "periodSeconds": 10}
-        })
-    };
-    json!({
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {
-            "name": "web-7d4b9c8f6d-x2x9k", "namespace": "default",
-            "uid": "5f0c3b8e-7a55-4d0c-9d59-3c1c2b6f7e21",
-            "creationTimestamp": "2026-11-21T08:00:00Z",
-            "labels": {"app": "web", "tier": "frontend", "pod-template-hash": "7d4b9c8f6d", "team": "platform"},
-            "annotations": {"prometheus.io/scrape": "true", "prometheus.io/port": "9090",
-                            "kubectl.kubernetes.io/default-container": "web"}
-        },
-        "spec": {
-            "containers": [container("web", "registry.example.dev/web:1.4.2"),
-                           container("sidecar", "registry.example.dev/proxy:2.0.1")],
-            "volumes": [{"name": "config", "configMap": {"name": "web-config"}}],
-            "nodeSelector": {"kubernetes.io/os": "linux"},
-            "tolerations": [{"key": "dedicated", "operator": "Equal", "value": "web", "effect": "NoSchedule"}]
-        }
-    })
-}
-
-/// This process's user + system CPU, µs.
-fn cpu_us() -> f64 {
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
-    let tv = |t: libc::timeval| t.tv_sec as f64 * 1e6 + t.tv_usec as f64;
-    tv(ru.ru_utime) + tv(ru.ru_stime)
-}
 
 // ---------------------------------------------------------------------------------------------
 // The webhook server
