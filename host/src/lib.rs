@@ -8,6 +8,7 @@ pub mod authentication;
 pub mod authorization;
 pub mod cli;
 pub mod controllers;
+pub mod fieldmanager;
 pub mod limits;
 pub mod metrics;
 pub mod plugin;
