@@ -2,9 +2,11 @@
 //! over `sigs.k8s.io/structured-merge-diff`): which manager owns which fields of an object.
 //!
 //! This is being built in slices (issue 18). What exists: the field paths and sets of
-//! structured-merge-diff's `fieldpath` package and their `FieldsV1` wire format, as
-//! `metadata.managedFields[].fieldsV1` carries them.
+//! structured-merge-diff's `fieldpath` package and their `FieldsV1` wire format
+//! (`path_element`, `set`), and `metadata.managedFields` decoded into sets per manager and
+//! encoded back as kube writes it (`managed_fields`).
 
+pub mod managed_fields;
 pub mod path_element;
 pub mod set;
 
