@@ -7,10 +7,10 @@
 //!
 //! Run: `bash plugins/build.sh && cargo bench -p wasm-apiserver --bench chain`
 
+mod common;
+
+use common::{root, Server};
 use serde_json::json;
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -22,41 +22,15 @@ const WARM_UP: Duration = Duration::from_secs(2);
 /// percent on a 2-core machine shared with the load generator, the mean of several does not.
 const ROUNDS: usize = 3;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-struct Server {
-    child: Child,
-    url: String,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn start(secure_chain: bool) -> Server {
-    let dir = tempfile::tempdir().unwrap();
-    let plugins = dir.path().join("plugins.d");
-    std::fs::create_dir_all(&plugins).unwrap();
-    for p in [
+    let (dir, plugins) = Server::dir_with_plugins(&[
         "configmaps",
         "namespaces",
         "roles",
         "clusterroles",
         "rolebindings",
         "clusterrolebindings",
-    ] {
-        std::fs::copy(
-            root().join(format!("target/plugins/{p}.wasm")),
-            plugins.join(format!("{p}.wasm")),
-        )
-        .expect("bash plugins/build.sh first");
-    }
+    ]);
     let tokens = dir.path().join("tokens.csv");
     std::fs::write(
         &tokens,
@@ -69,61 +43,38 @@ fn start(secure_chain: bool) -> Server {
         "apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: Metadata\n",
     )
     .unwrap();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_wasm-apiserver"));
-    cmd.args([
-        "--bind-address",
-        "127.0.0.1",
-        "--secure-port",
-        "0",
-        "--port",
-        "0",
-    ])
-    .arg("--plugin-dir")
-    .arg(&plugins)
-    .arg("--data-dir")
-    .arg(dir.path().join("data"))
-    .arg("--plugin-cache-dir")
-    .arg(root().join("target/test-plugin-cache"))
-    .arg("--token-auth-file")
-    .arg(&tokens)
-    .args([
-        "--max-requests-inflight=0",
-        "--max-mutating-requests-inflight=0",
-    ])
-    .env("RUST_LOG", "warn")
-    .stdout(Stdio::piped())
-    .stderr(Stdio::null());
-    // CHAIN_PARTS=rbac or =audit measures one part of the chain alone (for profiling).
-    let parts = std::env::var("CHAIN_PARTS").unwrap_or_else(|_| "all".into());
-    if secure_chain {
-        if parts == "audit" {
-            cmd.arg("--authorization-mode=AlwaysAllow");
+    let (data, audit_log) = (dir.path().join("data"), dir.path().join("audit.log"));
+    Server::spawn(dir, |cmd| {
+        cmd.arg("--plugin-dir")
+            .arg(&plugins)
+            .arg("--data-dir")
+            .arg(data)
+            .arg("--plugin-cache-dir")
+            .arg(root().join("target/test-plugin-cache"))
+            .arg("--token-auth-file")
+            .arg(&tokens)
+            .args([
+                "--max-requests-inflight=0",
+                "--max-mutating-requests-inflight=0",
+            ]);
+        // CHAIN_PARTS=rbac or =audit measures one part of the chain alone (for profiling).
+        let parts = std::env::var("CHAIN_PARTS").unwrap_or_else(|_| "all".into());
+        if secure_chain {
+            if parts == "audit" {
+                cmd.arg("--authorization-mode=AlwaysAllow");
+            } else {
+                cmd.arg("--authorization-mode=RBAC");
+            }
+            if parts != "rbac" {
+                cmd.arg("--audit-policy-file")
+                    .arg(&policy)
+                    .arg("--audit-log-path")
+                    .arg(audit_log);
+            }
         } else {
-            cmd.arg("--authorization-mode=RBAC");
+            cmd.arg("--authorization-mode=AlwaysAllow");
         }
-        if parts != "rbac" {
-            cmd.arg("--audit-policy-file")
-                .arg(&policy)
-                .arg("--audit-log-path")
-                .arg(dir.path().join("audit.log"));
-        }
-    } else {
-        cmd.arg("--authorization-mode=AlwaysAllow");
-    }
-    let mut child = cmd.spawn().expect("the server binary");
-    let out = BufReader::new(child.stdout.take().unwrap());
-    let mut url = String::new();
-    for line in out.lines().map_while(Result::ok) {
-        if let Some(u) = line.strip_prefix("wasm-apiserver listening on http://") {
-            url = format!("http://{u}");
-            break;
-        }
-    }
-    Server {
-        child,
-        url,
-        _dir: dir,
-    }
+    })
 }
 
 async fn setup(c: &reqwest::Client, url: &str) {

@@ -30,12 +30,9 @@
 
 mod common;
 
-use common::{pod, self_cpu_us};
+use common::{pod, root, self_cpu_us, Server};
 use serde_json::{json, Value};
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -85,80 +82,32 @@ fn measure_time() -> Duration {
     Duration::from_secs_f64(secs)
 }
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
 // ---------------------------------------------------------------------------------------------
 // Processes
-
-struct Server {
-    child: Child,
-    url: String,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// The server binary with the configmaps, pods and namespaces plugins, on etcd when `etcd`
 /// names one, else on the embedded store (durable, its default), plain HTTP on loopback,
 /// `AlwaysAllow`, no audit, no in-flight limits (the secure chain's cost is the `chain`
 /// benchmark's).
 fn start_server(etcd: Option<&str>) -> Server {
-    let dir = tempfile::tempdir().unwrap();
-    let plugins = dir.path().join("plugins.d");
-    std::fs::create_dir_all(&plugins).unwrap();
-    for p in ["configmaps", "pods", "namespaces"] {
-        std::fs::copy(
-            root().join(format!("target/plugins/{p}.wasm")),
-            plugins.join(format!("{p}.wasm")),
-        )
-        .expect("bash plugins/build.sh first");
-    }
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_wasm-apiserver"));
-    cmd.args([
-        "--bind-address",
-        "127.0.0.1",
-        "--secure-port",
-        "0",
-        "--port",
-        "0",
-        "--authorization-mode=AlwaysAllow",
-        "--max-requests-inflight=0",
-        "--max-mutating-requests-inflight=0",
-    ])
-    .arg("--plugin-dir")
-    .arg(&plugins)
-    .arg("--data-dir")
-    .arg(dir.path().join("data"))
-    .arg("--plugin-cache-dir")
-    .arg(root().join("target/test-plugin-cache"))
-    .env("RUST_LOG", "warn")
-    .stdout(Stdio::piped())
-    .stderr(Stdio::null());
-    if let Some(etcd) = etcd {
-        cmd.args(["--etcd-servers", etcd]);
-    }
-    let mut child = cmd.spawn().expect("the server binary");
-    let out = BufReader::new(child.stdout.take().unwrap());
-    let mut url = String::new();
-    for line in out.lines().map_while(Result::ok) {
-        if let Some(u) = line.strip_prefix("wasm-apiserver listening on http://") {
-            url = format!("http://{u}");
-            break;
+    let (dir, plugins) = Server::dir_with_plugins(&["configmaps", "pods", "namespaces"]);
+    let data = dir.path().join("data");
+    Server::spawn(dir, |cmd| {
+        cmd.args([
+            "--authorization-mode=AlwaysAllow",
+            "--max-requests-inflight=0",
+            "--max-mutating-requests-inflight=0",
+        ])
+        .arg("--plugin-dir")
+        .arg(&plugins)
+        .arg("--data-dir")
+        .arg(data)
+        .arg("--plugin-cache-dir")
+        .arg(root().join("target/test-plugin-cache"));
+        if let Some(etcd) = etcd {
+            cmd.args(["--etcd-servers", etcd]);
         }
-    }
-    assert!(!url.is_empty(), "the server did not start");
-    Server {
-        child,
-        url,
-        _dir: dir,
-    }
+    })
 }
 
 /// utime + stime of `pid`, µs (`/proc/<pid>/stat` fields 14 and 15, in clock ticks of 10 ms).

@@ -9,9 +9,11 @@
 //!
 //! Run: `bash plugins/build.sh && cargo bench -p wasm-apiserver --bench rollout`
 
-use std::io::{BufRead, BufReader};
+mod common;
+
+use common::{root, Server};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 use wasm_apiserver_storage::testing::etcd::EtcdServer;
 
@@ -20,45 +22,12 @@ const IN_FLIGHT: usize = 16;
 const LOAD: Duration = Duration::from_secs(8);
 const WIDGETS: &str = "/apis/example.dev/v1/namespaces/default/widgets";
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-struct Replica {
-    child: Child,
-    url: String,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Replica {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn replica(etcd: &str, id: &str) -> Replica {
-    let dir = tempfile::tempdir().unwrap();
-    let plugins = dir.path().join("plugins.d");
-    std::fs::create_dir_all(&plugins).unwrap();
-    for p in ["configmaps", "namespaces"] {
-        std::fs::copy(
-            root().join(format!("target/plugins/{p}.wasm")),
-            plugins.join(format!("{p}.wasm")),
-        )
-        .expect("bash plugins/build.sh first");
-    }
+fn replica(etcd: &str, id: &str) -> Server {
+    let (dir, plugins) = Server::dir_with_plugins(&["configmaps", "namespaces"]);
     // Each replica compiles into its own (empty) cache under its data dir.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_wasm-apiserver"))
-        .args([
-            "--bind-address",
-            "127.0.0.1",
-            "--secure-port",
-            "0",
-            "--port",
-            "0",
-        ])
-        .args([
+    let data = dir.path().join("data");
+    Server::spawn(dir, |cmd| {
+        cmd.args([
             "--authorization-mode=AlwaysAllow",
             "--etcd-servers",
             etcd,
@@ -68,25 +37,8 @@ fn replica(etcd: &str, id: &str) -> Replica {
         .arg("--plugin-dir")
         .arg(&plugins)
         .arg("--data-dir")
-        .arg(dir.path().join("data"))
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("the server binary");
-    let out = BufReader::new(child.stdout.take().unwrap());
-    let mut url = String::new();
-    for line in out.lines().map_while(Result::ok) {
-        if let Some(u) = line.strip_prefix("wasm-apiserver listening on http://") {
-            url = format!("http://{u}");
-            break;
-        }
-    }
-    Replica {
-        child,
-        url,
-        _dir: dir,
-    }
+        .arg(data);
+    })
 }
 
 /// `widgets.wasm` with a custom section (id 0, name `padding`) of pseudo-random bytes
@@ -139,7 +91,7 @@ fn push(url: &str, file: &Path) {
 /// Poll every replica until `ready` holds for each; the time until the last one.
 async fn until_all(
     c: &reqwest::Client,
-    replicas: &[Replica],
+    replicas: &[Server],
     ready: impl Fn(u16, &str) -> bool,
 ) -> Duration {
     let start = Instant::now();
@@ -162,7 +114,7 @@ async fn until_all(
 }
 
 /// The sha256 serving on every replica, from the object's status.
-async fn until_serving(c: &reqwest::Client, replicas: &[Replica], sha: &str) -> Duration {
+async fn until_serving(c: &reqwest::Client, replicas: &[Server], sha: &str) -> Duration {
     let start = Instant::now();
     loop {
         let o: serde_json::Value = c

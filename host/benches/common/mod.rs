@@ -1,9 +1,86 @@
-//! What several benchmarks share: the ~2 KB two-container pod they measure with, and this
-//! process's CPU time. Included with `mod common;` (not a bench target itself).
+//! What several benchmarks share: a server process on loopback with a plugin folder, the
+//! ~2 KB two-container pod they measure with, and this process's CPU time. Included with
+//! `mod common;` (not a bench target itself).
 
 #![allow(dead_code)]
 
 use serde_json::{json, Value};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+/// The workspace root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// A running server binary; killed when dropped, with its temporary directory.
+pub struct Server {
+    pub child: Child,
+    /// `http://127.0.0.1:<port>` (the plain port).
+    pub url: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    /// A temporary directory holding `plugins.d/` with the named standard plugins copied from
+    /// `target/plugins` (panics if `bash plugins/build.sh` has not run); returns the
+    /// directory and the plugin folder.
+    pub fn dir_with_plugins(plugins: &[&str]) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("plugins.d");
+        std::fs::create_dir_all(&folder).unwrap();
+        for p in plugins {
+            std::fs::copy(
+                root().join(format!("target/plugins/{p}.wasm")),
+                folder.join(format!("{p}.wasm")),
+            )
+            .expect("bash plugins/build.sh first");
+        }
+        (dir, folder)
+    }
+
+    /// The server binary listening on loopback (`--secure-port 0 --port 0`, `RUST_LOG=warn`,
+    /// stderr discarded) with the arguments `configure` adds; waits for its
+    /// `wasm-apiserver listening on http://…` line. Panics when it exits without one.
+    pub fn spawn(dir: tempfile::TempDir, configure: impl FnOnce(&mut Command)) -> Server {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_wasm-apiserver"));
+        cmd.args([
+            "--bind-address",
+            "127.0.0.1",
+            "--secure-port",
+            "0",
+            "--port",
+            "0",
+        ])
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+        configure(&mut cmd);
+        let mut child = cmd.spawn().expect("the server binary");
+        let out = BufReader::new(child.stdout.take().unwrap());
+        let url = out
+            .lines()
+            .map_while(Result::ok)
+            .find_map(|line| {
+                line.strip_prefix("wasm-apiserver listening on http://")
+                    .map(|u| format!("http://{u}"))
+            })
+            .expect("the server did not start");
+        Server {
+            child,
+            url,
+            _dir: dir,
+        }
+    }
+}
 
 /// A ~1.9 KB (2.5 KB once defaulted) pod with two containers, ports, env, resources, a volume
 /// mount, a probe, a node selector and a toleration, named `web-7d4b9c8f6d-x2x9k` in
