@@ -99,11 +99,12 @@ pub fn decode_managed_fields(entries: &[ManagedFieldsEntry]) -> Result<Managed, 
             }
         }
         let id = manager_identifier(entry);
-        let text = match &entry.fields_v1 {
-            None | Some(Value::Null) => "{}".to_string(),
-            Some(v) => v.to_string(),
-        };
-        let set = Set::from_fields_v1(&text).map_err(|e| {
+        // A missing set is the empty one (`EmptyFields`).
+        let set = match &entry.fields_v1 {
+            None | Some(Value::Null) => Ok(Set::new()),
+            Some(v) => Set::from_fields_v1_value(v),
+        }
+        .map_err(|e| {
             format!("error decoding versioned set from entry {i}: error decoding set: {e}")
         })?;
         managed.fields.insert(

@@ -222,10 +222,15 @@ impl Set {
     /// Parse `FieldsV1` JSON (`Set.FromJSON`). Errors: [`FieldsV1Error`].
     pub fn from_fields_v1(text: &str) -> Result<Set, FieldsV1Error> {
         let v: Value = serde_json::from_str(text).map_err(|e| FieldsV1Error(e.to_string()))?;
+        Set::from_fields_v1_value(&v)
+    }
+
+    /// [`Set::from_fields_v1`] on an already decoded `fieldsV1` value.
+    pub fn from_fields_v1_value(v: &Value) -> Result<Set, FieldsV1Error> {
         let Value::Object(map) = v else {
             return Err(FieldsV1Error("not a JSON object".into()));
         };
-        Ok(read_object(&map)?.0.unwrap_or_default())
+        Ok(read_object(map)?.0.unwrap_or_default())
     }
 }
 

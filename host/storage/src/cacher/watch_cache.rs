@@ -201,9 +201,9 @@ pub(crate) fn prepare_event(config: &CacherConfig, ev: WatchEvent) -> Result<Pre
         SharedObject::Stored(s) => Some(s.decode()?),
         SharedObject::Decoded(_) => None,
     };
-    let rv = match (&obj, &decoded) {
-        (SharedObject::Stored(s), _) => s.resource_version,
-        (SharedObject::Decoded(v), _) => rv_of(v),
+    let rv = match &obj {
+        SharedObject::Stored(s) => s.resource_version,
+        SharedObject::Decoded(v) => rv_of(v),
     };
     Ok(match prepare_entry(config, obj, decoded) {
         Some((key, entry)) => Prepared::Change {
