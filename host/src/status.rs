@@ -143,6 +143,12 @@ impl ApiError {
         .with_details(json!({"name": name, "group": gk.group, "kind": gk.kind, "causes": causes}))
     }
 
+    /// `NewApplyConflict` (apply_test.go's conflicts): 409 `Conflict` with `details.causes`,
+    /// each `{"type":"FieldManagerConflict","message":"conflict with \"mgr\"","field":".spec.x"}`.
+    pub fn apply_conflict(causes: Vec<Value>, message: String) -> ApiError {
+        ApiError::new(409, "Conflict", message).with_details(json!({"causes": causes}))
+    }
+
     /// `NewBadRequest`: 400.
     pub fn bad_request(msg: impl Into<String>) -> ApiError {
         ApiError::new(400, "BadRequest", msg)

@@ -109,10 +109,20 @@ fn current() -> Value {
 fn apply(ct: &str, body: &[u8], group: &str) {
     let q = HashMap::from([("fieldManager".to_string(), "fuzz".to_string())]);
     let gr = GroupResource::default();
+    let d = description(group);
+    let applier = wasm_apiserver::server::handlers::patch::Applier {
+        field_manager: std::sync::Arc::new(wasm_apiserver::fieldmanager::FieldManager::new(&d)),
+        manager: "fuzz".into(),
+        subresource: "",
+    };
     if let Ok((f, _)) =
-        wasm_apiserver::server::handlers::patch::patcher(&description(group), &gr, ct, body, &q)
+        wasm_apiserver::server::handlers::patch::patcher(&d, &gr, ct, body, &q, &applier)
     {
         let _ = f(&current());
+        // Apply again onto what the first apply produced (now with managed fields).
+        if let Ok(next) = f(&current()) {
+            let _ = f(&next);
+        }
     }
 }
 
@@ -132,6 +142,13 @@ proptest! {
             apply("application/merge-patch+json", &body, "example.dev");
             apply("application/strategic-merge-patch+json", &body, "");
             apply("application/apply-patch+yaml", &body, "");
+            // An applied configuration of the right kind reaches the typed merge.
+            if let Value::Object(mut m) = patch.clone() {
+                m.insert("apiVersion".into(), json!("v1"));
+                m.insert("kind".into(), json!("Thing"));
+                let body = serde_json::to_vec(&m).unwrap();
+                apply("application/apply-patch+yaml", &body, "");
+            }
         });
     }
 

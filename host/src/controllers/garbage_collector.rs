@@ -818,6 +818,7 @@ impl GarbageCollector {
                 Subresource::Main,
                 false,
                 false,
+                Some(crate::fieldmanager::HOST_MANAGER),
             )
             .await
         {

@@ -175,7 +175,15 @@ impl Elector {
                     "metadata": {"name": LEASE_NAME, "namespace": LEASE_NAMESPACE},
                     "spec": self.spec(&id, &now, &now, 0),
                 });
-                return match leases.create(LEASE_NAMESPACE, lease, false).await {
+                return match leases
+                    .create(
+                        LEASE_NAMESPACE,
+                        lease,
+                        false,
+                        Some(crate::fieldmanager::HOST_MANAGER),
+                    )
+                    .await
+                {
                     Ok(_) => {
                         self.observe(&id, &now);
                         true
@@ -259,6 +267,7 @@ async fn update(leases: &Store, lease: Value) -> crate::status::ApiResult<()> {
             Subresource::Main,
             false,
             false,
+            Some(crate::fieldmanager::HOST_MANAGER),
         )
         .await
         .map(|_| ())

@@ -254,6 +254,7 @@ async fn set_conditions(
             Subresource::Status,
             false,
             false,
+            Some(crate::fieldmanager::HOST_MANAGER),
         )
         .await?;
     Ok(())

@@ -25,7 +25,10 @@ pub async fn ensure(namespaces: &Store) {
             Err(_) => {}
         }
         let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
-        match namespaces.create("", ns, false).await {
+        match namespaces
+            .create("", ns, false, Some(crate::fieldmanager::HOST_MANAGER))
+            .await
+        {
             Ok(_) => tracing::info!(namespace = name, "created system namespace"),
             Err(e) if e.code == 409 => {}
             Err(e) => {

@@ -97,6 +97,56 @@ impl PathElement {
     }
 }
 
+/// A path as structured-merge-diff prints it (`Path.String`, `PathElement.String`), the form
+/// conflicts name fields in: `.spec.containers[name="web"].image`, `[=5]` for a set item,
+/// `[3]` for an index.
+pub fn path_string(path: &[PathElement]) -> String {
+    let mut out = String::new();
+    for pe in path {
+        match pe {
+            PathElement::Field(name) => {
+                out.push('.');
+                out.push_str(name);
+            }
+            PathElement::Key(fields) => {
+                let parts: Vec<String> = fields
+                    .iter()
+                    .map(|(k, v)| format!("{k}={}", value_string(v)))
+                    .collect();
+                out.push('[');
+                out.push_str(&parts.join(","));
+                out.push(']');
+            }
+            PathElement::Value(v) => {
+                out.push_str("[=");
+                out.push_str(&value_string(v));
+                out.push(']');
+            }
+            PathElement::Index(i) => out.push_str(&format!("[{i}]")),
+        }
+    }
+    out
+}
+
+/// `value.ToString`: strings quoted as Go's `%q`, numbers and booleans bare, lists in brackets.
+fn value_string(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        // serde_json's escaping matches `%q` for the printable strings keys hold.
+        Value::String(s) => Value::String(s.clone()).to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::Bool(b) => b.to_string(),
+        Value::Array(items) => {
+            let parts: Vec<String> = items.iter().map(value_string).collect();
+            format!("[{}]", parts.join(","))
+        }
+        Value::Object(m) => m
+            .iter()
+            .map(|(k, v)| format!("{k}={}", value_string(v)))
+            .collect(),
+    }
+}
+
 impl fmt::Display for PathElement {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.serialize())

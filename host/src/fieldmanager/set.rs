@@ -67,6 +67,59 @@ impl Set {
         }
     }
 
+    /// The elements that are members at this level, in order.
+    pub fn members(&self) -> &[PathElement] {
+        &self.members
+    }
+
+    /// The elements with paths below them and their sets, in order.
+    pub fn children(&self) -> &[(PathElement, Set)] {
+        &self.children
+    }
+
+    /// A set from its members and children, both sorted and free of duplicates.
+    pub(crate) fn from_parts(members: Vec<PathElement>, children: Vec<(PathElement, Set)>) -> Set {
+        debug_assert!(members.windows(2).all(|w| w[0] < w[1]));
+        debug_assert!(children.windows(2).all(|w| w[0].0 < w[1].0));
+        Set { members, children }
+    }
+
+    /// The paths below `pe`, without it (`Set.WithPrefix`); `None` when there are none.
+    pub fn with_prefix(&self, pe: &PathElement) -> Option<&Set> {
+        self.children
+            .binary_search_by(|(p, _)| p.cmp(pe))
+            .ok()
+            .map(|at| &self.children[at].1)
+    }
+
+    /// The paths of `self` not in `other`, where a member of `other` also removes every path
+    /// below it (`Set.RecursiveDifference`: how ignored and reset fields are filtered out).
+    pub fn recursive_difference(&self, other: &Set) -> Set {
+        let members = merge(
+            &self.members,
+            &other.members,
+            |_| true,
+            |_| false,
+            |_| false,
+        );
+        let mut children = Vec::new();
+        for (pe, set) in &self.children {
+            if other.members.binary_search(pe).is_ok() {
+                continue;
+            }
+            match other.with_prefix(pe) {
+                Some(o) => {
+                    let rest = set.recursive_difference(o);
+                    if !rest.is_empty() {
+                        children.push((pe.clone(), rest));
+                    }
+                }
+                None => children.push((pe.clone(), set.clone())),
+            }
+        }
+        Set { members, children }
+    }
+
     /// Whether the set has no member at any depth (`Set.Empty`).
     pub fn is_empty(&self) -> bool {
         self.members.is_empty() && self.children.iter().all(|(_, s)| s.is_empty())

@@ -45,6 +45,16 @@ pub enum UpdatedObject {
     Patch(PatchFn),
 }
 
+impl UpdatedObject {
+    /// The new object given the current one.
+    fn resolve(&self, existing: &Value) -> ApiResult<Value> {
+        match self {
+            UpdatedObject::Replace(o) => Ok(o.clone()),
+            UpdatedObject::Patch(f) => f(existing),
+        }
+    }
+}
+
 /// The result of a write.
 #[derive(Clone, Debug)]
 pub struct WriteResult {
@@ -124,6 +134,9 @@ pub struct Store {
     pub resource_prefix: String,
     /// Served by the host for reading only (writes answer 405).
     pub read_only: bool,
+    /// Its field manager (server-side apply, `metadata.managedFields`), built from the
+    /// plugin's schema.
+    pub field_manager: Arc<crate::fieldmanager::FieldManager>,
 }
 
 impl Store {
@@ -136,6 +149,7 @@ impl Store {
         Store {
             gk,
             resource_prefix: resource_prefix(&description),
+            field_manager: Arc::new(crate::fieldmanager::FieldManager::new(&description)),
             description,
             strategy,
             storage,
@@ -281,8 +295,16 @@ impl Store {
         })
     }
 
-    /// `Store.Create` (with the generateName retry loop) through `rest.BeforeCreate`.
-    pub async fn create(&self, ns: &str, obj: Value, dry_run: bool) -> ApiResult<WriteResult> {
+    /// `Store.Create` (with the generateName retry loop) through `rest.BeforeCreate`; with a
+    /// `manager`, the object's managed fields record it as the owner of what it sent and of
+    /// what the strategy defaulted ([`Store::track`]).
+    pub async fn create(
+        &self,
+        ns: &str,
+        obj: Value,
+        dry_run: bool,
+        manager: Option<&str>,
+    ) -> ApiResult<WriteResult> {
         let mut obj = obj;
         meta::wipe_system_fields(&mut obj);
         meta::ensure_namespace(&mut obj, self.description.namespaced, ns)
@@ -305,6 +327,7 @@ impl Store {
             let name = meta_str(&attempt, "name").to_string();
             last_name = name.clone();
             let (object, warnings) = self.before_create(attempt).await?;
+            let object = self.track(&Value::Null, object, manager, Subresource::Main);
             if name.is_empty() {
                 return Err(ApiError::internal(
                     "the object has no name after validation",
@@ -391,6 +414,7 @@ impl Store {
     /// `rest.BeforeUpdate` (or `BeforeCreate` when the object is missing and the strategy
     /// allows create-on-update). Then delete-on-update when the last finalizer of a
     /// terminating object was removed (`ShouldDeleteDuringUpdate`).
+    #[allow(clippy::too_many_arguments)]
     pub async fn update(
         &self,
         ns: &str,
@@ -399,8 +423,10 @@ impl Store {
         subresource: Subresource,
         force_allow_create: bool,
         dry_run: bool,
+        manager: Option<&str>,
     ) -> ApiResult<WriteResult> {
         let key = self.key(ns, name);
+        let manager = manager.map(str::to_string);
         let allow_create = subresource == Subresource::Main
             && (force_allow_create || self.strategy.allow_create_on_update());
         let preconditions = match &updated {
@@ -417,6 +443,7 @@ impl Store {
         let mut try_update = move |existing: Value, rm: ResponseMeta| {
             let this = this.clone();
             let updated = updated.clone();
+            let manager = manager.clone();
             let (ns, name) = (ns_owned.clone(), name_owned.clone());
             let out = out.clone();
             async move {
@@ -429,6 +456,7 @@ impl Store {
                         &updated,
                         subresource,
                         allow_create,
+                        manager.as_deref(),
                     )
                     .await
                     .map_err(aborted)?;
@@ -514,11 +542,9 @@ impl Store {
         updated: &UpdatedObject,
         subresource: Subresource,
         allow_create: bool,
+        manager: Option<&str>,
     ) -> ApiResult<(Value, Vec<String>, bool)> {
-        let mut obj = match updated {
-            UpdatedObject::Replace(o) => o.clone(),
-            UpdatedObject::Patch(f) => f(&existing)?,
-        };
+        let mut obj = updated.resolve(&existing)?;
         if !obj.is_object() {
             return Err(ApiError::bad_request(
                 "the updated object is not a JSON object",
@@ -540,6 +566,7 @@ impl Store {
             meta::fill_system_fields(&mut obj);
             meta_mut(&mut obj).remove("resourceVersion");
             let (object, warnings) = self.before_create(obj).await?;
+            let object = self.track(&Value::Null, object, manager, subresource);
             return Ok((object, warnings, true));
         }
         let existing_rv = rm.resource_version.to_string();
@@ -579,6 +606,7 @@ impl Store {
         let namespaced = self.description.namespaced;
         let gk = self.gk.clone();
         let name = name.to_string();
+        let live = (manager.is_some()).then(|| existing.clone());
         let (object, warnings) = blocking(move || {
             let restore = |o: &mut Value| meta::restore_from_old(o, &existing);
             let validate = |o: &Value| meta::validate_update(o, &existing, namespaced);
@@ -594,7 +622,37 @@ impl Store {
                 .map_err(|e: StrategyError| ApiError::from_strategy(e, &gk, &name))
         })
         .await??;
+        let object = match &live {
+            Some(live) => self.track(live, object, manager, subresource),
+            None => object,
+        };
         Ok((object, warnings, false))
+    }
+
+    /// The field manager's update (`FieldManager.UpdateNoErrors`) for a write by `manager`
+    /// from `live` (`Null` on create) to `object`, the strategy's output. kube runs it on the
+    /// decoded object, whose defaults its decoder already set; plugins default in
+    /// PrepareForCreate/PrepareForUpdate, so running it after them gives the same ownership:
+    /// the writer owns what it sent and the defaults and canonical form its request produced,
+    /// never `status` through the main resource (reset fields). `None`: not tracked (the
+    /// host's own controllers), and server-side apply, which tracks in the patch itself.
+    fn track(
+        &self,
+        live: &Value,
+        object: Value,
+        manager: Option<&str>,
+        subresource: Subresource,
+    ) -> Value {
+        match manager {
+            Some(m) => {
+                let sub = match subresource {
+                    Subresource::Main => "",
+                    Subresource::Status => "status",
+                };
+                self.field_manager.update(live, object, m, sub)
+            }
+            None => object,
+        }
     }
 
     /// `Store.Delete`: preconditions, graceful deletion (`CheckGracefulDelete`), finalizers,

@@ -295,7 +295,12 @@ impl PluginManager {
             None => {
                 let w = self
                     .plugins
-                    .create("", file_record(name, file), false)
+                    .create(
+                        "",
+                        file_record(name, file),
+                        false,
+                        Some(crate::fieldmanager::HOST_MANAGER),
+                    )
                     .await
                     .map_err(|e| e.message)?;
                 self.write_status(name, status, Some(&w.object)).await;
@@ -548,6 +553,7 @@ impl PluginManager {
                 Subresource::Status,
                 false,
                 false,
+                Some(crate::fieldmanager::HOST_MANAGER),
             )
             .await;
         if let Err(e) = written {

@@ -110,6 +110,88 @@ pub fn field_validation(q: &HashMap<String, String>, verb: WriteOptions) -> ApiR
     }
 }
 
+/// `FieldManagerMaxLength`: a manager name is at most 128 bytes.
+pub const FIELD_MANAGER_MAX_LENGTH: usize = 128;
+
+/// The manager a write is recorded under (`handlers/rest.go` `managerOrUserAgent`): the
+/// `fieldManager` query parameter, else the User-Agent up to its first `/` without unprintable
+/// characters, cut to [`FIELD_MANAGER_MAX_LENGTH`]. Validated as `ValidateFieldManager` and,
+/// for PATCH, `ValidatePatchOptions` (`meta/v1/validation/validation.go`): `force` only with
+/// apply, `fieldManager` required for apply. Errors: 422 `<Verb>Options.meta.k8s.io "" is
+/// invalid` listing each.
+pub fn field_manager(
+    q: &HashMap<String, String>,
+    user_agent: &str,
+    verb: WriteOptions,
+    apply: bool,
+) -> ApiResult<String> {
+    let manager = q.get("fieldManager").map(String::as_str).unwrap_or("");
+    let mut errs = Vec::new();
+    if verb == WriteOptions::Patch {
+        if !apply && q.contains_key("force") {
+            errs.push(forbidden(
+                "force",
+                "may not be specified for non-apply patch",
+            ));
+        }
+        if apply && manager.is_empty() {
+            errs.push(FieldError {
+                error_type: ErrorType::Required,
+                field: "fieldManager".into(),
+                bad_value: None,
+                detail: "is required for apply patch".into(),
+            });
+        }
+    }
+    if manager.len() > FIELD_MANAGER_MAX_LENGTH {
+        errs.push(FieldError {
+            error_type: ErrorType::TooLong,
+            field: "fieldManager".into(),
+            bad_value: None,
+            detail: format!("may not be more than {FIELD_MANAGER_MAX_LENGTH} bytes"),
+        });
+    }
+    for (i, c) in manager.chars().enumerate() {
+        if !is_print(c) {
+            errs.push(FieldError {
+                error_type: ErrorType::Invalid,
+                field: "fieldManager".into(),
+                bad_value: Some(json!(manager)),
+                detail: format!("invalid character U+{:04X} (at position {i})", c as u32),
+            });
+        }
+    }
+    if !errs.is_empty() {
+        return Err(ApiError::invalid(
+            &GroupKind {
+                kind: verb.kind().into(),
+                group: "meta.k8s.io".into(),
+            },
+            "",
+            &errs,
+        ));
+    }
+    if !manager.is_empty() {
+        return Ok(manager.to_string());
+    }
+    let mut out = String::new();
+    for c in user_agent.split('/').next().unwrap_or("").chars() {
+        if !is_print(c) {
+            continue;
+        }
+        if out.len() + c.len_utf8() > FIELD_MANAGER_MAX_LENGTH {
+            break;
+        }
+        out.push(c);
+    }
+    Ok(out)
+}
+
+/// Go's `unicode.IsPrint`: letters, marks, numbers, punctuation, symbols and the ASCII space.
+fn is_print(c: char) -> bool {
+    c == ' ' || !(c.is_control() || c.is_whitespace() || ('\u{E000}'..='\u{F8FF}').contains(&c))
+}
+
 /// `dryRun` of a write: absent or empty → `false`, `All` → `true`. Errors: any other value,
 /// 422 as `ValidateDryRun` (`meta/v1/validation/validation.go`) answers.
 pub fn is_dry_run(q: &HashMap<String, String>) -> ApiResult<bool> {

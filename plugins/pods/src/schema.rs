@@ -85,7 +85,8 @@ fn container(description: &str) -> Value {
                         "containerPort": int32("Number of port to expose on the pod's IP address: 0 < x < 65536."),
                         "hostPort": int32("Number of port to expose on the host."),
                         "hostIP": string("What host IP to bind the external port to."),
-                        "protocol": string_enum("Protocol for port. Defaults to \"TCP\".", &["SCTP", "TCP", "UDP"])
+                        // kube's schema defaults the list-map key, so an item without it is named with TCP.
+                        "protocol": {"type": "string", "description": "Protocol for port. Defaults to \"TCP\".", "enum": ["SCTP", "TCP", "UDP"], "default": "TCP"}
                     }
                 },
                 "x-kubernetes-list-map-keys": ["containerPort", "protocol"],

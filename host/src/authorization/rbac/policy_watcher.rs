@@ -69,7 +69,10 @@ async fn ensure_bootstrap_policy(stores: &[Option<Arc<Store>>]) {
     for (store, objects) in pairs {
         let Some(store) = store else { continue };
         for obj in objects {
-            match store.create("", obj, false).await {
+            match store
+                .create("", obj, false, Some(crate::fieldmanager::HOST_MANAGER))
+                .await
+            {
                 Ok(created) => tracing::info!(
                     resource = %store.gr,
                     name = created.object["metadata"]["name"].as_str().unwrap_or(""),
@@ -110,6 +113,7 @@ fn write_aggregated(store: &Option<Arc<Store>>, cluster_roles: &Objects) {
                     Subresource::Main,
                     false,
                     false,
+                    Some(crate::fieldmanager::HOST_MANAGER),
                 )
                 .await
             {

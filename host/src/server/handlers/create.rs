@@ -4,6 +4,7 @@
 use super::body::decode_object;
 use super::escalation::WriteCheck;
 use super::response::{respond_write, Output};
+use super::user_agent;
 use crate::registry::Store;
 use crate::server::options::Query;
 use crate::server::options::{self, WriteOptions};
@@ -12,7 +13,8 @@ use axum::body::Bytes;
 use axum::http::HeaderMap;
 use axum::response::Response;
 
-/// `createHandler`; `NamespaceLifecycle` admission (given the namespaces' Store) and `check`
+/// `createHandler`; the object's managed fields name the request's manager (`fieldManager` or
+/// the User-Agent prefix); `NamespaceLifecycle` admission (given the namespaces' Store) and `check`
 /// run on the decoded object before it is written. Errors: the
 /// body's ([`decode_object`]), the check's, `dryRun`'s and the registry's.
 #[allow(clippy::too_many_arguments)]
@@ -26,6 +28,7 @@ pub async fn create(
     check: Option<WriteCheck>,
     namespaces: Option<&Store>,
 ) -> ApiResult<Response> {
+    let manager = options::field_manager(q, user_agent(headers), WriteOptions::Create, false)?;
     let (mut obj, mut warnings) = decode_object(r, body, headers, q, WriteOptions::Create)?;
     // `EnsureObjectNamespaceMatchesRequestNamespace` comes before admission, as in createHandler.
     crate::registry::meta::ensure_namespace(&mut obj, r.description.namespaced, ns)
@@ -35,7 +38,9 @@ pub async fn create(
     if let Some(check) = check {
         check(&obj, None)?;
     }
-    let res = r.create(ns, obj, options::is_dry_run(q)?).await?;
+    let res = r
+        .create(ns, obj, options::is_dry_run(q)?, Some(&manager))
+        .await?;
     warnings.extend(res.warnings.iter().cloned());
     respond_write(r, res, out, &warnings).await
 }

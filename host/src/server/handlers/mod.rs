@@ -152,3 +152,19 @@ async fn dispatch(
         _ => Err(ApiError::method_not_supported(&r.gr, method.as_str())),
     }
 }
+
+/// The request's `User-Agent` (empty when absent or not text).
+pub fn user_agent(headers: &axum::http::HeaderMap) -> &str {
+    headers
+        .get("user-agent")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+}
+
+/// The subresource's name in `managedFields` (`""` for the object itself).
+pub fn subresource_name(sub: crate::registry::store::Subresource) -> &'static str {
+    match sub {
+        crate::registry::store::Subresource::Main => "",
+        crate::registry::store::Subresource::Status => "status",
+    }
+}

@@ -2,8 +2,8 @@
 //! merge patch (RFC 7386) through the `json-patch` crate; strategic merge patch for the core
 //! group, driven by the `x-kubernetes-patch-merge-key` / `x-kubernetes-patch-strategy` markers
 //! of the plugin's schema (`k8s.io/apimachinery/pkg/util/strategicpatch`); and
-//! `application/apply-patch+yaml` (server-side apply) as a create-or-merge of the applied
-//! configuration. Custom groups answer 415 to strategic merge patch, as kube-apiserver does for
+//! `application/apply-patch+yaml` (server-side apply) through the resource's field manager
+//! (`crate::fieldmanager`), which also records every other patch's manager. Custom groups answer 415 to strategic merge patch, as kube-apiserver does for
 //! custom resources.
 
 use crate::limits::{self, Exceeded};
@@ -49,7 +49,26 @@ pub async fn patch(
             limits::MAX_BODY_BYTES
         )));
     }
-    let (mut patch_fn, force_create) = patcher(&r.description, &r.gr, &ct, body, q)?;
+    let apply = ct.starts_with("application/apply-patch+");
+    let manager = crate::server::options::field_manager(
+        q,
+        super::user_agent(headers),
+        crate::server::options::WriteOptions::Patch,
+        apply,
+    )?;
+    let subresource = super::subresource_name(sub);
+    let (mut patch_fn, force_create) = patcher(
+        &r.description,
+        &r.gr,
+        &ct,
+        body,
+        q,
+        &Applier {
+            field_manager: r.field_manager.clone(),
+            manager: manager.clone(),
+            subresource,
+        },
+    )?;
     if let Some(check) = check {
         // `rest.WrapUpdatedObjectInfo`: the check sees the patched object and the current one.
         let inner = patch_fn;
@@ -67,6 +86,8 @@ pub async fn patch(
             sub,
             force_create,
             crate::server::options::is_dry_run(q)?,
+            // Apply records its manager in the patch; other patches when written.
+            (!apply).then_some(manager.as_str()),
         )
         .await?;
     let warnings = res.warnings.clone();
@@ -83,6 +104,17 @@ fn invalid_patch(msg: impl std::fmt::Display) -> ApiError {
     }
 }
 
+/// Who applies a server-side apply patch: the resource's field manager, the request's manager
+/// and the subresource (`""` or `status`).
+pub struct Applier {
+    /// The resource's field manager.
+    pub field_manager: Arc<crate::fieldmanager::FieldManager>,
+    /// `fieldManager` (validated, non-empty for apply).
+    pub manager: String,
+    /// The subresource written through.
+    pub subresource: &'static str,
+}
+
 /// Build the patch function for a content type. Returns it and whether the patch may create
 /// the object (server-side apply). Errors: 415 for unsupported types, 400 for a body that does
 /// not parse.
@@ -92,6 +124,7 @@ pub fn patcher(
     content_type: &str,
     body: &[u8],
     q: &HashMap<String, String>,
+    applier: &Applier,
 ) -> ApiResult<(PatchFn, bool)> {
     let gr = gr.clone();
     let not_found = move |name: &str| ApiError::not_found(&gr, name);
@@ -150,11 +183,6 @@ pub fn patcher(
             ))
         }
         "application/apply-patch+yaml" | "application/apply-patch+cbor" => {
-            if q.get("fieldManager").is_none_or(|m| m.is_empty()) {
-                return Err(ApiError::bad_request(
-                    "PATCH, application/apply-patch+yaml requests must provide a fieldManager",
-                ));
-            }
             // JSON (kubectl sends it) or YAML, as kube's apply decodes either.
             let applied = match parse_object(body) {
                 Ok(v) => v,
@@ -168,15 +196,13 @@ pub fn patcher(
                     v
                 }
             };
+            let force = crate::server::options::query_bool(q, "force").unwrap_or(false);
+            let fm = applier.field_manager.clone();
+            let (manager, subresource) = (applier.manager.clone(), applier.subresource);
+            // `applyPatcher`: the field manager merges the configuration into the current
+            // object (an empty one when it does not exist) by the schema and its ownership.
             Ok((
-                bounded(move |cur: &Value| {
-                    if cur.is_null() {
-                        return Ok(applied.clone());
-                    }
-                    let mut doc = cur.clone();
-                    json_patch::merge(&mut doc, &strip_nulls(&applied));
-                    Ok(doc)
-                }),
+                bounded(move |cur: &Value| fm.apply(cur, &applied, &manager, force, subresource)),
                 true,
             ))
         }
@@ -289,19 +315,6 @@ fn parse_object(body: &[u8]) -> ApiResult<Value> {
         return Err(ApiError::bad_request("the patch must be a JSON object"));
     }
     Ok(v)
-}
-
-/// Apply never deletes by `null`: an applied configuration only states values.
-fn strip_nulls(v: &Value) -> Value {
-    match v {
-        Value::Object(m) => Value::Object(
-            m.iter()
-                .filter(|(_, v)| !v.is_null())
-                .map(|(k, v)| (k.clone(), strip_nulls(v)))
-                .collect(),
-        ),
-        other => other.clone(),
-    }
 }
 
 fn schema_child<'a>(schema: Option<&'a Value>, key: &str) -> Option<&'a Value> {

@@ -4,6 +4,7 @@
 use super::body::decode_object;
 use super::escalation::WriteCheck;
 use super::response::{respond_write, Output};
+use super::user_agent;
 use crate::registry::store::{Subresource, UpdatedObject};
 use crate::registry::Store;
 use crate::server::options::Query;
@@ -27,6 +28,7 @@ pub async fn update(
     out: Output,
     check: Option<WriteCheck>,
 ) -> ApiResult<Response> {
+    let manager = options::field_manager(q, user_agent(headers), WriteOptions::Update, false)?;
     let (obj, mut warnings) = decode_object(r, body, headers, q, WriteOptions::Update)?;
     // kube checks inside the update, against the current object; the body is the new object
     // here, so the check runs before, without the current one.
@@ -41,6 +43,7 @@ pub async fn update(
             sub,
             false,
             options::is_dry_run(q)?,
+            Some(&manager),
         )
         .await?;
     warnings.extend(res.warnings.iter().cloned());

@@ -1,0 +1,515 @@
+//! Server-side apply and field ownership end to end, on the embedded store and on etcd: real
+//! `kubectl apply --server-side` by two managers on a widget and on a pod (conflict, then
+//! `--force-conflicts` takes the field), `kubectl get --show-managed-fields` showing the entries
+//! kube shows for the same steps, fields removed when their only applier stops sending them,
+//! update tracking by `fieldManager` and User-Agent, kubectl's upgrade from client-side apply,
+//! the status subresource, create-on-apply, and the bad requests kube refuses — each step named
+//! after the upstream test it follows (`test/integration/apiserver/apply/apply_test.go`).
+//! The official Python client's dynamic `server_side_apply` sees a conflict as kube's 409.
+
+mod common;
+
+use common::http::{client, default_namespace, send};
+use common::server::{Backend, TestServer};
+use serde_json::{json, Value};
+
+fn managed_fields(s: &TestServer, args: &[&str]) -> Vec<Value> {
+    let mut a = vec!["get"];
+    a.extend_from_slice(args);
+    a.extend_from_slice(&["-o", "json", "--show-managed-fields"]);
+    let obj: Value = serde_json::from_str(&s.ok(&a)).unwrap();
+    obj["metadata"]["managedFields"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+fn entry<'a>(entries: &'a [Value], manager: &str, operation: &str) -> &'a Value {
+    entries
+        .iter()
+        .find(|e| e["manager"] == manager && e["operation"] == operation)
+        .unwrap_or_else(|| panic!("no {operation} entry of {manager} in {entries:#?}"))
+}
+
+fn images_of(s: &TestServer) -> String {
+    s.ok(&[
+        "get",
+        "pod",
+        "web",
+        "-o",
+        "jsonpath={.spec.containers[*].image}",
+    ])
+}
+
+const WIDGET_ALICE: &str = "apiVersion: example.dev/v1
+kind: Widget
+metadata:
+  name: ssa
+spec:
+  size: medium
+  replicas: 3
+";
+
+const WIDGET_BOB: &str = "apiVersion: example.dev/v1
+kind: Widget
+metadata:
+  name: ssa
+spec:
+  replicas: 5
+";
+
+const POD_ALICE: &str = "apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+  labels:
+    app: web
+    tier: front
+spec:
+  containers:
+  - name: web
+    image: nginx:1.27
+    ports:
+    - containerPort: 80
+  - name: sidecar
+    image: busybox:1.36
+";
+
+const POD_BOB: &str = "apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+spec:
+  containers:
+  - name: web
+    image: nginx:1.28
+";
+
+fn kubectl_steps(backend: Backend) {
+    let s = TestServer::start(backend);
+    let apply = |manager: &str, file: &str, content: &str, force: bool| {
+        let path = s.file(file, content);
+        let mut args = vec![
+            "apply".to_string(),
+            "--server-side".into(),
+            format!("--field-manager={manager}"),
+            "-f".into(),
+            path.to_str().unwrap().into(),
+        ];
+        if force {
+            args.push("--force-conflicts".into());
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        s.kubectl(&args)
+    };
+
+    // TestApplyAlsoCreates / TestApplyUpdateApplyConflictForced, on a widget.
+    let (ok, out, err) = apply("alice", "a.yaml", WIDGET_ALICE, false);
+    assert!(ok && out.contains("serverside-applied"), "{out}{err}");
+    let entries = managed_fields(&s, &["wd", "ssa"]);
+    assert_eq!(entries.len(), 1, "{entries:#?}");
+    let alice = entry(&entries, "alice", "Apply");
+    assert_eq!(alice["apiVersion"], "example.dev/v1");
+    assert_eq!(alice["fieldsType"], "FieldsV1");
+    assert_eq!(
+        alice["fieldsV1"],
+        json!({"f:spec": {"f:replicas": {}, "f:size": {}}})
+    );
+    assert!(alice["time"].as_str().is_some_and(|t| t.ends_with('Z')));
+
+    let (ok, _, err) = apply("bob", "b.yaml", WIDGET_BOB, false);
+    assert!(!ok);
+    assert!(
+        err.contains(r#"Apply failed with 1 conflict: conflict with "alice": .spec.replicas"#),
+        "{err}"
+    );
+    assert_eq!(
+        s.ok(&["get", "wd", "ssa", "-o", "jsonpath={.spec.replicas}"]),
+        "3"
+    );
+    let (ok, _, err) = apply("bob", "b.yaml", WIDGET_BOB, true);
+    assert!(ok, "{err}");
+    assert_eq!(
+        s.ok(&["get", "wd", "ssa", "-o", "jsonpath={.spec.replicas}"]),
+        "5"
+    );
+    let entries = managed_fields(&s, &["wd", "ssa"]);
+    assert_eq!(
+        entry(&entries, "alice", "Apply")["fieldsV1"],
+        json!({"f:spec": {"f:size": {}}})
+    );
+    assert_eq!(
+        entry(&entries, "bob", "Apply")["fieldsV1"],
+        json!({"f:spec": {"f:replicas": {}}})
+    );
+
+    // TestApplyRemovesEmptyManagedFields' sibling: a field its only applier stops sending is
+    // removed; one another manager owns stays.
+    let (ok, _, err) = apply(
+        "alice",
+        "a.yaml",
+        &WIDGET_ALICE.replace("replicas: 3", "minReplicas: 1"),
+        false,
+    );
+    assert!(ok, "{err}");
+    assert_eq!(
+        s.ok(&["get", "wd", "ssa", "-o", "jsonpath={.spec.minReplicas}"]),
+        "1"
+    );
+    let (ok, _, err) = apply(
+        "alice",
+        "a.yaml",
+        &WIDGET_ALICE.replace("  replicas: 3\n", ""),
+        false,
+    );
+    assert!(ok, "{err}");
+    let spec: Value =
+        serde_json::from_str(&s.ok(&["get", "wd", "ssa", "-o", "jsonpath={.spec}"])).unwrap();
+    assert_eq!(spec, json!({"size": "medium", "replicas": 5}));
+
+    // Updates are tracked under kubectl's manager for the verb (TestApplyManagedFields).
+    s.ok(&["label", "wd", "ssa", "team=x"]);
+    let entries = managed_fields(&s, &["wd", "ssa"]);
+    let label = entry(&entries, "kubectl-label", "Update");
+    assert_eq!(label["apiVersion"], "example.dev/v1");
+    assert_eq!(
+        label["fieldsV1"],
+        json!({"f:metadata": {"f:labels": {".": {}, "f:team": {}}}})
+    );
+    // Apply entries come first, then updates by time (sortEncodedManagedFields).
+    assert_eq!(entries[0]["operation"], "Apply");
+    assert_eq!(entries.last().unwrap()["manager"], "kubectl-label");
+
+    // On a pod: containers merge by name, ports by containerPort+protocol.
+    let (ok, _, err) = apply("alice", "pa.yaml", POD_ALICE, false);
+    assert!(ok, "{err}");
+    let (ok, _, err) = apply("bob", "pb.yaml", POD_BOB, false);
+    assert!(!ok);
+    assert!(
+        err.contains(r#"conflict with "alice": .spec.containers[name="web"].image"#),
+        "{err}"
+    );
+    let (ok, _, err) = apply("bob", "pb.yaml", POD_BOB, true);
+    assert!(ok, "{err}");
+    assert_eq!(images_of(&s), "nginx:1.28 busybox:1.36");
+    let entries = managed_fields(&s, &["pod", "web"]);
+    let alice = &entry(&entries, "alice", "Apply")["fieldsV1"]["f:spec"]["f:containers"];
+    assert_eq!(
+        alice[r#"k:{"name":"web"}"#],
+        json!({".": {}, "f:name": {}, "f:ports": {
+            r#"k:{"containerPort":80,"protocol":"TCP"}"#: {".": {}, "f:containerPort": {}}}})
+    );
+    let bob = &entry(&entries, "bob", "Apply")["fieldsV1"]["f:spec"]["f:containers"];
+    assert_eq!(
+        bob[r#"k:{"name":"web"}"#],
+        json!({".": {}, "f:image": {}, "f:name": {}})
+    );
+    // Alice stops applying a label: it goes (pods' containers may not be removed by any
+    // update, so the removal is shown on metadata).
+    let (ok, _, err) = apply(
+        "alice",
+        "pa.yaml",
+        &POD_ALICE
+            .replace("    tier: front\n", "")
+            .replace("    image: nginx:1.27\n", ""),
+        false,
+    );
+    assert!(ok, "{err}");
+    assert_eq!(
+        s.ok(&["get", "pod", "web", "-o", "jsonpath={.metadata.labels}"]),
+        r#"{"app":"web"}"#
+    );
+    assert_eq!(images_of(&s), "nginx:1.28 busybox:1.36");
+
+    // kubectl's upgrade from client-side apply (TestUpgradeClientSideToServerSideApply): the
+    // fields client-side apply set are taken over without a conflict.
+    let csa = s.file("csa.yaml", &WIDGET_ALICE.replace("name: ssa", "name: csa"));
+    s.ok(&["apply", "-f", csa.to_str().unwrap()]);
+    let entries = managed_fields(&s, &["wd", "csa"]);
+    entry(&entries, "kubectl-client-side-apply", "Update");
+    let csa = s.file(
+        "csa.yaml",
+        &WIDGET_ALICE
+            .replace("name: ssa", "name: csa")
+            .replace("replicas: 3", "replicas: 4"),
+    );
+    let (ok, _, err) = s.kubectl(&["apply", "--server-side", "-f", csa.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    assert_eq!(
+        s.ok(&["get", "wd", "csa", "-o", "jsonpath={.spec.replicas}"]),
+        "4"
+    );
+    let entries = managed_fields(&s, &["wd", "csa"]);
+    assert_eq!(
+        entry(&entries, "kubectl", "Apply")["fieldsV1"],
+        json!({"f:spec": {"f:replicas": {}, "f:size": {}}})
+    );
+}
+
+#[test]
+fn kubectl_server_side_apply_embedded() {
+    kubectl_steps(Backend::Embedded);
+}
+
+#[test]
+fn kubectl_server_side_apply_etcd() {
+    kubectl_steps(Backend::Etcd);
+}
+
+async fn patch(url: &str, ct: &str, body: &str, agent: &str) -> (u16, Value) {
+    send(
+        client()
+            .patch(url)
+            .header("content-type", ct)
+            .header("user-agent", agent)
+            .body(body.to_string()),
+    )
+    .await
+}
+
+fn widget_url(s: &TestServer, name: &str) -> String {
+    format!(
+        "{}/apis/example.dev/v1/namespaces/default/widgets/{name}",
+        s.url
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apply_requests_as_kube_answers_them() {
+    let s = TestServer::start(Backend::Embedded);
+    default_namespace(&s.url).await;
+    let apply = "application/apply-patch+yaml";
+    let w = widget_url(&s, "h");
+    let config =
+        "apiVersion: example.dev/v1\nkind: Widget\nmetadata: {name: h}\nspec: {size: small}\n";
+
+    // ValidatePatchOptions: fieldManager is required for apply; force only with apply.
+    let (code, body) = patch(&w, apply, config, "t").await;
+    assert_eq!(code, 422, "{body}");
+    assert_eq!(
+        body["message"],
+        r#"PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch"#
+    );
+    let (code, body) = patch(
+        &format!("{w}?force=true"),
+        "application/merge-patch+json",
+        "{}",
+        "t",
+    )
+    .await;
+    assert_eq!(code, 422, "{body}");
+    assert!(body["message"]
+        .as_str()
+        .unwrap()
+        .contains("force: Forbidden: may not be specified for non-apply patch"));
+    let long = "m".repeat(129);
+    let (code, body) = patch(&format!("{w}?fieldManager={long}"), apply, config, "t").await;
+    assert_eq!(code, 422, "{body}");
+    assert!(body["message"]
+        .as_str()
+        .unwrap()
+        .contains("fieldManager: Too long"));
+
+    // Malformed YAML: 400 naming the line.
+    let (code, body) = patch(
+        &format!("{w}?fieldManager=a"),
+        apply,
+        "apiVersion: v1\nkind: [\n",
+        "t",
+    )
+    .await;
+    assert_eq!(code, 400, "{body}");
+    assert!(body["message"].as_str().unwrap().contains("line"), "{body}");
+
+    // Create on apply (TestApplyAlsoCreates): 201.
+    let (code, body) = patch(&format!("{w}?fieldManager=a"), apply, config, "t").await;
+    assert_eq!(code, 201, "{body}");
+    assert_eq!(body["metadata"]["managedFields"][0]["manager"], "a");
+    assert_eq!(body["metadata"]["managedFields"][0]["operation"], "Apply");
+
+    // A name that differs from the URL's: 400 (checkName).
+    let (code, body) = patch(
+        &format!("{w}?fieldManager=a"),
+        apply,
+        &config.replace("name: h", "name: other"),
+        "t",
+    )
+    .await;
+    assert_eq!(code, 400, "{body}");
+    assert_eq!(
+        body["message"],
+        "the name of the object (other) does not match the name on the URL (h)"
+    );
+    // managedFields in an applied configuration: 400.
+    let (code, body) = patch(
+        &format!("{w}?fieldManager=a"),
+        apply,
+        &config.replace("{name: h}", "{name: h, managedFields: [{manager: x}]}"),
+        "t",
+    )
+    .await;
+    assert_eq!(code, 400, "{body}");
+    assert_eq!(body["message"], "metadata.managedFields must be nil");
+    // Another kind: 400.
+    let (code, body) = patch(
+        &format!("{w}?fieldManager=a"),
+        apply,
+        &config.replace("kind: Widget", "kind: Gadget"),
+        "t",
+    )
+    .await;
+    assert_eq!(code, 400, "{body}");
+    assert_eq!(
+        body["message"],
+        "invalid object type: example.dev/v1, Kind=Gadget"
+    );
+
+    // A conflict as kube's Status (TestApplyUpdateApplyConflictForced).
+    let (code, body) = patch(
+        &format!("{w}?fieldManager=b"),
+        apply,
+        &config.replace("size: small", "size: large"),
+        "t",
+    )
+    .await;
+    assert_eq!(code, 409, "{body}");
+    assert_eq!(body["reason"], "Conflict");
+    assert_eq!(
+        body["message"],
+        r#"Apply failed with 1 conflict: conflict with "a": .spec.size"#
+    );
+    assert_eq!(
+        body["details"]["causes"],
+        json!([{"type": "FieldManagerConflict", "message": "conflict with \"a\"", "field": ".spec.size"}])
+    );
+
+    // Updates: the manager is fieldManager, else the User-Agent's prefix (managerOrUserAgent).
+    let (code, body) = patch(
+        &w,
+        "application/merge-patch+json",
+        r#"{"spec": {"replicas": 2}}"#,
+        "my-agent/1.2 (linux)",
+    )
+    .await;
+    assert_eq!(code, 200, "{body}");
+    let entries = body["metadata"]["managedFields"].as_array().unwrap();
+    let agent = entry(entries, "my-agent", "Update");
+    assert_eq!(agent["fieldsV1"], json!({"f:spec": {"f:replicas": {}}}));
+    // Now a's apply changing replicas conflicts with the updater, named with its version.
+    let (code, body) = patch(
+        &format!("{w}?fieldManager=a"),
+        apply,
+        &config.replace("{size: small}", "{size: small, replicas: 1}"),
+        "t",
+    )
+    .await;
+    assert_eq!(code, 409, "{body}");
+    assert_eq!(
+        body["message"],
+        r#"Apply failed with 1 conflict: conflict with "my-agent" using example.dev/v1: .spec.replicas"#
+    );
+
+    // Status apply (TestApplyStatus): its own entry with the subresource; spec is not owned
+    // through /status, nor status through the object.
+    let (code, body) = patch(
+        &format!("{w}/status?fieldManager=ctl"),
+        apply,
+        "apiVersion: example.dev/v1\nkind: Widget\nmetadata: {name: h}\nstatus: {phase: Ready}\n",
+        "t",
+    )
+    .await;
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(body["status"]["phase"], "Ready");
+    let entries = body["metadata"]["managedFields"].as_array().unwrap();
+    let status = entries
+        .iter()
+        .find(|e| e["manager"] == "ctl")
+        .expect("status entry");
+    assert_eq!(status["operation"], "Apply");
+    assert_eq!(status["subresource"], "status");
+    assert_eq!(status["fieldsV1"], json!({"f:status": {"f:phase": {}}}));
+
+    // POST tracks its creator, with what the strategy defaulted (replicas from size).
+    let (code, body) = send(
+        client()
+            .post(format!(
+                "{}/apis/example.dev/v1/namespaces/default/widgets",
+                s.url
+            ))
+            .header("user-agent", "creator/0.1")
+            .json(&json!({"apiVersion": "example.dev/v1", "kind": "Widget",
+                          "metadata": {"name": "p"}, "spec": {"size": "large"}})),
+    )
+    .await;
+    assert_eq!(code, 201, "{body}");
+    let entries = body["metadata"]["managedFields"].as_array().unwrap();
+    assert_eq!(
+        entry(entries, "creator", "Update")["fieldsV1"],
+        json!({"f:spec": {".": {}, "f:replicas": {}, "f:size": {}}})
+    );
+    // A PUT of what was read (managedFields included) keeps the entries and adds its own.
+    let mut obj = body.clone();
+    obj["spec"]["minReplicas"] = json!(1);
+    let (code, body) = send(
+        client()
+            .put(widget_url(&s, "p"))
+            .header("user-agent", "putter")
+            .json(&obj),
+    )
+    .await;
+    assert_eq!(code, 200, "{body}");
+    let entries = body["metadata"]["managedFields"].as_array().unwrap();
+    entry(entries, "creator", "Update");
+    assert_eq!(
+        entry(entries, "putter", "Update")["fieldsV1"],
+        json!({"f:spec": {"f:minReplicas": {}}})
+    );
+    // `managedFields: []` resets them (TestResetManagedFieldsEmptyList): with nothing changed
+    // nobody owns anything, and the object is no longer tracked until an apply.
+    obj = body.clone();
+    obj["metadata"]["managedFields"] = json!([]);
+    let (code, body) = send(
+        client()
+            .put(widget_url(&s, "p"))
+            .header("user-agent", "resetter")
+            .json(&obj),
+    )
+    .await;
+    assert_eq!(code, 200, "{body}");
+    assert!(body["metadata"].get("managedFields").is_none(), "{body}");
+}
+
+#[test]
+fn python_dynamic_client_sees_conflicts() {
+    let s = TestServer::start(Backend::Embedded);
+    let script = common::repo_root().join("host/tests/python/server_side_apply.py");
+    let venv = common::repo_root().join("target/pyenv/bin/python");
+    let python = if venv.exists() {
+        venv
+    } else {
+        "python3".into()
+    };
+    let mut child = std::process::Command::new(python)
+        .arg(script)
+        .arg(&s.url)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run python");
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(120) {
+            let _ = child.kill();
+            panic!("python client still running after 120 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "python client failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "ok");
+}
