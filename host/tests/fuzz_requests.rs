@@ -235,3 +235,37 @@ fn hostile_yaml_is_refused_cheaply() {
         );
     }
 }
+
+/// A list in any order, and `managedFields` keys in any order, cost the field manager
+/// O(n log n), not O(n²): 200,000 finalizers in reverse order applied, then tracked through
+/// an update of an object whose `fieldsV1` names them all (found in review: sorted-vector
+/// inserts one path at a time took minutes on such input).
+#[test]
+fn large_unsorted_lists_stay_linearithmic() {
+    use wasm_apiserver::fieldmanager::FieldManager;
+    let fm = FieldManager::new(&description(""));
+    let n = 200_000;
+    let finalizers: Vec<String> = (0..n).rev().map(|i| format!("example.dev/f{i}")).collect();
+    let applied = json!({"apiVersion": "v1", "kind": "Thing",
+        "metadata": {"name": "t", "finalizers": finalizers}});
+    let started = std::time::Instant::now();
+    let out = fm.apply(&Value::Null, &applied, "a", false, "").unwrap();
+    let fields = &out["metadata"]["managedFields"][0]["fieldsV1"]["f:metadata"]["f:finalizers"];
+    assert_eq!(fields.as_object().unwrap().len(), n);
+    // An update from that object: its fieldsV1 keys come in string order, not element order.
+    let mut changed = out.clone();
+    changed["metadata"]["labels"] = json!({"x": "y"});
+    let tracked = fm.update(&out, changed, "b", "");
+    assert_eq!(
+        tracked["metadata"]["managedFields"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "took {:?}",
+        started.elapsed()
+    );
+}

@@ -4,7 +4,8 @@
 //! against null), runs the cleanup when the object is deleted and removes the finalizer, so
 //! the object goes; the events `Recorder` publishes an `events.k8s.io/v1` Event found by
 //! field selector; the `watcher` lists (paged and as a watch-list stream); a `core/v1` Event
-//! goes through `Api<Event>`. On both stores.
+//! goes through `Api<Event>`; server-side apply by two managers (`Patch::Apply`, conflict,
+//! `force()`). On both stores.
 
 mod common;
 
@@ -13,7 +14,7 @@ use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::{ConfigMap, Event as CoreEvent, ObjectReference};
 use k8s_openapi::api::events::v1::Event as EventV1;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::api::{DeleteParams, ListParams, PostParams};
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::runtime::controller::Action;
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
@@ -164,6 +165,57 @@ async fn controller_flows(backend: Backend) {
         .unwrap();
     assert_eq!(found.items.len(), 1, "{found:?}");
     assert_eq!(found.items[0].reason.as_deref(), Some("Synced"));
+
+    // Server-side apply as a kube-rs controller does it (`Patch::Apply`): a second manager's
+    // change to an owned field is a 409 `Conflict` naming it; `force()` takes it.
+    let config = |value: &str| {
+        serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "applied"}, "data": {"k": value}})
+    };
+    let applied = cms
+        .patch(
+            "applied",
+            &PatchParams::apply("ctrl-a"),
+            &Patch::Apply(config("a")),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        applied.managed_fields()[0].manager.as_deref(),
+        Some("ctrl-a")
+    );
+    match cms
+        .patch(
+            "applied",
+            &PatchParams::apply("ctrl-b"),
+            &Patch::Apply(config("b")),
+        )
+        .await
+    {
+        Err(kube::Error::Api(e)) => {
+            assert_eq!((e.code, e.reason.as_str()), (409, "Conflict"), "{e:?}");
+            assert_eq!(
+                e.message,
+                r#"Apply failed with 1 conflict: conflict with "ctrl-a": .data.k"#
+            );
+        }
+        other => panic!("expected a conflict, got {other:?}"),
+    }
+    let forced = cms
+        .patch(
+            "applied",
+            &PatchParams::apply("ctrl-b").force(),
+            &Patch::Apply(config("b")),
+        )
+        .await
+        .unwrap();
+    assert_eq!(forced.data.as_ref().unwrap()["k"], "b");
+    let managers: Vec<_> = forced
+        .managed_fields()
+        .iter()
+        .filter_map(|e| e.manager.clone())
+        .collect();
+    assert_eq!(managers, ["ctrl-b"], "ctrl-a owned nothing else");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -176,7 +176,7 @@ fn kubectl_steps(backend: Backend) {
         label["fieldsV1"],
         json!({"f:metadata": {"f:labels": {".": {}, "f:team": {}}}})
     );
-    // Apply entries come first, then updates by time (sortEncodedManagedFields).
+    // Apply entries come before update entries (sortEncodedManagedFields).
     assert_eq!(entries[0]["operation"], "Apply");
     assert_eq!(entries.last().unwrap()["manager"], "kubectl-label");
 
@@ -428,6 +428,25 @@ async fn apply_requests_as_kube_answers_them() {
     assert_eq!(status["operation"], "Apply");
     assert_eq!(status["subresource"], "status");
     assert_eq!(status["fieldsV1"], json!({"f:status": {"f:phase": {}}}));
+    // A status update (PUT /status) takes the field, recorded with its subresource.
+    let mut obj = body.clone();
+    obj["status"]["phase"] = json!("Failed");
+    let (code, body) = send(
+        client()
+            .put(format!("{w}/status"))
+            .header("user-agent", "status-writer/1")
+            .json(&obj),
+    )
+    .await;
+    assert_eq!(code, 200, "{body}");
+    let entries = body["metadata"]["managedFields"].as_array().unwrap();
+    let writer = entry(entries, "status-writer", "Update");
+    assert_eq!(writer["subresource"], "status");
+    assert_eq!(writer["fieldsV1"], json!({"f:status": {"f:phase": {}}}));
+    assert!(
+        entries.iter().all(|e| e["manager"] != "ctl"),
+        "{entries:#?}"
+    );
 
     // POST tracks its creator, with what the strategy defaulted (replicas from size).
     let (code, body) = send(
@@ -477,6 +496,188 @@ async fn apply_requests_as_kube_answers_them() {
     .await;
     assert_eq!(code, 200, "{body}");
     assert!(body["metadata"].get("managedFields").is_none(), "{body}");
+}
+
+fn cm_url(s: &TestServer, name: &str) -> String {
+    format!("{}/api/v1/namespaces/default/configmaps/{name}", s.url)
+}
+
+/// ConfigMap steps of kube's `apply_test.go`, each named after the test it ports.
+async fn configmap_steps(backend: Backend) {
+    let s = TestServer::start(backend);
+    default_namespace(&s.url).await;
+    let apply = "application/apply-patch+yaml";
+    let merge = "application/merge-patch+json";
+    let config = r#"{"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "test-cm", "namespace": "default", "labels": {"test-label": "test"}},
+        "data": {"key": "value"}}"#;
+    let url = cm_url(&s, "test-cm");
+
+    // TestApplyManagedFields: an updater's merge patches join one entry, and the field they
+    // changed leaves the applier.
+    let (code, created) = patch(
+        &format!("{url}?fieldManager=apply_test"),
+        apply,
+        config,
+        "t",
+    )
+    .await;
+    assert_eq!(code, 201, "{created}");
+    // TestNoOpApplyWithEmptyMap / TestNoopChangeCreationTime: applying the same configuration
+    // again writes nothing.
+    let (code, again) = patch(
+        &format!("{url}?fieldManager=apply_test"),
+        apply,
+        config,
+        "t",
+    )
+    .await;
+    assert_eq!(code, 200, "{again}");
+    assert_eq!(again, created);
+    let (code, _) = patch(
+        &format!("{url}?fieldManager=updater"),
+        merge,
+        r#"{"data":{"new-key": "value"}}"#,
+        "t",
+    )
+    .await;
+    assert_eq!(code, 200);
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    let (code, body) = patch(
+        &format!("{url}?fieldManager=updater"),
+        merge,
+        r#"{"data":{"key": "new value"}}"#,
+        "t",
+    )
+    .await;
+    assert_eq!(code, 200, "{body}");
+    let entries = body["metadata"]["managedFields"].as_array().unwrap();
+    assert_eq!(entries.len(), 2, "{entries:#?}");
+    assert_eq!(
+        (
+            &entries[0]["manager"],
+            &entries[0]["operation"],
+            &entries[0]["apiVersion"],
+            &entries[0]["fieldsType"]
+        ),
+        (
+            &json!("apply_test"),
+            &json!("Apply"),
+            &json!("v1"),
+            &json!("FieldsV1")
+        )
+    );
+    assert_eq!(
+        entries[0]["fieldsV1"],
+        json!({"f:metadata": {"f:labels": {"f:test-label": {}}}})
+    );
+    assert_eq!(
+        (&entries[1]["manager"], &entries[1]["operation"]),
+        (&json!("updater"), &json!("Update"))
+    );
+    assert_eq!(
+        entries[1]["fieldsV1"],
+        json!({"f:data": {"f:key": {}, "f:new-key": {}}})
+    );
+    assert_ne!(entries[0]["time"], entries[1]["time"]);
+    assert_eq!(
+        body["data"],
+        json!({"key": "new value", "new-key": "value"})
+    );
+
+    // TestNoOpUpdateSameResourceVersion: a PUT of what was read changes nothing.
+    let (code, put) = send(client().put(&url).json(&body)).await;
+    assert_eq!(code, 200, "{put}");
+    assert_eq!(
+        put["metadata"]["resourceVersion"],
+        body["metadata"]["resourceVersion"]
+    );
+
+    // TestClearManagedFieldsWithMergePatch: `[{}]` clears them.
+    let (code, body) = patch(&url, merge, r#"{"metadata":{"managedFields": [{}]}}"#, "t").await;
+    assert_eq!(code, 200, "{body}");
+    assert!(body["metadata"].get("managedFields").is_none(), "{body}");
+    assert_eq!(body["metadata"]["labels"], json!({"test-label": "test"}));
+
+    // TestApplyGroupsManySeparateUpdates: 20 updaters leave one apply entry, `ancient-changes`
+    // and the 9 newest updaters.
+    let many = cm_url(&s, "many");
+    let (code, body) = patch(
+        &format!("{many}?fieldManager=apply_test"),
+        apply,
+        &config.replace("test-cm", "many"),
+        "t",
+    )
+    .await;
+    assert_eq!(code, 201, "{body}");
+    let mut last = Value::Null;
+    for i in 0..20 {
+        let (code, body) = patch(
+            &format!("{many}?fieldManager=updater{i}"),
+            merge,
+            &format!(r#"{{"metadata":{{"labels":{{"updater{i}":"new"}}}}}}"#),
+            "t",
+        )
+        .await;
+        assert_eq!(code, 200, "{body}");
+        last = body;
+    }
+    let entries = last["metadata"]["managedFields"].as_array().unwrap();
+    assert_eq!(entries.len(), 11, "{entries:#?}");
+    assert_eq!(entries[0]["manager"], "apply_test");
+    assert_eq!(entries[1]["manager"], "ancient-changes");
+
+    // TestApplyRemovesEmptyManagedFields: an apply that owns nothing leaves no entry.
+    let bare = r#"{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "bare", "namespace": "default"}}"#;
+    let (code, body) = patch(
+        &format!("{}?fieldManager=apply_test", cm_url(&s, "bare")),
+        apply,
+        bare,
+        "t",
+    )
+    .await;
+    assert_eq!(code, 201, "{body}");
+    assert!(body["metadata"].get("managedFields").is_none(), "{body}");
+
+    // TestNoopChangeCreationTime: a configuration with `creationTimestamp: null` (as generated
+    // manifests carry) differs from the stored object only in what the strategy restores, so
+    // a re-apply writes nothing — not even new managedFields times.
+    let nulls = r#"{"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "myconfig", "creationTimestamp": null, "resourceVersion": null},
+        "data": {"key": "value"}}"#;
+    let my = format!("{}?fieldManager=apply_test", cm_url(&s, "myconfig"));
+    let (code, first) = patch(&my, apply, nulls, "t").await;
+    assert_eq!(code, 201, "{first}");
+    tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
+    let (code, second) = patch(&my, apply, nulls, "t").await;
+    assert_eq!(code, 200, "{second}");
+    assert_eq!(second, first);
+
+    // TestCreateOnApplyFailsWithUID.
+    let with_uid = r#"{"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "uid", "uid": "88e00824-7f0e-11e8-94a1-c8d3ffb15800"}}"#;
+    let (code, body) = patch(
+        &format!("{}?fieldManager=apply_test", cm_url(&s, "uid")),
+        apply,
+        with_uid,
+        "t",
+    )
+    .await;
+    assert_eq!(code, 409, "{body}");
+    assert_eq!(
+        body["message"],
+        r#"Operation cannot be fulfilled on configmaps "uid": uid mismatch: the provided object specified uid 88e00824-7f0e-11e8-94a1-c8d3ffb15800, and no existing object was found"#
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn configmap_steps_of_apply_test_go_embedded() {
+    configmap_steps(Backend::Embedded).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn configmap_steps_of_apply_test_go_etcd() {
+    configmap_steps(Backend::Etcd).await;
 }
 
 #[test]

@@ -132,40 +132,73 @@ impl FieldManager {
     /// `UpdateNoErrors`: the managed fields of a non-apply write by `manager` (`fieldManager`,
     /// else the User-Agent prefix) from `live` (`Null` or `{}` on create) to `new`, written
     /// into `new`. When they cannot be computed (an object the schema cannot type), `new`
-    /// keeps the live object's managed fields, as kube does.
+    /// keeps the live object's managed fields, as kube does. [`FieldManager::prepare_update`]
+    /// then [`FieldManager::finish_update`].
     pub fn update(&self, live: &Value, mut new: Value, manager: &str, subresource: &str) -> Value {
-        let empty = json!({});
-        let live = if live.is_object() { live } else { &empty };
-        match self.try_update(live, &mut new, manager, subresource) {
-            Ok(()) => new,
-            Err(_) => {
-                set_managed_fields(&mut new, live.pointer("/metadata/managedFields").cloned());
-                new
+        let managed = self.prepare_update(live, &mut new, subresource);
+        self.finish_update(live, new, managed, manager, subresource)
+    }
+
+    /// The first half of [`FieldManager::update`], for the request's object before admission
+    /// and the strategy (kube's order): `decodeLiveOrNew` picks the entries the write starts
+    /// from — the request's when it sends valid ones, none when it sends `[]` or `[{}]`, else
+    /// the live object's (always for a subresource) — and the request's entries stay on the
+    /// object only when they are the ones picked, so validation sees what kube's sees.
+    pub fn prepare_update(&self, live: &Value, new: &mut Value, subresource: &str) -> Managed {
+        let decode_live = || decode_object(live).unwrap_or_default();
+        if !subresource.is_empty() {
+            set_managed_fields(new, None);
+            return decode_live();
+        }
+        match new.pointer("/metadata/managedFields") {
+            Some(Value::Array(a))
+                if a.is_empty()
+                    || (a.len() == 1 && a[0].as_object().is_some_and(|o| o.is_empty())) =>
+            {
+                set_managed_fields(new, None);
+                return Managed::default();
+            }
+            _ => {}
+        }
+        match decode_object(new) {
+            Ok(m) if !m.fields.is_empty() => m,
+            _ => {
+                set_managed_fields(new, None);
+                decode_live()
             }
         }
     }
 
-    fn try_update(
+    /// The second half of [`FieldManager::update`], on the object as it will be written
+    /// (after the strategy): `managed` (from [`FieldManager::prepare_update`]) updated by the
+    /// write and encoded into `new`.
+    pub fn finish_update(
         &self,
         live: &Value,
-        new: &mut Value,
+        mut new: Value,
+        mut managed: Managed,
         manager: &str,
         subresource: &str,
-    ) -> Result<(), UpdateError> {
-        let mut managed = decode_live_or_new(live, new, !subresource.is_empty());
-        set_managed_fields(new, None);
+    ) -> Value {
+        let empty = json!({});
+        let live = if live.is_object() { live } else { &empty };
+        set_managed_fields(&mut new, None);
         // skipNonAppliedManager: objects that exist untracked stay untracked until an apply.
         let uid = live
             .pointer("/metadata/uid")
             .and_then(Value::as_str)
             .unwrap_or("");
         if managed.fields.is_empty() && !uid.is_empty() {
-            return Ok(());
+            return new;
         }
         let id = self.identifier(manager, UPDATE, subresource);
-        self.track_update(live, new, &mut managed, &id, subresource)?;
-        encode_into(new, &managed);
-        Ok(())
+        match self.track_update(live, &new, &mut managed, &id, subresource) {
+            Ok(()) => encode_into(&mut new, &managed),
+            Err(_) => {
+                set_managed_fields(&mut new, live.pointer("/metadata/managedFields").cloned())
+            }
+        }
+        new
     }
 
     /// `capManagersManager.Update` → `buildManagerInfoManager` (done by the caller) →
@@ -271,7 +304,7 @@ impl FieldManager {
             {
                 a.remove(LAST_APPLIED_ANNOTATION);
             }
-            set_last_applied(&mut object, config.to_string());
+            set_last_applied(&mut object, go_json(&config));
         }
         Ok(object)
     }
@@ -336,7 +369,11 @@ impl FieldManager {
         )
     }
 
-    /// `NewConflictError` for conflicts; a 400 naming the object for anything else.
+    /// `NewConflictError` for conflicts; for an object the schema cannot type, a 400 naming
+    /// the configuration (`failed to create typed patch object`) or, when the configuration
+    /// types, the stored object (`failed to create typed live object` — kube answers that one
+    /// 500; it is the stored object's list items that cannot be named, e.g. after a plugin
+    /// changed its list keys).
     fn apply_error(&self, e: UpdateError, applied: &Value) -> ApiError {
         match e {
             UpdateError::Conflicts(conflicts) => conflict_error(&conflicts),
@@ -353,8 +390,10 @@ impl FieldManager {
                     .api_version
                     .rsplit_once('/')
                     .unwrap_or(("", &self.api_version));
+                let config_types = typed::to_field_set(&self.schema, applied).is_ok();
+                let which = if config_types { "live" } else { "patch" };
                 ApiError::bad_request(format!(
-                    "failed to create typed patch object ({ns}/{name}; {group}/{version}, Kind={}): {msg}",
+                    "failed to create typed {which} object ({ns}/{name}; {group}/{version}, Kind={}): {msg}",
                     self.kind
                 ))
             }
@@ -505,25 +544,6 @@ fn decode_object(obj: &Value) -> Result<Managed, String> {
     }
 }
 
-/// `decodeLiveOrNew`: the request's entries when it sends valid ones (`[]` or `[{}]` resets
-/// them), else the live object's; a subresource write always keeps the live ones.
-fn decode_live_or_new(live: &Value, new: &Value, live_only: bool) -> Managed {
-    if live_only {
-        return decode_object(live).unwrap_or_default();
-    }
-    match new.pointer("/metadata/managedFields") {
-        Some(Value::Array(a)) if a.is_empty() => return Managed::default(),
-        Some(Value::Array(a)) if a.len() == 1 && a[0].as_object().is_some_and(|o| o.is_empty()) => {
-            return Managed::default()
-        }
-        _ => {}
-    }
-    match decode_object(new) {
-        Ok(m) if !m.fields.is_empty() => m,
-        _ => decode_object(live).unwrap_or_default(),
-    }
-}
-
 fn set_managed_fields(obj: &mut Value, v: Option<Value>) {
     let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) else {
         return;
@@ -547,6 +567,91 @@ fn encode_into(obj: &mut Value, managed: &Managed) {
         serde_json::to_value(entries).ok()
     };
     set_managed_fields(obj, v);
+}
+
+/// JSON as Go's `runtime.Encode` writes it: `<`, `>` and `&` escaped, a trailing newline.
+fn go_json(v: &Value) -> String {
+    let mut out = String::new();
+    for c in v.to_string().chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            c => out.push(c),
+        }
+    }
+    out.push('\n');
+    out
+}
+
+/// `IgnoreManagedFieldsTimestampsTransformer` (`endpoints/handlers/fieldmanager/equality.go`,
+/// run by `Store.Update`): when an update would change nothing but the times of its
+/// `managedFields` entries — the strategy undid what the write changed, or the change was to
+/// a canonical form — the old times are kept, so the write is a no-op and no watch event goes
+/// out.
+pub fn ignore_managed_fields_timestamps(new: &mut Value, old: &Value) {
+    let entries = |v: &Value| {
+        v.pointer("/metadata/managedFields")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let (old_entries, new_entries) = (entries(old), entries(new));
+    if old_entries.len() != new_entries.len() || new_entries.is_empty() {
+        return;
+    }
+    if old_entries
+        .iter()
+        .zip(&new_entries)
+        .all(|(a, b)| a.get("time") == b.get("time"))
+    {
+        return;
+    }
+    let without_time = |e: &Value| {
+        let mut e = e.clone();
+        if let Some(m) = e.as_object_mut() {
+            m.remove("time");
+        }
+        e
+    };
+    if !old_entries
+        .iter()
+        .zip(&new_entries)
+        .all(|(a, b)| without_time(a) == without_time(b))
+    {
+        return;
+    }
+    if !equal_ignoring_managed_fields(old, new) {
+        return;
+    }
+    if let Some(m) = new.pointer_mut("/metadata").and_then(Value::as_object_mut) {
+        m.insert("managedFields".into(), Value::Array(old_entries));
+    }
+}
+
+/// `equalIgnoringValueAtPath(a, b, ["metadata", "managedFields"])`.
+fn equal_ignoring_managed_fields(a: &Value, b: &Value) -> bool {
+    let (Some(am), Some(bm)) = (a.as_object(), b.as_object()) else {
+        return typed::values_equal(a, b);
+    };
+    if am.len() != bm.len() {
+        return false;
+    }
+    am.iter().all(|(k, av)| {
+        let Some(bv) = bm.get(k) else { return false };
+        if k != "metadata" {
+            return typed::values_equal(av, bv);
+        }
+        match (av.as_object(), bv.as_object()) {
+            (Some(x), Some(y)) => {
+                x.len() == y.len()
+                    && x.iter().all(|(k, v)| {
+                        k == "managedFields" || y.get(k).is_some_and(|w| typed::values_equal(v, w))
+                    })
+            }
+            _ => typed::values_equal(av, bv),
+        }
+    })
 }
 
 fn has_last_applied(obj: &Value) -> bool {
@@ -806,6 +911,30 @@ mod tests {
             err.message.contains(r#"conflict with "scaler""#),
             "{}",
             err.message
+        );
+    }
+
+    #[test]
+    fn only_new_times_are_no_change() {
+        // equality.go IgnoreManagedFieldsTimestampsTransformer: equal objects whose entries
+        // differ only in time keep the old times; any other difference keeps the new ones.
+        let entry = |t: &str| {
+            json!({"manager": "m", "operation": "Apply", "apiVersion": "v1",
+            "time": t, "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {"f:a": {}}}})
+        };
+        let old = json!({"metadata": {"name": "x", "managedFields": [entry("2026-01-01T00:00:00Z")]},
+            "data": {"a": "1"}});
+        let mut new = old.clone();
+        new["metadata"]["managedFields"] = json!([entry("2026-01-01T00:00:05Z")]);
+        ignore_managed_fields_timestamps(&mut new, &old);
+        assert_eq!(new, old);
+        let mut changed = new.clone();
+        changed["metadata"]["managedFields"] = json!([entry("2026-01-01T00:00:05Z")]);
+        changed["data"]["a"] = json!("2");
+        ignore_managed_fields_timestamps(&mut changed, &old);
+        assert_eq!(
+            changed["metadata"]["managedFields"][0]["time"],
+            "2026-01-01T00:00:05Z"
         );
     }
 }

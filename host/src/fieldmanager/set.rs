@@ -17,6 +17,48 @@ pub struct Set {
     children: Vec<(PathElement, Set)>,
 }
 
+/// Builds a set level by level from members and child sets given in any order, sorting once
+/// at the end: inserting client-ordered list items one path at a time into the sorted vectors
+/// would be quadratic in the length of the list.
+#[derive(Default)]
+pub struct SetBuilder {
+    members: Vec<PathElement>,
+    children: Vec<(PathElement, Set)>,
+}
+
+impl SetBuilder {
+    /// Add `pe` as a member of this level.
+    pub fn member(&mut self, pe: PathElement) {
+        self.members.push(pe);
+    }
+
+    /// Add the paths of `set` below `pe` (nothing when it is empty).
+    pub fn child(&mut self, pe: PathElement, set: Set) {
+        if !set.is_empty() {
+            self.children.push((pe, set));
+        }
+    }
+
+    /// The set: members sorted without duplicates, children sorted with the sets of equal
+    /// elements united.
+    pub fn build(mut self) -> Set {
+        self.members.sort();
+        self.members.dedup();
+        self.children.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut children: Vec<(PathElement, Set)> = Vec::with_capacity(self.children.len());
+        for (pe, set) in self.children {
+            match children.last_mut() {
+                Some((last, acc)) if *last == pe => *acc = acc.union(&set),
+                _ => children.push((pe, set)),
+            }
+        }
+        Set {
+            members: self.members,
+            children,
+        }
+    }
+}
+
 /// Why a `FieldsV1` document is not a field set (`Set.FromJSON`): not a JSON object of
 /// objects, or a key that is not a path element (unknown element types are skipped, as
 /// structured-merge-diff does, so newer writers do not break older readers).
@@ -329,7 +371,9 @@ fn merge(
 /// `readIterV1`: the children of one `FieldsV1` object and whether the node itself is a member
 /// (it has `"."`, or nothing below it).
 fn read_object(map: &Map<String, Value>) -> Result<(Option<Set>, bool), FieldsV1Error> {
-    let mut children: Option<Set> = None;
+    // Keys come in string order, not element order: collect, then sort once.
+    let mut children = SetBuilder::default();
+    let mut any = false;
     let mut is_member = false;
     for (key, value) in map {
         if key == "." {
@@ -349,21 +393,18 @@ fn read_object(map: &Map<String, Value>) -> Result<(Option<Set>, bool), FieldsV1
             )));
         };
         let (grandchildren, child_is_member) = read_object(inner)?;
+        any = true;
         if child_is_member {
-            children
-                .get_or_insert_with(Set::new)
-                .insert(std::slice::from_ref(&pe));
+            children.member(pe.clone());
         }
         if let Some(g) = grandchildren {
-            let set = children.get_or_insert_with(Set::new);
-            let slot = set.descend(&pe);
-            *slot = slot.union(&g);
+            children.child(pe, g);
         }
     }
-    if children.is_none() {
+    if !any {
         is_member = true;
     }
-    Ok((children, is_member))
+    Ok((any.then(|| children.build()), is_member))
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@
 
 use super::path_element::{path_string, PathElement};
 use super::schema::{Atom, ListSchema, ListType, MapView, Schema};
-use super::set::Set;
+use super::set::{Set, SetBuilder};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -134,18 +134,17 @@ fn empty_or_none(v: Option<&Value>) -> bool {
 /// member), map entries that are null, empty, or not declared fields. Errors: an item that
 /// cannot be named.
 pub fn to_field_set(schema: &Schema, v: &Value) -> Result<Set, String> {
-    let mut out = Set::new();
-    field_set(schema, v, &mut Vec::new(), &mut out)?;
-    Ok(out)
+    Ok(field_set(schema, v, &mut Vec::new())?.1)
 }
 
-fn field_set(schema: &Schema, v: &Value, path: &mut Path, out: &mut Set) -> Result<(), String> {
+/// Whether `v`'s own path is a member (a leaf), and the paths below it, relative. Each level
+/// is built once from its children (`SetBuilder`), whatever order a client sent them in.
+fn field_set(schema: &Schema, v: &Value, path: &mut Path) -> Result<(bool, Set), String> {
     match schema.atom(v) {
-        Atom::Leaf => out.insert(path),
+        Atom::Leaf => Ok((true, Set::new())),
         Atom::List(l) => {
             if l.list_type == ListType::Atomic {
-                out.insert(path);
-                return Ok(());
+                return Ok((true, Set::new()));
             }
             let items = v.as_array().map(Vec::as_slice).unwrap_or_default();
             let mut names = Vec::with_capacity(items.len());
@@ -154,41 +153,47 @@ fn field_set(schema: &Schema, v: &Value, path: &mut Path, out: &mut Set) -> Resu
             for (i, item) in items.iter().enumerate() {
                 let pe = list_item_name(l, item)
                     .map_err(|e| err_at(path, format!("element {i}: {e}")))?;
-                if !seen.insert(pe.clone()) && duplicates.insert(pe.clone()) {
-                    // Duplicated items are owned as a whole, not descended into.
-                    path.push(pe.clone());
-                    out.insert(path);
-                    path.pop();
+                if !seen.insert(pe.clone()) {
+                    duplicates.insert(pe.clone());
                 }
                 names.push(pe);
+            }
+            let mut b = SetBuilder::default();
+            // Duplicated items are owned as a whole, not descended into.
+            for pe in &duplicates {
+                b.member(pe.clone());
             }
             for (pe, item) in names.into_iter().zip(items) {
                 if duplicates.contains(&pe) {
                     continue;
                 }
-                path.push(pe);
-                field_set(&l.items, item, path, out)?;
-                out.insert(path);
+                path.push(pe.clone());
+                let (_, below) = field_set(&l.items, item, path)?;
                 path.pop();
+                b.child(pe.clone(), below);
+                b.member(pe);
             }
+            Ok((false, b.build()))
         }
         Atom::Map(m) => {
             if m.atomic() {
-                out.insert(path);
-                return Ok(());
+                return Ok((true, Set::new()));
             }
+            let mut b = SetBuilder::default();
             for (k, val) in v.as_object().into_iter().flatten() {
-                path.push(PathElement::Field(k.clone()));
-                field_set(m.child(k), val, path, out)?;
-                let empty_map = val.as_object().is_some_and(Map::is_empty);
-                if val.is_null() || empty_map || !m.declares(k) {
-                    out.insert(path);
-                }
+                let pe = PathElement::Field(k.clone());
+                path.push(pe.clone());
+                let (own, below) = field_set(m.child(k), val, path)?;
                 path.pop();
+                let empty_map = val.as_object().is_some_and(Map::is_empty);
+                if own || val.is_null() || empty_map || !m.declares(k) {
+                    b.member(pe.clone());
+                }
+                b.child(pe, below);
             }
+            Ok((false, b.build()))
         }
     }
-    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------
@@ -198,9 +203,7 @@ fn field_set(schema: &Schema, v: &Value, path: &mut Path, out: &mut Set) -> Resu
 /// from `lhs` to `rhs`. Duplicated list items are compared as a group. Errors: an item that
 /// cannot be named.
 pub fn compare(schema: &Schema, lhs: &Value, rhs: &Value) -> Result<Comparison, String> {
-    let mut c = Comparison::default();
-    compare_node(schema, Some(lhs), Some(rhs), &mut Vec::new(), &mut c)?;
-    Ok(c)
+    Ok(compare_node(schema, Some(lhs), Some(rhs), &mut Vec::new())?.1)
 }
 
 /// The atom two sides are walked as: the side present, or the right one when both are of a
@@ -223,39 +226,84 @@ fn joint_atom<'a>(schema: &'a Schema, l: Option<&Value>, r: Option<&Value>) -> O
     }
 }
 
-fn compare_leaf(l: Option<&Value>, r: Option<&Value>, path: &Path, c: &mut Comparison) {
+/// Which of the three sets a node's own path is in.
+#[derive(Clone, Copy, Default)]
+struct Own {
+    added: bool,
+    removed: bool,
+    modified: bool,
+}
+
+/// A leaf's own change.
+fn leaf_change(l: Option<&Value>, r: Option<&Value>) -> Own {
     match (l, r) {
-        (None, Some(_)) => c.added.insert(path),
-        (Some(_), None) => c.removed.insert(path),
-        (Some(l), Some(r)) if !values_equal(l, r) => c.modified.insert(path),
-        _ => {}
+        (None, Some(_)) => Own {
+            added: true,
+            ..Own::default()
+        },
+        (Some(_), None) => Own {
+            removed: true,
+            ..Own::default()
+        },
+        (Some(l), Some(r)) if !values_equal(l, r) => Own {
+            modified: true,
+            ..Own::default()
+        },
+        _ => Own::default(),
     }
 }
 
+/// One level of a comparison, built from its children.
+#[derive(Default)]
+struct ComparisonBuilder {
+    removed: SetBuilder,
+    modified: SetBuilder,
+    added: SetBuilder,
+}
+
+impl ComparisonBuilder {
+    fn add(&mut self, pe: PathElement, own: Own, below: Comparison) {
+        if own.removed {
+            self.removed.member(pe.clone());
+        }
+        if own.modified {
+            self.modified.member(pe.clone());
+        }
+        if own.added {
+            self.added.member(pe.clone());
+        }
+        self.removed.child(pe.clone(), below.removed);
+        self.modified.child(pe.clone(), below.modified);
+        self.added.child(pe, below.added);
+    }
+
+    fn build(self) -> Comparison {
+        Comparison {
+            removed: self.removed.build(),
+            modified: self.modified.build(),
+            added: self.added.build(),
+        }
+    }
+}
+
+/// A node's own change and the changes below it (relative paths).
 fn compare_node(
     schema: &Schema,
     l: Option<&Value>,
     r: Option<&Value>,
     path: &mut Path,
-    c: &mut Comparison,
-) -> Result<(), String> {
-    let atom = joint_atom(schema, l, r);
-    match atom {
-        None | Some(Atom::Leaf) => {
-            compare_leaf(l, r, path, c);
-            return Ok(());
-        }
+) -> Result<(Own, Comparison), String> {
+    let below = match joint_atom(schema, l, r) {
+        None | Some(Atom::Leaf) => return Ok((leaf_change(l, r), Comparison::default())),
         Some(Atom::List(ls)) => {
             if ls.list_type == ListType::Atomic || (empty_or_none(l) && empty_or_none(r)) {
-                compare_leaf(l, r, path, c);
-                return Ok(());
+                return Ok((leaf_change(l, r), Comparison::default()));
             }
-            compare_list(ls, l, r, path, c)?;
+            compare_list(ls, l, r, path)?
         }
         Some(Atom::Map(m)) => {
             if m.atomic() || (empty_or_none(l) && empty_or_none(r)) {
-                compare_leaf(l, r, path, c);
-                return Ok(());
+                return Ok((leaf_change(l, r), Comparison::default()));
             }
             let lm = l.and_then(Value::as_object);
             let rm = r.and_then(Value::as_object);
@@ -265,25 +313,29 @@ fn compare_node(
                 .chain(rm.into_iter().flatten())
                 .map(|(k, _)| k)
                 .collect();
+            let mut b = ComparisonBuilder::default();
             for k in keys {
-                path.push(PathElement::Field(k.clone()));
-                compare_node(
+                let pe = PathElement::Field(k.clone());
+                path.push(pe.clone());
+                let (own, below) = compare_node(
                     m.child(k),
                     lm.and_then(|m| m.get(k)),
                     rm.and_then(|m| m.get(k)),
                     path,
-                    c,
                 )?;
                 path.pop();
+                b.add(pe, own, below);
             }
+            b.build()
         }
-    }
-    if l.is_none() {
-        c.added.insert(path);
-    } else if r.is_none() {
-        c.removed.insert(path);
-    }
-    Ok(())
+    };
+    // A container that appeared or went is itself added or removed.
+    let own = Own {
+        added: l.is_none(),
+        removed: l.is_some() && r.is_none(),
+        modified: false,
+    };
+    Ok((own, below))
 }
 
 /// A list's item names in first-seen order, and every item of each name.
@@ -313,8 +365,7 @@ fn compare_list(
     l: Option<&Value>,
     r: Option<&Value>,
     path: &mut Path,
-    c: &mut Comparison,
-) -> Result<(), String> {
+) -> Result<Comparison, String> {
     let li = l
         .and_then(Value::as_array)
         .map(Vec::as_slice)
@@ -326,37 +377,46 @@ fn compare_list(
     let (mut all, lv) = index_items(ls, li, path)?;
     let (rorder, rv) = index_items(ls, ri, path)?;
     all.extend(rorder.into_iter().filter(|pe| !lv.contains_key(pe)));
+    let mut b = ComparisonBuilder::default();
     for pe in all {
         let ll = lv.get(&pe).map(Vec::as_slice).unwrap_or_default();
         let rl = rv.get(&pe).map(Vec::as_slice).unwrap_or_default();
-        path.push(pe);
-        match (ll.len(), rl.len()) {
-            (0, 0) => {}
+        path.push(pe.clone());
+        let (own, below) = match (ll.len(), rl.len()) {
             (0 | 1, 0 | 1) => {
-                compare_node(&ls.items, ll.first().copied(), rl.first().copied(), path, c)?
+                compare_node(&ls.items, ll.first().copied(), rl.first().copied(), path)?
             }
             (a, b) if a >= 2 && b >= 2 => {
                 let same = a == b && ll.iter().zip(rl).all(|(x, y)| values_equal(x, y));
-                if !same {
-                    c.modified.insert(path);
-                }
+                (
+                    Own {
+                        modified: !same,
+                        ..Own::default()
+                    },
+                    Comparison::default(),
+                )
             }
             (a, _) if a >= 2 => {
-                if let Some(r0) = rl.first() {
-                    compare_node(&ls.items, None, Some(r0), path, c)?;
-                }
-                c.removed.insert(path);
+                let (mut own, below) = match rl.first() {
+                    Some(r0) => compare_node(&ls.items, None, Some(r0), path)?,
+                    None => (Own::default(), Comparison::default()),
+                };
+                own.removed = true;
+                (own, below)
             }
             _ => {
-                if let Some(l0) = ll.first() {
-                    compare_node(&ls.items, Some(l0), None, path, c)?;
-                }
-                c.added.insert(path);
+                let (mut own, below) = match ll.first() {
+                    Some(l0) => compare_node(&ls.items, Some(l0), None, path)?,
+                    None => (Own::default(), Comparison::default()),
+                };
+                own.added = true;
+                (own, below)
             }
-        }
+        };
         path.pop();
+        b.add(pe, own, below);
     }
-    Ok(())
+    Ok(b.build())
 }
 
 // ---------------------------------------------------------------------------------------

@@ -599,4 +599,75 @@ mod tests {
             UpdateError::Invalid(".list: duplicate entries for key [name=\"x\"]".into())
         );
     }
+
+    #[test]
+    fn atomic_map_force() {
+        // multiple_appliers_test.go TestMultipleApplierAtomicMaps "force": an atomic map is one
+        // field — a second applier's other key conflicts on the whole map, and forcing
+        // replaces it.
+        let mut s = State::new(json!({"type": "object", "properties": {"atomicMap": {
+            "type": "object", "x-kubernetes-map-type": "atomic",
+            "properties": {"field1": {"type": "string"}, "field2": {"type": "string"}}}}}));
+        s.apply("apply-one", json!({"atomicMap": {"field1": "a"}}), false)
+            .unwrap();
+        let err = s
+            .apply("apply-two", json!({"atomicMap": {"field2": "b"}}), false)
+            .unwrap_err();
+        assert_eq!(
+            err,
+            UpdateError::Conflicts(vec![Conflict {
+                manager: "apply-one".into(),
+                path: vec![f("atomicMap")]
+            }])
+        );
+        s.apply("apply-two", json!({"atomicMap": {"field2": "b"}}), true)
+            .unwrap();
+        assert_eq!(s.live, json!({"atomicMap": {"field2": "b"}}));
+        assert_eq!(s.owned("apply-two"), set(&[vec![f("atomicMap")]]));
+        assert!(!s.managers.contains_key("apply-one"));
+    }
+
+    #[test]
+    fn atomic_list_force() {
+        // The same for a list without a list type (atomic, as kube's custom resources default):
+        // one field, replaced whole by the applier that forces.
+        let mut s = State::new(json!({"type": "object", "properties": {"args": {
+            "type": "array", "items": {"type": "string"}}}}));
+        s.apply("apply-one", json!({"args": ["a", "b"]}), false)
+            .unwrap();
+        assert_eq!(s.owned("apply-one"), set(&[vec![f("args")]]));
+        let err = s
+            .apply("apply-two", json!({"args": ["c"]}), false)
+            .unwrap_err();
+        assert!(
+            matches!(err, UpdateError::Conflicts(c) if c.len() == 1 && c[0].path == vec![f("args")])
+        );
+        s.apply("apply-two", json!({"args": ["c"]}), true).unwrap();
+        assert_eq!(s.live, json!({"args": ["c"]}));
+        assert!(!s.managers.contains_key("apply-one"));
+    }
+
+    #[test]
+    fn deduced_leaf_apply_update_apply_no_conflict() {
+        // deduced_test.go TestDeduced "leaf_apply_update_apply_no_conflict": without a schema
+        // the same ownership as with one.
+        let mut s = State::new(json!({}));
+        s.apply("default", json!({"numeric": 1, "string": "string"}), false)
+            .unwrap();
+        s.update(
+            "controller",
+            json!({"numeric": 1, "string": "string", "bool": true}),
+        );
+        s.apply("default", json!({"numeric": 2, "string": "string"}), false)
+            .unwrap();
+        assert_eq!(
+            s.live,
+            json!({"numeric": 2, "string": "string", "bool": true})
+        );
+        assert_eq!(
+            s.owned("default"),
+            set(&[vec![f("numeric")], vec![f("string")]])
+        );
+        assert_eq!(s.owned("controller"), set(&[vec![f("bool")]]));
+    }
 }

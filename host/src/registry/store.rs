@@ -45,16 +45,6 @@ pub enum UpdatedObject {
     Patch(PatchFn),
 }
 
-impl UpdatedObject {
-    /// The new object given the current one.
-    fn resolve(&self, existing: &Value) -> ApiResult<Value> {
-        match self {
-            UpdatedObject::Replace(o) => Ok(o.clone()),
-            UpdatedObject::Patch(f) => f(existing),
-        }
-    }
-}
-
 /// The result of a write.
 #[derive(Clone, Debug)]
 pub struct WriteResult {
@@ -171,6 +161,42 @@ pub fn resource_prefix(d: &ResourceDescription) -> String {
 }
 
 /// Run strategy hooks off the async workers.
+/// The field manager's update (`FieldManager.UpdateNoErrors`) for a write by `manager`, run
+/// on the strategy's output. kube runs it on the decoded object, whose defaults its decoder
+/// already set; plugins default in PrepareForCreate/PrepareForUpdate, so running it after them
+/// gives the same ownership: the writer owns what it sent and the defaults and canonical form
+/// its request produced, never `status` through the main resource (reset fields).
+struct Tracking {
+    field_manager: Arc<crate::fieldmanager::FieldManager>,
+    manager: String,
+    subresource: &'static str,
+}
+
+impl Tracking {
+    /// Before the strategy: the entries the write starts from (`decodeLiveOrNew`), with a
+    /// reset or unreadable request value taken off `object`.
+    fn prepare(
+        &self,
+        live: &Value,
+        object: &mut Value,
+    ) -> crate::fieldmanager::managed_fields::Managed {
+        self.field_manager
+            .prepare_update(live, object, self.subresource)
+    }
+
+    /// After the strategy: `object` with its managed fields after the write from `live`
+    /// (`Null` on create).
+    fn finish(
+        &self,
+        live: &Value,
+        object: Value,
+        managed: crate::fieldmanager::managed_fields::Managed,
+    ) -> Value {
+        self.field_manager
+            .finish_update(live, object, managed, &self.manager, self.subresource)
+    }
+}
+
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> ApiResult<T> {
     tokio::task::spawn_blocking(f)
         .await
@@ -326,8 +352,9 @@ impl Store {
             }
             let name = meta_str(&attempt, "name").to_string();
             last_name = name.clone();
-            let (object, warnings) = self.before_create(attempt).await?;
-            let object = self.track(&Value::Null, object, manager, Subresource::Main);
+            let (object, warnings) = self
+                .before_create(attempt, self.tracking(manager, Subresource::Main))
+                .await?;
             if name.is_empty() {
                 return Err(ApiError::internal(
                     "the object has no name after validation",
@@ -396,15 +423,28 @@ impl Store {
         e
     }
 
-    /// `rest.BeforeCreate` from PrepareForCreate on (system fields are already filled).
-    async fn before_create(&self, obj: Value) -> ApiResult<(Value, Vec<String>)> {
+    /// `rest.BeforeCreate` from PrepareForCreate on (system fields are already filled), then
+    /// the field manager when the write is tracked, both off the async workers.
+    async fn before_create(
+        &self,
+        obj: Value,
+        tracking: Option<Tracking>,
+    ) -> ApiResult<(Value, Vec<String>)> {
         let strategy = self.strategy();
         let namespaced = self.description.namespaced;
         let gk = self.gk.clone();
         let name = meta_str(&obj, "name").to_string();
         blocking(move || {
+            let mut obj = obj;
+            let managed = tracking.as_ref().map(|t| t.prepare(&Value::Null, &mut obj));
             sequence::create(&*strategy, &obj, &|o| meta::validate_create(o, namespaced))
-                .map(|out| (out.object, out.warnings))
+                .map(|out| {
+                    let object = match (&tracking, managed) {
+                        (Some(t), Some(m)) => t.finish(&Value::Null, out.object, m),
+                        _ => out.object,
+                    };
+                    (object, out.warnings)
+                })
                 .map_err(|e| ApiError::from_strategy(e, &gk, &name))
         })
         .await?
@@ -544,7 +584,15 @@ impl Store {
         allow_create: bool,
         manager: Option<&str>,
     ) -> ApiResult<(Value, Vec<String>, bool)> {
-        let mut obj = updated.resolve(&existing)?;
+        // A patch (server-side apply's merge included) is bounded work, but not small: off the
+        // async workers, as the strategy is.
+        let mut obj = match updated {
+            UpdatedObject::Replace(o) => o.clone(),
+            UpdatedObject::Patch(f) => {
+                let (f, current) = (f.clone(), existing.clone());
+                blocking(move || f(&current)).await??
+            }
+        };
         if !obj.is_object() {
             return Err(ApiError::bad_request(
                 "the updated object is not a JSON object",
@@ -565,8 +613,9 @@ impl Store {
             meta::wipe_system_fields(&mut obj);
             meta::fill_system_fields(&mut obj);
             meta_mut(&mut obj).remove("resourceVersion");
-            let (object, warnings) = self.before_create(obj).await?;
-            let object = self.track(&Value::Null, object, manager, subresource);
+            let (object, warnings) = self
+                .before_create(obj, self.tracking(manager, subresource))
+                .await?;
             return Ok((object, warnings, true));
         }
         let existing_rv = rm.resource_version.to_string();
@@ -606,8 +655,10 @@ impl Store {
         let namespaced = self.description.namespaced;
         let gk = self.gk.clone();
         let name = name.to_string();
-        let live = (manager.is_some()).then(|| existing.clone());
+        let tracking = self.tracking(manager, subresource);
         let (object, warnings) = blocking(move || {
+            let mut obj = obj;
+            let managed = tracking.as_ref().map(|t| t.prepare(&existing, &mut obj));
             let restore = |o: &mut Value| meta::restore_from_old(o, &existing);
             let validate = |o: &Value| meta::validate_update(o, &existing, namespaced);
             let r = match subresource {
@@ -618,41 +669,35 @@ impl Store {
                     sequence::update_status(&*strategy, &obj, &existing, &restore, &validate)
                 }
             };
-            r.map(|o| (o.object, o.warnings))
-                .map_err(|e: StrategyError| ApiError::from_strategy(e, &gk, &name))
+            r.map(|o| {
+                let mut object = match (&tracking, managed) {
+                    (Some(t), Some(m)) => t.finish(&existing, o.object, m),
+                    _ => o.object,
+                };
+                // store.go: a write that would change only managedFields times is none.
+                crate::fieldmanager::field_manager::ignore_managed_fields_timestamps(
+                    &mut object,
+                    &existing,
+                );
+                (object, o.warnings)
+            })
+            .map_err(|e: StrategyError| ApiError::from_strategy(e, &gk, &name))
         })
         .await??;
-        let object = match &live {
-            Some(live) => self.track(live, object, manager, subresource),
-            None => object,
-        };
         Ok((object, warnings, false))
     }
 
-    /// The field manager's update (`FieldManager.UpdateNoErrors`) for a write by `manager`
-    /// from `live` (`Null` on create) to `object`, the strategy's output. kube runs it on the
-    /// decoded object, whose defaults its decoder already set; plugins default in
-    /// PrepareForCreate/PrepareForUpdate, so running it after them gives the same ownership:
-    /// the writer owns what it sent and the defaults and canonical form its request produced,
-    /// never `status` through the main resource (reset fields). `None`: not tracked (the
-    /// host's own controllers), and server-side apply, which tracks in the patch itself.
-    fn track(
-        &self,
-        live: &Value,
-        object: Value,
-        manager: Option<&str>,
-        subresource: Subresource,
-    ) -> Value {
-        match manager {
-            Some(m) => {
-                let sub = match subresource {
-                    Subresource::Main => "",
-                    Subresource::Status => "status",
-                };
-                self.field_manager.update(live, object, m, sub)
-            }
-            None => object,
-        }
+    /// How a write by `manager` through `subresource` is tracked in `managedFields` (`None`
+    /// for server-side apply, which tracks in the patch itself).
+    fn tracking(&self, manager: Option<&str>, subresource: Subresource) -> Option<Tracking> {
+        manager.map(|m| Tracking {
+            field_manager: self.field_manager.clone(),
+            manager: m.to_string(),
+            subresource: match subresource {
+                Subresource::Main => "",
+                Subresource::Status => "status",
+            },
+        })
     }
 
     /// `Store.Delete`: preconditions, graceful deletion (`CheckGracefulDelete`), finalizers,

@@ -151,7 +151,7 @@ pub fn field_manager(
             detail: format!("may not be more than {FIELD_MANAGER_MAX_LENGTH} bytes"),
         });
     }
-    for (i, c) in manager.chars().enumerate() {
+    for (i, c) in manager.char_indices() {
         if !is_print(c) {
             errs.push(FieldError {
                 error_type: ErrorType::Invalid,
@@ -187,9 +187,23 @@ pub fn field_manager(
     Ok(out)
 }
 
-/// Go's `unicode.IsPrint`: letters, marks, numbers, punctuation, symbols and the ASCII space.
+/// Go's `unicode.IsPrint`: letters, marks, numbers, punctuation, symbols and the ASCII space
+/// — not other spaces, controls, format characters, surrogates, private use or unassigned
+/// code points.
 fn is_print(c: char) -> bool {
-    c == ' ' || !(c.is_control() || c.is_whitespace() || ('\u{E000}'..='\u{F8FF}').contains(&c))
+    use unicode_general_category::{get_general_category, GeneralCategory as G};
+    c == ' '
+        || !matches!(
+            get_general_category(c),
+            G::SpaceSeparator
+                | G::LineSeparator
+                | G::ParagraphSeparator
+                | G::Control
+                | G::Format
+                | G::Surrogate
+                | G::PrivateUse
+                | G::Unassigned
+        )
 }
 
 /// `dryRun` of a write: absent or empty → `false`, `All` → `true`. Errors: any other value,

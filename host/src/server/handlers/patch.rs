@@ -127,6 +127,7 @@ pub fn patcher(
     applier: &Applier,
 ) -> ApiResult<(PatchFn, bool)> {
     let gr = gr.clone();
+    let apply_gr = gr.clone();
     let not_found = move |name: &str| ApiError::not_found(&gr, name);
     match content_type {
         "application/json-patch+json" => {
@@ -202,7 +203,25 @@ pub fn patcher(
             // `applyPatcher`: the field manager merges the configuration into the current
             // object (an empty one when it does not exist) by the schema and its ownership.
             Ok((
-                bounded(move |cur: &Value| fm.apply(cur, &applied, &manager, force, subresource)),
+                bounded(move |cur: &Value| {
+                    // patch.go `applyPatch`: creating an object that names a uid is a conflict.
+                    let uid = applied
+                        .pointer("/metadata/uid")
+                        .and_then(Value::as_str)
+                        .unwrap_or("");
+                    if cur.is_null() && !uid.is_empty() {
+                        let name = applied
+                            .pointer("/metadata/name")
+                            .and_then(Value::as_str)
+                            .unwrap_or("");
+                        return Err(ApiError::conflict(
+                            &apply_gr,
+                            name,
+                            &format!("uid mismatch: the provided object specified uid {uid}, and no existing object was found"),
+                        ));
+                    }
+                    fm.apply(cur, &applied, &manager, force, subresource)
+                }),
                 true,
             ))
         }
