@@ -30,7 +30,7 @@
 
 mod common;
 
-use common::{pod, root, self_cpu_us, Server};
+use common::{pod, proc_cpu_us, root, self_cpu_us, Server};
 use serde_json::{json, Value};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -108,17 +108,6 @@ fn start_server(etcd: Option<&str>) -> Server {
             cmd.args(["--etcd-servers", etcd]);
         }
     })
-}
-
-/// utime + stime of `pid`, µs (`/proc/<pid>/stat` fields 14 and 15, in clock ticks of 10 ms).
-fn cpu_us(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // Fields after the parenthesised command name, which may contain spaces.
-    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let ticks: u64 = f.get(11).and_then(|v| v.parse().ok()).unwrap_or(0)
-        + f.get(12).and_then(|v| v.parse().ok()).unwrap_or(0);
-    ticks as f64 * 10_000.0
 }
 
 /// VmRSS of `pid`, KiB.
@@ -321,12 +310,12 @@ where
     Fut: std::future::Future<Output = ()> + Send,
 {
     drive(in_flight, WARM_UP, one.clone()).await;
-    let (s0, e0, b0) = (cpu_us(server), etcd.map(cpu_us), self_cpu_us());
+    let (s0, e0, b0) = (proc_cpu_us(server), etcd.map(proc_cpu_us), self_cpu_us());
     let sample = drive(in_flight, measure_time(), one).await;
     let n = sample.n.max(1) as f64;
     let cpu = Cpu {
-        server: (cpu_us(server) - s0) / n,
-        etcd: etcd.zip(e0).map(|(p, e0)| (cpu_us(p) - e0) / n),
+        server: (proc_cpu_us(server) - s0) / n,
+        etcd: etcd.zip(e0).map(|(p, e0)| (proc_cpu_us(p) - e0) / n),
         bench: (self_cpu_us() - b0) / n,
     };
     (sample, cpu)
@@ -708,7 +697,7 @@ async fn watch_fan_out(etcd: &EtcdServer) {
             }));
         }
         tokio::time::sleep(Duration::from_millis(300)).await;
-        let cpu0 = cpu_us(pid);
+        let cpu0 = proc_cpu_us(pid);
         let url = server.url.clone();
         let c2 = c.clone();
         let writes = drive(16, measure_time(), move |slot, k| {
@@ -735,7 +724,7 @@ async fn watch_fan_out(etcd: &EtcdServer) {
         while events.load(Ordering::Relaxed) < expected && Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        let cpu = cpu_us(pid) - cpu0;
+        let cpu = proc_cpu_us(pid) - cpu0;
         stop.store(true, Ordering::Relaxed);
         for t in tasks {
             t.await.unwrap();

@@ -14,7 +14,7 @@
 
 mod common;
 
-use common::{pod, root, self_cpu_us, Server};
+use common::{pod, proc_cpu_us, root, self_cpu_us, Server};
 use serde_json::{json, Value};
 use std::hint::black_box;
 use wasm_apiserver::fieldmanager::FieldManager;
@@ -24,16 +24,6 @@ use wasm_apiserver::strategy::Strategy;
 // The server's allocator, so the in-process figures are the server's costs.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-/// utime + stime of `pid`, µs (`/proc/<pid>/stat` fields 14 and 15, in 10 ms ticks).
-fn cpu_us(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let ticks: u64 = f.get(11).and_then(|v| v.parse().ok()).unwrap_or(0)
-        + f.get(12).and_then(|v| v.parse().ok()).unwrap_or(0);
-    ticks as f64 * 10_000.0
-}
 
 /// CPU µs per call of `f`, over `n` calls after `n / 10` warm-up calls.
 fn per_call(n: u32, mut f: impl FnMut()) -> f64 {
@@ -108,7 +98,7 @@ async fn main() {
         .await;
 
     // Creates.
-    let cpu0 = cpu_us(pid);
+    let cpu0 = proc_cpu_us(pid);
     let (h, b) = (http.clone(), base.clone());
     run_all(N, IN_FLIGHT, move |i| {
         let (h, b) = (h.clone(), b.clone());
@@ -118,7 +108,7 @@ async fn main() {
         }
     })
     .await;
-    let server_create = (cpu_us(pid) - cpu0) / N as f64;
+    let server_create = (proc_cpu_us(pid) - cpu0) / N as f64;
 
     // Updates: PUT of each stored pod (read before the measurement) with another image.
     let stored: Vec<Value> = {
@@ -130,7 +120,7 @@ async fn main() {
         v
     };
     let stored = std::sync::Arc::new(stored);
-    let cpu0 = cpu_us(pid);
+    let cpu0 = proc_cpu_us(pid);
     let (h, b, s) = (http.clone(), base.clone(), stored.clone());
     run_all(N, IN_FLIGHT, move |i| {
         let (h, b, s) = (h.clone(), b.clone(), s.clone());
@@ -142,7 +132,7 @@ async fn main() {
         }
     })
     .await;
-    let server_update = (cpu_us(pid) - cpu0) / N as f64;
+    let server_update = (proc_cpu_us(pid) - cpu0) / N as f64;
 
     // The field manager's calls for the same writes, in this process.
     let runtime = PluginRuntime::new(RuntimeConfig::default()).unwrap();

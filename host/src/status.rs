@@ -334,6 +334,7 @@ impl ApiError {
             } => ApiError::expired(message, continue_token.clone()),
             StorageError::Unreachable(_) => ApiError::server_timeout(gr, "request", 2),
             StorageError::Timeout(m) => ApiError::timeout(m, 2),
+            StorageError::RequestTooLarge(m) => ApiError::request_entity_too_large(m),
             StorageError::CorruptObj { .. }
             | StorageError::Internal(_)
             | StorageError::Aborted(_) => ApiError::internal(e),

@@ -128,3 +128,15 @@ pub fn self_cpu_us() -> f64 {
     let tv = |t: libc::timeval| t.tv_sec as f64 * 1e6 + t.tv_usec as f64;
     tv(ru.ru_utime) + tv(ru.ru_stime)
 }
+
+/// utime + stime of process `pid`, µs (`/proc/<pid>/stat` fields 14 and 15, in clock ticks of
+/// 10 ms).
+pub fn proc_cpu_us(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the parenthesised command name, which may contain spaces.
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: u64 = f.get(11).and_then(|v| v.parse().ok()).unwrap_or(0)
+        + f.get(12).and_then(|v| v.parse().ok()).unwrap_or(0);
+    ticks as f64 * 10_000.0
+}

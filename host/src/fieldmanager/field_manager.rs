@@ -390,7 +390,8 @@ impl FieldManager {
                     .api_version
                     .rsplit_once('/')
                     .unwrap_or(("", &self.api_version));
-                let config_types = typed::to_field_set(&self.schema, applied).is_ok();
+                // `ObjectToTyped(patchObj)` without `AllowDuplicates`: names and repeats.
+                let config_types = typed::merge(&self.schema, &json!({}), applied).is_ok();
                 let which = if config_types { "live" } else { "patch" };
                 ApiError::bad_request(format!(
                     "failed to create typed {which} object ({ns}/{name}; {group}/{version}, Kind={}): {msg}",
@@ -569,7 +570,8 @@ fn encode_into(obj: &mut Value, managed: &Managed) {
     set_managed_fields(obj, v);
 }
 
-/// JSON as Go's `runtime.Encode` writes it: `<`, `>` and `&` escaped, a trailing newline.
+/// JSON as Go's `runtime.Encode` writes it: `<`, `>`, `&`, U+2028 and U+2029 escaped, a
+/// trailing newline.
 fn go_json(v: &Value) -> String {
     let mut out = String::new();
     for c in v.to_string().chars() {
@@ -577,6 +579,8 @@ fn go_json(v: &Value) -> String {
             '<' => out.push_str("\\u003c"),
             '>' => out.push_str("\\u003e"),
             '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
             c => out.push(c),
         }
     }
@@ -629,10 +633,11 @@ pub fn ignore_managed_fields_timestamps(new: &mut Value, old: &Value) {
     }
 }
 
-/// `equalIgnoringValueAtPath(a, b, ["metadata", "managedFields"])`.
+/// `equalIgnoringValueAtPath(a, b, ["metadata", "managedFields"])` with kube's strict
+/// equality (an integer and a float differ, as `DeepEqualWithNilDifferentFromEmpty`).
 fn equal_ignoring_managed_fields(a: &Value, b: &Value) -> bool {
     let (Some(am), Some(bm)) = (a.as_object(), b.as_object()) else {
-        return typed::values_equal(a, b);
+        return a == b;
     };
     if am.len() != bm.len() {
         return false;
@@ -640,16 +645,15 @@ fn equal_ignoring_managed_fields(a: &Value, b: &Value) -> bool {
     am.iter().all(|(k, av)| {
         let Some(bv) = bm.get(k) else { return false };
         if k != "metadata" {
-            return typed::values_equal(av, bv);
+            return av == bv;
         }
         match (av.as_object(), bv.as_object()) {
             (Some(x), Some(y)) => {
                 x.len() == y.len()
-                    && x.iter().all(|(k, v)| {
-                        k == "managedFields" || y.get(k).is_some_and(|w| typed::values_equal(v, w))
-                    })
+                    && x.iter()
+                        .all(|(k, v)| k == "managedFields" || y.get(k) == Some(v))
             }
-            _ => typed::values_equal(av, bv),
+            _ => av == bv,
         }
     })
 }

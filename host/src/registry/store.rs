@@ -160,16 +160,21 @@ pub fn resource_prefix(d: &ResourceDescription) -> String {
     }
 }
 
-/// Run strategy hooks off the async workers.
 /// The field manager's update (`FieldManager.UpdateNoErrors`) for a write by `manager`, run
 /// on the strategy's output. kube runs it on the decoded object, whose defaults its decoder
 /// already set; plugins default in PrepareForCreate/PrepareForUpdate, so running it after them
 /// gives the same ownership: the writer owns what it sent and the defaults and canonical form
 /// its request produced, never `status` through the main resource (reset fields).
-struct Tracking {
-    field_manager: Arc<crate::fieldmanager::FieldManager>,
-    manager: String,
-    subresource: &'static str,
+#[derive(Clone)]
+enum Tracking {
+    /// Recorded under `manager`.
+    Manager {
+        field_manager: Arc<crate::fieldmanager::FieldManager>,
+        manager: String,
+        subresource: &'static str,
+    },
+    /// Written without `managedFields`: the retry of a write the storage found too large.
+    Strip,
 }
 
 impl Tracking {
@@ -180,8 +185,14 @@ impl Tracking {
         live: &Value,
         object: &mut Value,
     ) -> crate::fieldmanager::managed_fields::Managed {
-        self.field_manager
-            .prepare_update(live, object, self.subresource)
+        match self {
+            Tracking::Manager {
+                field_manager,
+                subresource,
+                ..
+            } => field_manager.prepare_update(live, object, subresource),
+            Tracking::Strip => Default::default(),
+        }
     }
 
     /// After the strategy: `object` with its managed fields after the write from `live`
@@ -189,14 +200,31 @@ impl Tracking {
     fn finish(
         &self,
         live: &Value,
-        object: Value,
+        mut object: Value,
         managed: crate::fieldmanager::managed_fields::Managed,
     ) -> Value {
-        self.field_manager
-            .finish_update(live, object, managed, &self.manager, self.subresource)
+        match self {
+            Tracking::Manager {
+                field_manager,
+                manager,
+                subresource,
+            } => field_manager.finish_update(live, object, managed, manager, subresource),
+            Tracking::Strip => {
+                if let Some(m) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+                    m.remove("managedFields");
+                }
+                object
+            }
+        }
     }
 }
 
+/// Whether the storage refused a write as too large (etcd's `request is too large`).
+fn is_storage_too_large(e: &ApiError) -> bool {
+    e.code == 413 && e.message.contains("request is too large")
+}
+
+/// Run strategy hooks (and patches, and the field manager) off the async workers.
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> ApiResult<T> {
     tokio::task::spawn_blocking(f)
         .await
@@ -323,13 +351,37 @@ impl Store {
 
     /// `Store.Create` (with the generateName retry loop) through `rest.BeforeCreate`; with a
     /// `manager`, the object's managed fields record it as the owner of what it sent and of
-    /// what the strategy defaulted ([`Store::track`]).
+    /// what the strategy defaulted (`Tracking`).
+    ///
+    /// A tracked write the storage refuses as too large is written again without
+    /// `managedFields` (`handlers/create.go`: "it is safe to remove managedFields (which can
+    /// be large) and try again").
     pub async fn create(
         &self,
         ns: &str,
         obj: Value,
         dry_run: bool,
         manager: Option<&str>,
+    ) -> ApiResult<WriteResult> {
+        let tracking = self.tracking(manager, Subresource::Main);
+        if tracking.is_none() {
+            return self.create_with(ns, obj, dry_run, None).await;
+        }
+        match self.create_with(ns, obj.clone(), dry_run, tracking).await {
+            Err(e) if is_storage_too_large(&e) => {
+                self.create_with(ns, obj, dry_run, Some(Tracking::Strip))
+                    .await
+            }
+            r => r,
+        }
+    }
+
+    async fn create_with(
+        &self,
+        ns: &str,
+        obj: Value,
+        dry_run: bool,
+        tracking: Option<Tracking>,
     ) -> ApiResult<WriteResult> {
         let mut obj = obj;
         meta::wipe_system_fields(&mut obj);
@@ -352,9 +404,7 @@ impl Store {
             }
             let name = meta_str(&attempt, "name").to_string();
             last_name = name.clone();
-            let (object, warnings) = self
-                .before_create(attempt, self.tracking(manager, Subresource::Main))
-                .await?;
+            let (object, warnings) = self.before_create(attempt, tracking.clone()).await?;
             if name.is_empty() {
                 return Err(ApiError::internal(
                     "the object has no name after validation",
@@ -465,6 +515,63 @@ impl Store {
         dry_run: bool,
         manager: Option<&str>,
     ) -> ApiResult<WriteResult> {
+        if manager.is_none() {
+            return self
+                .update_with(
+                    ns,
+                    name,
+                    updated,
+                    subresource,
+                    force_allow_create,
+                    dry_run,
+                    None,
+                    false,
+                )
+                .await;
+        }
+        // update.go / patch.go: written again without managedFields when too large.
+        let first = self
+            .update_with(
+                ns,
+                name,
+                updated.clone(),
+                subresource,
+                force_allow_create,
+                dry_run,
+                manager,
+                false,
+            )
+            .await;
+        match first {
+            Err(e) if is_storage_too_large(&e) => {
+                self.update_with(
+                    ns,
+                    name,
+                    updated,
+                    subresource,
+                    force_allow_create,
+                    dry_run,
+                    manager,
+                    true,
+                )
+                .await
+            }
+            r => r,
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn update_with(
+        &self,
+        ns: &str,
+        name: &str,
+        updated: UpdatedObject,
+        subresource: Subresource,
+        force_allow_create: bool,
+        dry_run: bool,
+        manager: Option<&str>,
+        strip: bool,
+    ) -> ApiResult<WriteResult> {
         let key = self.key(ns, name);
         let manager = manager.map(str::to_string);
         let allow_create = subresource == Subresource::Main
@@ -497,6 +604,7 @@ impl Store {
                         subresource,
                         allow_create,
                         manager.as_deref(),
+                        strip,
                     )
                     .await
                     .map_err(aborted)?;
@@ -583,7 +691,13 @@ impl Store {
         subresource: Subresource,
         allow_create: bool,
         manager: Option<&str>,
+        strip: bool,
     ) -> ApiResult<(Value, Vec<String>, bool)> {
+        let tracking = if strip {
+            Some(Tracking::Strip)
+        } else {
+            self.tracking(manager, subresource)
+        };
         // A patch (server-side apply's merge included) is bounded work, but not small: off the
         // async workers, as the strategy is.
         let mut obj = match updated {
@@ -613,9 +727,7 @@ impl Store {
             meta::wipe_system_fields(&mut obj);
             meta::fill_system_fields(&mut obj);
             meta_mut(&mut obj).remove("resourceVersion");
-            let (object, warnings) = self
-                .before_create(obj, self.tracking(manager, subresource))
-                .await?;
+            let (object, warnings) = self.before_create(obj, tracking).await?;
             return Ok((object, warnings, true));
         }
         let existing_rv = rm.resource_version.to_string();
@@ -655,7 +767,6 @@ impl Store {
         let namespaced = self.description.namespaced;
         let gk = self.gk.clone();
         let name = name.to_string();
-        let tracking = self.tracking(manager, subresource);
         let (object, warnings) = blocking(move || {
             let mut obj = obj;
             let managed = tracking.as_ref().map(|t| t.prepare(&existing, &mut obj));
@@ -690,7 +801,7 @@ impl Store {
     /// How a write by `manager` through `subresource` is tracked in `managedFields` (`None`
     /// for server-side apply, which tracks in the patch itself).
     fn tracking(&self, manager: Option<&str>, subresource: Subresource) -> Option<Tracking> {
-        manager.map(|m| Tracking {
+        manager.map(|m| Tracking::Manager {
             field_manager: self.field_manager.clone(),
             manager: m.to_string(),
             subresource: match subresource {

@@ -94,6 +94,11 @@ pub enum StorageError {
         /// The decode error.
         detail: String,
     },
+    /// The backend refused the write as larger than it accepts (etcd's
+    /// `ErrGRPCRequestTooLarge`, `etcdserver: request is too large`, past
+    /// `--max-request-bytes`): 413 to the client.
+    #[error("{0}")]
+    RequestTooLarge(String),
     /// Anything else inside the storage layer (500).
     #[error("{0}")]
     Internal(String),
@@ -165,6 +170,9 @@ pub enum BackendError {
     /// Timed out.
     #[error("timeout: {0}")]
     Timeout(String),
+    /// The write is larger than the backend accepts.
+    #[error("{0}")]
+    RequestTooLarge(String),
     /// Anything else (disk full, locked database, …).
     #[error("{0}")]
     Other(String),
@@ -183,6 +191,7 @@ impl From<BackendError> for StorageError {
             },
             BackendError::Unreachable(m) => StorageError::Unreachable(m),
             BackendError::Timeout(m) => StorageError::Timeout(m),
+            BackendError::RequestTooLarge(m) => StorageError::RequestTooLarge(m),
             BackendError::Other(m) => StorageError::Internal(m),
         }
     }

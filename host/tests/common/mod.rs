@@ -35,6 +35,43 @@ where
     (out.status.success(), text)
 }
 
+/// Run `host/tests/python/<script>` with the official Python client (the venv `setup.sh
+/// --test` makes, else `python3`) against `url`, at most 120 s; panics unless it exits 0
+/// printing `ok`.
+pub fn run_python_client(script: &str, url: &str) {
+    let script = repo_root().join("host/tests/python").join(script);
+    let venv = repo_root().join("target/pyenv/bin/python");
+    let python = if venv.exists() {
+        venv
+    } else {
+        "python3".into()
+    };
+    let mut child = std::process::Command::new(python)
+        .arg(script)
+        .arg(url)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run python");
+    // Bounded: a hung client fails the test instead of hanging the suite.
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(120) {
+            let _ = child.kill();
+            panic!("python client still running after 120 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "python client failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "ok");
+}
+
 /// The repository root.
 pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")

@@ -69,6 +69,27 @@ pub async fn patch(
             subresource,
         },
     )?;
+    {
+        // patch.go `applyPatch`: a patch that would create an object naming a uid is a
+        // conflict (only apply creates).
+        let inner = patch_fn;
+        let (gr, name) = (r.gr.clone(), name.to_string());
+        patch_fn = Arc::new(move |current: &Value| {
+            let new = inner(current)?;
+            let uid = new
+                .pointer("/metadata/uid")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            if current.is_null() && !uid.is_empty() {
+                return Err(ApiError::conflict(
+                    &gr,
+                    &name,
+                    &format!("uid mismatch: the provided object specified uid {uid}, and no existing object was found"),
+                ));
+            }
+            Ok(new)
+        });
+    }
     if let Some(check) = check {
         // `rest.WrapUpdatedObjectInfo`: the check sees the patched object and the current one.
         let inner = patch_fn;
@@ -127,7 +148,6 @@ pub fn patcher(
     applier: &Applier,
 ) -> ApiResult<(PatchFn, bool)> {
     let gr = gr.clone();
-    let apply_gr = gr.clone();
     let not_found = move |name: &str| ApiError::not_found(&gr, name);
     match content_type {
         "application/json-patch+json" => {
@@ -203,25 +223,7 @@ pub fn patcher(
             // `applyPatcher`: the field manager merges the configuration into the current
             // object (an empty one when it does not exist) by the schema and its ownership.
             Ok((
-                bounded(move |cur: &Value| {
-                    // patch.go `applyPatch`: creating an object that names a uid is a conflict.
-                    let uid = applied
-                        .pointer("/metadata/uid")
-                        .and_then(Value::as_str)
-                        .unwrap_or("");
-                    if cur.is_null() && !uid.is_empty() {
-                        let name = applied
-                            .pointer("/metadata/name")
-                            .and_then(Value::as_str)
-                            .unwrap_or("");
-                        return Err(ApiError::conflict(
-                            &apply_gr,
-                            name,
-                            &format!("uid mismatch: the provided object specified uid {uid}, and no existing object was found"),
-                        ));
-                    }
-                    fm.apply(cur, &applied, &manager, force, subresource)
-                }),
+                bounded(move |cur: &Value| fm.apply(cur, &applied, &manager, force, subresource)),
                 true,
             ))
         }

@@ -8,6 +8,8 @@ use crate::errors::BackendError;
 const COMPACTED_MSG: &str = "required revision has been compacted";
 /// etcd's `ErrGRPCFutureRev` message (`etcdserver: mvcc: required revision is a future revision`).
 const FUTURE_MSG: &str = "required revision is a future revision";
+/// etcd's `ErrGRPCRequestTooLarge` message (a write past `--max-request-bytes`).
+const TOO_LARGE_MSG: &str = "request is too large";
 /// etcd's `ErrGRPCTimeout*` family (`etcdserver: request timed out`, `... due to leader failure`).
 const SERVER_TIMEOUT_MSG: &str = "request timed out";
 
@@ -64,7 +66,9 @@ fn classify_status(code: i32, message: &str, endpoints: &str) -> Classified {
         return Classified::FutureRevision;
     }
     let text = format!("etcd {endpoints}: {message}");
-    Classified::Mapped(if message.contains(SERVER_TIMEOUT_MSG) {
+    Classified::Mapped(if message.contains(TOO_LARGE_MSG) {
+        BackendError::RequestTooLarge(text)
+    } else if message.contains(SERVER_TIMEOUT_MSG) {
         BackendError::Timeout(text)
     } else {
         match code {
@@ -135,6 +139,11 @@ mod tests {
 
     #[test]
     fn classifies_etcd_messages() {
+        let invalid_argument = 3;
+        assert!(matches!(
+            classify_status(invalid_argument, "etcdserver: request is too large", "x"),
+            Classified::Mapped(BackendError::RequestTooLarge(m)) if m == "etcd x: etcdserver: request is too large"
+        ));
         let out_of_range = 11;
         assert!(matches!(
             classify_status(
