@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{root, Server};
+use common::Server;
 use serde_json::json;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -43,20 +43,12 @@ fn start(secure_chain: bool) -> Server {
         "apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: Metadata\n",
     )
     .unwrap();
-    let (data, audit_log) = (dir.path().join("data"), dir.path().join("audit.log"));
-    Server::spawn(dir, |cmd| {
-        cmd.arg("--plugin-dir")
-            .arg(&plugins)
-            .arg("--data-dir")
-            .arg(data)
-            .arg("--plugin-cache-dir")
-            .arg(root().join("target/test-plugin-cache"))
-            .arg("--token-auth-file")
-            .arg(&tokens)
-            .args([
-                "--max-requests-inflight=0",
-                "--max-mutating-requests-inflight=0",
-            ]);
+    let audit_log = dir.path().join("audit.log");
+    Server::spawn_with_plugins(dir, &plugins, |cmd| {
+        cmd.arg("--token-auth-file").arg(&tokens).args([
+            "--max-requests-inflight=0",
+            "--max-mutating-requests-inflight=0",
+        ]);
         // CHAIN_PARTS=rbac or =audit measures one part of the chain alone (for profiling).
         let parts = std::env::var("CHAIN_PARTS").unwrap_or_else(|_| "all".into());
         if secure_chain {

@@ -30,7 +30,7 @@
 
 mod common;
 
-use common::{pod, proc_cpu_us, root, self_cpu_us, Server};
+use common::{pod, proc_cpu_us, self_cpu_us, Server};
 use serde_json::{json, Value};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -91,19 +91,12 @@ fn measure_time() -> Duration {
 /// benchmark's).
 fn start_server(etcd: Option<&str>) -> Server {
     let (dir, plugins) = Server::dir_with_plugins(&["configmaps", "pods", "namespaces"]);
-    let data = dir.path().join("data");
-    Server::spawn(dir, |cmd| {
+    Server::spawn_with_plugins(dir, &plugins, |cmd| {
         cmd.args([
             "--authorization-mode=AlwaysAllow",
             "--max-requests-inflight=0",
             "--max-mutating-requests-inflight=0",
-        ])
-        .arg("--plugin-dir")
-        .arg(&plugins)
-        .arg("--data-dir")
-        .arg(data)
-        .arg("--plugin-cache-dir")
-        .arg(root().join("target/test-plugin-cache"));
+        ]);
         if let Some(etcd) = etcd {
             cmd.args(["--etcd-servers", etcd]);
         }

@@ -78,15 +78,8 @@ async fn main() {
     const N: usize = 1500;
     const IN_FLIGHT: usize = 8;
     let (dir, plugins) = Server::dir_with_plugins(&["namespaces", "pods"]);
-    let data = dir.path().join("data");
-    let server = Server::spawn(dir, |cmd| {
-        cmd.arg("--plugin-dir")
-            .arg(&plugins)
-            .arg("--data-dir")
-            .arg(data)
-            .arg("--plugin-cache-dir")
-            .arg(root().join("target/test-plugin-cache"))
-            .arg("--authorization-mode=AlwaysAllow");
+    let server = Server::spawn_with_plugins(dir, &plugins, |cmd| {
+        cmd.arg("--authorization-mode=AlwaysAllow");
     });
     let pid = server.child.id();
     let http = reqwest::Client::new();

@@ -30,6 +30,26 @@ impl Drop for Server {
 }
 
 impl Server {
+    /// [`Server::spawn`] serving the plugin folder `plugins` (from
+    /// [`Server::dir_with_plugins`]) with its data in `<dir>/data` and the shared precompiled
+    /// plugin cache of the tests (`target/test-plugin-cache`), then `configure`'s arguments.
+    pub fn spawn_with_plugins(
+        dir: tempfile::TempDir,
+        plugins: &Path,
+        configure: impl FnOnce(&mut Command),
+    ) -> Server {
+        let data = dir.path().join("data");
+        Server::spawn(dir, |cmd| {
+            cmd.arg("--plugin-dir")
+                .arg(plugins)
+                .arg("--data-dir")
+                .arg(data)
+                .arg("--plugin-cache-dir")
+                .arg(root().join("target/test-plugin-cache"));
+            configure(cmd);
+        })
+    }
+
     /// A temporary directory holding `plugins.d/` with the named standard plugins copied from
     /// `target/plugins` (panics if `bash plugins/build.sh` has not run); returns the
     /// directory and the plugin folder.

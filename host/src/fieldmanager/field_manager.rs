@@ -270,9 +270,8 @@ impl FieldManager {
             return Err(ApiError::bad_request("metadata.managedFields must be nil"));
         }
         // A stored object's entries were valid when written; unreadable ones start over.
-        let managed = decode_object(live).unwrap_or_default();
-        let result =
-            self.apply_tracked(live, applied, managed.clone(), manager, force, subresource);
+        let managed = || decode_object(live).unwrap_or_default();
+        let result = self.apply_tracked(live, applied, managed(), manager, force, subresource);
         let mut object = match result {
             // lastAppliedManager: kubectl's first server-side apply after client-side ones.
             Err(UpdateError::Conflicts(conflicts)) if manager == "kubectl" => {
@@ -284,7 +283,9 @@ impl FieldManager {
                             .cloned()
                             .collect();
                         if remaining.is_empty() {
-                            self.apply_tracked(live, applied, managed, manager, true, subresource)
+                            // The rare retry decodes the entries again rather than every
+                            // apply keeping a copy.
+                            self.apply_tracked(live, applied, managed(), manager, true, subresource)
                         } else {
                             Err(UpdateError::Conflicts(remaining))
                         }

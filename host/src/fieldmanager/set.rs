@@ -137,29 +137,7 @@ impl Set {
     /// The paths of `self` not in `other`, where a member of `other` also removes every path
     /// below it (`Set.RecursiveDifference`: how ignored and reset fields are filtered out).
     pub fn recursive_difference(&self, other: &Set) -> Set {
-        let members = merge(
-            &self.members,
-            &other.members,
-            |_| true,
-            |_| false,
-            |_| false,
-        );
-        let mut children = Vec::new();
-        for (pe, set) in &self.children {
-            if other.members.binary_search(pe).is_ok() {
-                continue;
-            }
-            match other.with_prefix(pe) {
-                Some(o) => {
-                    let rest = set.recursive_difference(o);
-                    if !rest.is_empty() {
-                        children.push((pe.clone(), rest));
-                    }
-                }
-                None => children.push((pe.clone(), set.clone())),
-            }
-        }
-        Set { members, children }
+        self.difference_by(other, true)
     }
 
     /// Whether the set has no member at any depth (`Set.Empty`).
@@ -240,6 +218,11 @@ impl Set {
     /// `other`'s members, children by `other`'s children (a member of `other` does not remove
     /// the paths below it — that is `RecursiveDifference`); children left empty are dropped.
     pub fn difference(&self, other: &Set) -> Set {
+        self.difference_by(other, false)
+    }
+
+    /// [`Set::difference`], or with `recursive` [`Set::recursive_difference`].
+    fn difference_by(&self, other: &Set, recursive: bool) -> Set {
         let members = merge(
             &self.members,
             &other.members,
@@ -249,14 +232,17 @@ impl Set {
         );
         let mut children = Vec::new();
         for (pe, set) in &self.children {
-            match other.children.binary_search_by(|(p, _)| p.cmp(pe)) {
-                Ok(at) => {
-                    let rest = set.difference(&other.children[at].1);
+            if recursive && other.members.binary_search(pe).is_ok() {
+                continue;
+            }
+            match other.with_prefix(pe) {
+                Some(o) => {
+                    let rest = set.difference_by(o, recursive);
                     if !rest.is_empty() {
                         children.push((pe.clone(), rest));
                     }
                 }
-                Err(_) => children.push((pe.clone(), set.clone())),
+                None => children.push((pe.clone(), set.clone())),
             }
         }
         Set { members, children }

@@ -96,6 +96,25 @@ pub fn list_item_name(list: &ListSchema, item: &Value) -> Result<PathElement, St
     }
 }
 
+/// The name of every item of a list, in order. Errors: the first item that cannot be named,
+/// as `<path>: element <i>: <why>`.
+fn item_names(ls: &ListSchema, items: &[Value], path: &Path) -> Result<Vec<PathElement>, String> {
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            list_item_name(ls, item).map_err(|e| err_at(path, format!("element {i}: {e}")))
+        })
+        .collect()
+}
+
+/// The items of a list value (none for an absent or non-list value).
+fn items_of(v: Option<&Value>) -> &[Value] {
+    v.and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+}
+
 /// `value.Equals`: JSON equality where an integer and a float of the same value are equal.
 pub fn values_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
@@ -146,32 +165,25 @@ fn field_set(schema: &Schema, v: &Value, path: &mut Path) -> Result<(bool, Set),
             if l.list_type == ListType::Atomic {
                 return Ok((true, Set::new()));
             }
-            let items = v.as_array().map(Vec::as_slice).unwrap_or_default();
-            let mut names = Vec::with_capacity(items.len());
+            let items = items_of(Some(v));
+            let names = item_names(l, items, path)?;
             let mut seen = BTreeSet::new();
-            let mut duplicates = BTreeSet::new();
-            for (i, item) in items.iter().enumerate() {
-                let pe = list_item_name(l, item)
-                    .map_err(|e| err_at(path, format!("element {i}: {e}")))?;
-                if !seen.insert(pe.clone()) {
-                    duplicates.insert(pe.clone());
-                }
-                names.push(pe);
-            }
+            let duplicates: BTreeSet<&PathElement> =
+                names.iter().filter(|pe| !seen.insert(*pe)).collect();
             let mut b = SetBuilder::default();
             // Duplicated items are owned as a whole, not descended into.
             for pe in &duplicates {
-                b.member(pe.clone());
+                b.member((*pe).clone());
             }
-            for (pe, item) in names.into_iter().zip(items) {
-                if duplicates.contains(&pe) {
+            for (pe, item) in names.iter().zip(items) {
+                if duplicates.contains(pe) {
                     continue;
                 }
                 path.push(pe.clone());
                 let (_, below) = field_set(&l.items, item, path)?;
                 path.pop();
                 b.child(pe.clone(), below);
-                b.member(pe);
+                b.member(pe.clone());
             }
             Ok((false, b.build()))
         }
@@ -349,8 +361,7 @@ fn index_items<'v>(
 ) -> Result<ItemIndex<'v>, String> {
     let mut order = Vec::new();
     let mut by_name: BTreeMap<PathElement, Vec<&Value>> = BTreeMap::new();
-    for (i, item) in items.iter().enumerate() {
-        let pe = list_item_name(ls, item).map_err(|e| err_at(path, format!("element {i}: {e}")))?;
+    for (pe, item) in item_names(ls, items, path)?.into_iter().zip(items) {
         let entry = by_name.entry(pe.clone()).or_default();
         if entry.is_empty() {
             order.push(pe);
@@ -366,14 +377,8 @@ fn compare_list(
     r: Option<&Value>,
     path: &mut Path,
 ) -> Result<Comparison, String> {
-    let li = l
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    let ri = r
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default();
+    let li = items_of(l);
+    let ri = items_of(r);
     let (mut all, lv) = index_items(ls, li, path)?;
     let (rorder, rv) = index_items(ls, ri, path)?;
     all.extend(rorder.into_iter().filter(|pe| !lv.contains_key(pe)));
@@ -500,39 +505,29 @@ fn merge_list(
     r: Option<&Value>,
     path: &mut Path,
 ) -> Result<Option<Value>, String> {
-    let li = l
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    let ri = r
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default();
+    let li = items_of(l);
+    let ri = items_of(r);
     // indexListPathElements: the applied side may not repeat a name; the live side may (a
     // repeated name merges as null).
-    let mut rhs_pes = Vec::with_capacity(ri.len());
+    let rhs_pes = item_names(ls, ri, path)?;
     let mut observed_rhs: BTreeMap<PathElement, &Value> = BTreeMap::new();
-    for (i, item) in ri.iter().enumerate() {
-        let pe = list_item_name(ls, item).map_err(|e| err_at(path, format!("element {i}: {e}")))?;
+    for (pe, item) in rhs_pes.iter().zip(ri) {
         if observed_rhs.insert(pe.clone(), item).is_some() {
             return Err(err_at(
                 path,
                 format!(
                     "duplicate entries for key {}",
-                    path_string(std::slice::from_ref(&pe))
+                    path_string(std::slice::from_ref(pe))
                 ),
             ));
         }
-        rhs_pes.push(pe);
     }
-    let mut lhs_pes = Vec::with_capacity(li.len());
+    let lhs_pes = item_names(ls, li, path)?;
     let mut observed_lhs: BTreeMap<PathElement, &Value> = BTreeMap::new();
-    for (i, item) in li.iter().enumerate() {
-        let pe = list_item_name(ls, item).map_err(|e| err_at(path, format!("element {i}: {e}")))?;
+    for (pe, item) in lhs_pes.iter().zip(li) {
         if observed_lhs.insert(pe.clone(), item).is_some() {
             observed_lhs.insert(pe.clone(), &NULL);
         }
-        lhs_pes.push(pe);
     }
     let mut shared: VecDeque<&PathElement> = rhs_pes
         .iter()

@@ -356,10 +356,9 @@ mod tests {
         assert_eq!(s.owned("controller"), set(&[vec![f("bool")]]));
     }
 
-    #[test]
-    fn leaf_apply_update_apply_no_conflict() {
-        // leaf_test.go TestUpdateLeaf "apply_update_apply_no_conflict".
-        let mut s = leaf_fields();
+    /// "apply_update_apply_no_conflict" (leaf_test.go, deduced_test.go): an updater's new field
+    /// stays its own while the applier changes its fields.
+    fn apply_update_apply_no_conflict(mut s: State) {
         s.apply("default", json!({"numeric": 1, "string": "string"}), false)
             .unwrap();
         s.update(
@@ -377,6 +376,12 @@ mod tests {
             set(&[vec![f("numeric")], vec![f("string")]])
         );
         assert_eq!(s.owned("controller"), set(&[vec![f("bool")]]));
+    }
+
+    #[test]
+    fn leaf_apply_update_apply_no_conflict() {
+        // leaf_test.go TestUpdateLeaf "apply_update_apply_no_conflict".
+        apply_update_apply_no_conflict(leaf_fields());
     }
 
     #[test]
@@ -651,23 +656,6 @@ mod tests {
     fn deduced_leaf_apply_update_apply_no_conflict() {
         // deduced_test.go TestDeduced "leaf_apply_update_apply_no_conflict": without a schema
         // the same ownership as with one.
-        let mut s = State::new(json!({}));
-        s.apply("default", json!({"numeric": 1, "string": "string"}), false)
-            .unwrap();
-        s.update(
-            "controller",
-            json!({"numeric": 1, "string": "string", "bool": true}),
-        );
-        s.apply("default", json!({"numeric": 2, "string": "string"}), false)
-            .unwrap();
-        assert_eq!(
-            s.live,
-            json!({"numeric": 2, "string": "string", "bool": true})
-        );
-        assert_eq!(
-            s.owned("default"),
-            set(&[vec![f("numeric")], vec![f("string")]])
-        );
-        assert_eq!(s.owned("controller"), set(&[vec![f("bool")]]));
+        apply_update_apply_no_conflict(State::new(json!({})));
     }
 }

@@ -364,15 +364,14 @@ impl Store {
         manager: Option<&str>,
     ) -> ApiResult<WriteResult> {
         let tracking = self.tracking(manager, Subresource::Main);
-        if tracking.is_none() {
-            return self.create_with(ns, obj, dry_run, None).await;
-        }
-        match self.create_with(ns, obj.clone(), dry_run, tracking).await {
-            Err(e) if is_storage_too_large(&e) => {
+        // Kept for the retry only when there can be one.
+        let retry = tracking.as_ref().map(|_| obj.clone());
+        match (self.create_with(ns, obj, dry_run, tracking).await, retry) {
+            (Err(e), Some(obj)) if is_storage_too_large(&e) => {
                 self.create_with(ns, obj, dry_run, Some(Tracking::Strip))
                     .await
             }
-            r => r,
+            (r, _) => r,
         }
     }
 
@@ -515,35 +514,23 @@ impl Store {
         dry_run: bool,
         manager: Option<&str>,
     ) -> ApiResult<WriteResult> {
-        if manager.is_none() {
-            return self
-                .update_with(
-                    ns,
-                    name,
-                    updated,
-                    subresource,
-                    force_allow_create,
-                    dry_run,
-                    None,
-                    false,
-                )
-                .await;
-        }
-        // update.go / patch.go: written again without managedFields when too large.
+        // update.go / patch.go: a tracked write the storage finds too large is written again
+        // without managedFields.
+        let tracking = self.tracking(manager, subresource);
+        let retry = tracking.as_ref().map(|_| updated.clone());
         let first = self
             .update_with(
                 ns,
                 name,
-                updated.clone(),
+                updated,
                 subresource,
                 force_allow_create,
                 dry_run,
-                manager,
-                false,
+                tracking,
             )
             .await;
-        match first {
-            Err(e) if is_storage_too_large(&e) => {
+        match (first, retry) {
+            (Err(e), Some(updated)) if is_storage_too_large(&e) => {
                 self.update_with(
                     ns,
                     name,
@@ -551,12 +538,11 @@ impl Store {
                     subresource,
                     force_allow_create,
                     dry_run,
-                    manager,
-                    true,
+                    Some(Tracking::Strip),
                 )
                 .await
             }
-            r => r,
+            (r, _) => r,
         }
     }
 
@@ -569,11 +555,9 @@ impl Store {
         subresource: Subresource,
         force_allow_create: bool,
         dry_run: bool,
-        manager: Option<&str>,
-        strip: bool,
+        tracking: Option<Tracking>,
     ) -> ApiResult<WriteResult> {
         let key = self.key(ns, name);
-        let manager = manager.map(str::to_string);
         let allow_create = subresource == Subresource::Main
             && (force_allow_create || self.strategy.allow_create_on_update());
         let preconditions = match &updated {
@@ -590,7 +574,7 @@ impl Store {
         let mut try_update = move |existing: Value, rm: ResponseMeta| {
             let this = this.clone();
             let updated = updated.clone();
-            let manager = manager.clone();
+            let tracking = tracking.clone();
             let (ns, name) = (ns_owned.clone(), name_owned.clone());
             let out = out.clone();
             async move {
@@ -603,8 +587,7 @@ impl Store {
                         &updated,
                         subresource,
                         allow_create,
-                        manager.as_deref(),
-                        strip,
+                        tracking,
                     )
                     .await
                     .map_err(aborted)?;
@@ -690,14 +673,8 @@ impl Store {
         updated: &UpdatedObject,
         subresource: Subresource,
         allow_create: bool,
-        manager: Option<&str>,
-        strip: bool,
+        tracking: Option<Tracking>,
     ) -> ApiResult<(Value, Vec<String>, bool)> {
-        let tracking = if strip {
-            Some(Tracking::Strip)
-        } else {
-            self.tracking(manager, subresource)
-        };
         // A patch (server-side apply's merge included) is bounded work, but not small: off the
         // async workers, as the strategy is.
         let mut obj = match updated {
