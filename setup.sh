@@ -5,6 +5,8 @@
 #   - protobuf-compiler (etcd-client's build), etcd-server (etcd integration tests; with --test)
 #   - the official Python client, `kubernetes` from PyPI, in a venv at target/pyenv (client
 #     tests; with --test; python3 and python3-venv from Debian if missing)
+#   - Node.js and npm (with --test; from Debian if missing), which plugins/build-languages.sh
+#     uses to install componentize-js and the SDK tests run on
 set -euo pipefail
 want_etcd=0
 [ "${1:-}" = "--test" ] && want_etcd=1
@@ -16,6 +18,7 @@ fi
 pkgs=()
 command -v protoc >/dev/null 2>&1 || pkgs+=(protobuf-compiler)
 if [ "$want_etcd" = 1 ] && ! command -v etcd >/dev/null 2>&1; then pkgs+=(etcd-server); fi
+if [ "$want_etcd" = 1 ] && ! command -v npm >/dev/null 2>&1; then pkgs+=(nodejs npm); fi
 if [ "${#pkgs[@]}" -gt 0 ]; then
   sudo=""
   [ "$(id -u)" = 0 ] || sudo="sudo"

@@ -115,6 +115,38 @@ fn a_trap_is_a_fault_naming_the_plugin_and_the_next_call_works() {
 }
 
 #[test]
+fn the_guest_gets_no_environment_files_network_or_clock() {
+    let s = runtime(1000, 64)
+        .load_file(&common::plugin("misbehaving"))
+        .unwrap();
+    let out = s.prepare_for_create(&misbehaver("sandbox")).unwrap();
+    let a = &out["metadata"]["annotations"];
+    assert_eq!(a["env"], "0", "no environment variables: {a}");
+    assert_eq!(a["args"], "0", "no arguments: {a}");
+    assert_eq!(a["now"], "0", "the wall clock is stopped at the epoch: {a}");
+    assert!(
+        a["fs"].as_str().unwrap().starts_with("error"),
+        "no preopened directory: {a}"
+    );
+    assert!(
+        a["net"].as_str().unwrap().starts_with("error"),
+        "no network: {a}"
+    );
+}
+
+#[test]
+fn what_a_failing_guest_wrote_to_stderr_is_in_its_fault() {
+    let s = runtime(1000, 64)
+        .load_file(&common::plugin("misbehaving"))
+        .unwrap();
+    // A call that succeeds after writing to stderr leaves nothing behind for the next one.
+    s.prepare_for_create(&misbehaver("sandbox")).unwrap();
+    let msg = fault(s.prepare_for_create(&misbehaver("stderr"))).to_string();
+    assert!(msg.contains("ValueError: bad widget"), "{msg}");
+    assert!(!msg.contains("written to stderr"), "{msg}");
+}
+
+#[test]
 fn an_infinite_loop_is_stopped_by_the_deadline() {
     let s = runtime(200, 64)
         .load_file(&common::plugin("misbehaving"))

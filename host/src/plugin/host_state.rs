@@ -1,5 +1,5 @@
 //! Per-instance host state: the memory limiter (each instance's cap and the process-wide one)
-//! and what the guest logged during the current call.
+//! and what the guest logged during the current call, and its sandboxed WASI.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -17,6 +17,39 @@ pub struct HostState {
     /// The bytes of the last approved growth (refunded if the growth then fails).
     pub(super) last_growth: usize,
     pub(super) last_error_log: Option<String>,
+    /// The guest's deny-by-default WASI ([`super::sandbox`]) and its resources.
+    pub(super) wasi: wasmtime_wasi::WasiCtx,
+    pub(super) table: wasmtime_wasi::ResourceTable,
+    /// What the guest wrote to stderr during the current call (its end).
+    pub(super) stderr: super::sandbox::StderrTail,
+}
+
+impl HostState {
+    /// State for a new instance of `plugin` capped at `memory_limit` bytes.
+    pub(super) fn new(plugin: Arc<str>, memory_limit: usize) -> HostState {
+        let (wasi, stderr) = super::sandbox::wasi_ctx();
+        HostState {
+            plugin,
+            memory_limit,
+            memory_denied: false,
+            memory_denied_by_total: false,
+            memory_bytes: 0,
+            last_growth: 0,
+            last_error_log: None,
+            wasi,
+            table: wasmtime_wasi::ResourceTable::new(),
+            stderr,
+        }
+    }
+}
+
+impl wasmtime_wasi::WasiView for HostState {
+    fn ctx(&mut self) -> wasmtime_wasi::WasiCtxView<'_> {
+        wasmtime_wasi::WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
 }
 
 /// The most linear memory all instances together may hold: twice the per-instance limit.
@@ -28,6 +61,12 @@ pub(super) fn total_memory_cap(per_instance: usize) -> usize {
 /// per-instance limit, so that a burst of calls on huge objects cannot take all the host's
 /// memory: past the cap a growing instance is refused, as over its own limit.
 pub(super) static MEMORY_IN_USE: AtomicUsize = AtomicUsize::new(0);
+
+/// Linear memory held by every plugin instance of this process right now, bytes (what the
+/// process-wide cap counts; warm instances included).
+pub fn plugin_memory_in_use() -> usize {
+    MEMORY_IN_USE.load(Ordering::SeqCst)
+}
 
 impl Drop for HostState {
     fn drop(&mut self) {

@@ -128,6 +128,59 @@ fn compatible(found: &str, ours: &str) -> bool {
     req.matches(&ours)
 }
 
+/// The WASI packages `wasmtime_wasi::p2::add_to_linker_sync` defines (every 0.2.x import of
+/// them resolves to its 0.2 definitions by semver).
+const PROVIDED_WASI: [&str; 6] = [
+    "wasi:cli/",
+    "wasi:clocks/",
+    "wasi:filesystem/",
+    "wasi:io/",
+    "wasi:random/",
+    "wasi:sockets/",
+];
+
+/// Define every import the host does not provide (`wasi:http`, …) as functions that trap when
+/// called, so a runtime that links them but never calls them (StarlingMonkey imports
+/// `wasi:http`) loads. Unlike wasmtime's `define_unknown_imports_as_traps`, which stubs an
+/// import under its exact name, this leaves the imports the linker resolves by semver (a
+/// component's `wasi:cli/environment@0.2.9` to the host's 0.2.12) to those definitions.
+pub(super) fn stub_unknown_imports<T: 'static>(
+    engine: &Engine,
+    linker: &mut wasmtime::component::Linker<T>,
+    c: &Component,
+) -> wasmtime::Result<()> {
+    use wasmtime::component::types::ComponentItem;
+    use wasmtime::component::ResourceType;
+    for (name, item) in c.component_type().imports(engine) {
+        let provided = name.starts_with(&format!("{WIT_PACKAGE}/"))
+            || PROVIDED_WASI
+                .iter()
+                .any(|p| name.starts_with(p) && name.contains("@0.2."));
+        if provided {
+            continue;
+        }
+        let ComponentItem::ComponentInstance(instance) = item.ty else {
+            continue;
+        };
+        let mut defs = linker.instance(name)?;
+        for (export, item) in instance.exports(engine) {
+            match item.ty {
+                ComponentItem::ComponentFunc(_) => {
+                    let what = format!("{name}#{export}");
+                    defs.func_new(export, move |_, _, _, _| {
+                        wasmtime::bail!("{what} is not provided to strategy plugins")
+                    })?;
+                }
+                ComponentItem::Resource(_) => {
+                    defs.resource(export, ResourceType::host::<()>(), |_, _| Ok(()))?
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(())
+}
+
 pub(super) fn check_imports(engine: &Engine, c: &Component) -> Result<(), LoadErrorKind> {
     for (name, _) in c.component_type().imports(engine) {
         let ours = name.starts_with(&format!("{WIT_PACKAGE}/"));

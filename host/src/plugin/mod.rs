@@ -7,8 +7,9 @@
 //!   precompiled artifacts (`<cache-dir>/<sha256>-<engine compat hash>.cwasm`) that only this
 //!   process writes.
 //! - At load: header check (WebAssembly? component, not core module?), WIT version check from the
-//!   export name, import check (only `wasm-apiserver:strategy/*` and WASI, the latter linked as
-//!   traps: the guest gets no files, network, environment or clock), `InstancePre`, then
+//!   export name, import check (only `wasm-apiserver:strategy/*` and WASI, the latter
+//!   deny-by-default (`sandbox.rs`): no files, network or environment, fixed clocks, seeded
+//!   random, stderr kept for error messages), `InstancePre`, then
 //!   `describe` read once and validated, then a smoke run on the plugin's example.
 //! - Calls: a warm instance per (thread, loaded plugin) reused across calls, dropped after any
 //!   trap (a trapped instance is poisoned), after [`MAX_CALLS_PER_INSTANCE`] calls, or when the
@@ -16,7 +17,7 @@
 //!   [`RuntimeConfig`].
 //!
 //! - `runtime.rs`: the engine, compile caches and loading; `load.rs`: the checks before
-//!   anything runs; `config.rs`: the limits; `host_state.rs`: the memory limiter;
+//!   anything runs; `config.rs`: the limits; `host_state.rs`: the memory limiter; `sandbox.rs`: the WASI a guest gets;
 //!   `wasm_strategy.rs`: calls; `wit/`: one module per contract version;
 //!   `describe.rs`: the self-description's rules; `fixtures.rs`: `plugin test`.
 //!
@@ -29,11 +30,12 @@ pub mod fixtures;
 pub mod host_state;
 pub mod load;
 pub mod runtime;
+pub mod sandbox;
 pub mod wasm_strategy;
 pub mod wit;
 
 pub use config::{RuntimeConfig, EPOCH_TICK, MAX_CALLS_PER_INSTANCE, MAX_WARM_MEMORY};
-pub use host_state::HostState;
+pub use host_state::{plugin_memory_in_use, HostState};
 pub use load::{LoadError, LoadErrorKind, WIT_PACKAGE, WIT_VERSION};
 pub use runtime::PluginRuntime;
 pub use wasm_strategy::WasmStrategy;

@@ -6,7 +6,9 @@
 use super::config::{RuntimeConfig, EPOCH_TICK};
 use super::describe;
 use super::host_state::HostState;
-use super::load::{check_exports, check_header, check_imports, LoadError, LoadErrorKind};
+use super::load::{
+    check_exports, check_header, check_imports, stub_unknown_imports, LoadError, LoadErrorKind,
+};
 use super::wasm_strategy::{live, Inner, WasmStrategy, NEXT_ID};
 use super::wit::{v0_1, Pre};
 use crate::strategy::{PrinterColumn, ResourceDescription, Strategy, StrategyError};
@@ -94,8 +96,10 @@ impl PluginRuntime {
         let mut linker: Linker<HostState> = Linker::new(&self.engine);
         v0_1::StrategyPlugin::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)
             .map_err(|e| fail(LoadErrorKind::Instantiate(e.to_string())))?;
-        linker
-            .define_unknown_imports_as_traps(&component)
+        // WASI, deny by default (`sandbox.rs`): what language runtimes import to start.
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
+            .map_err(|e| fail(LoadErrorKind::Instantiate(e.to_string())))?;
+        stub_unknown_imports(&self.engine, &mut linker, &component)
             .map_err(|e| fail(LoadErrorKind::Instantiate(e.to_string())))?;
         let pre = linker
             .instantiate_pre(&component)

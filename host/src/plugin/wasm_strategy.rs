@@ -88,15 +88,7 @@ impl WasmStrategy {
         let Pre::V0_1(pre) = &inner.pre;
         let mut store = Store::new(
             pre.engine(),
-            HostState {
-                plugin: Arc::from(inner.name.as_str()),
-                memory_limit: inner.config.memory_limit,
-                memory_denied: false,
-                memory_denied_by_total: false,
-                memory_bytes: 0,
-                last_growth: 0,
-                last_error_log: None,
-            },
+            HostState::new(Arc::from(inner.name.as_str()), inner.config.memory_limit),
         );
         store.limiter(|s| s as &mut dyn ResourceLimiter);
         // What a hook may return is bounded by its memory, not by wasmtime's default 128 MiB
@@ -143,6 +135,7 @@ impl WasmStrategy {
             data.memory_denied = false;
             data.memory_denied_by_total = false;
             data.last_error_log = None;
+            data.stderr.take();
         }
         let Instance::V0_1(instance) = &warm.instance;
         let guest = instance.wasm_apiserver_strategy_strategy();
@@ -229,6 +222,11 @@ impl WasmStrategy {
         };
         if let Some(log) = &state.last_error_log {
             message = format!("{log} ({message})");
+        }
+        // A Python traceback or a JavaScript exception: what the guest wrote to stderr.
+        let stderr = state.stderr.take();
+        if !stderr.is_empty() {
+            message = format!("{message}; stderr: {stderr}");
         }
         PluginFault::Trap {
             plugin,

@@ -78,15 +78,20 @@ pub fn repo_root() -> PathBuf {
 }
 
 /// A built plugin: `target/plugins/<name>.wasm` or `target/test-plugins/<name>.wasm`, as laid out
-/// by `plugins/build.sh`. Panics with instructions when missing.
+/// by `plugins/build.sh`, or `target/lang-plugins/<name>.wasm` (Python and JavaScript, by
+/// `plugins/build-languages.sh`). Panics with instructions when missing.
 pub fn plugin(name: &str) -> PathBuf {
-    for dir in ["target/plugins", "target/test-plugins"] {
+    for dir in [
+        "target/plugins",
+        "target/test-plugins",
+        "target/lang-plugins",
+    ] {
         let p = repo_root().join(dir).join(format!("{name}.wasm"));
         if p.exists() {
             return p;
         }
     }
-    panic!("plugin {name}.wasm not built: run `bash plugins/build.sh` first (test.sh does)");
+    panic!("plugin {name}.wasm not built: run `bash plugins/build.sh` and `bash plugins/build-languages.sh` first (test.sh does)");
 }
 
 /// `<dir>/plugins.d` holding the named plugins ([`plugin`]) as `<name>.wasm`: a server's

@@ -218,6 +218,35 @@ pub fn misbehave(obj: String) -> String {
             v["kind"] = serde_json::json!("Other");
             v.to_string()
         }
+        // What the host's WASI lets a guest see, written into annotations.
+        "sandbox" => {
+            let mut v = v;
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs().to_string())
+                .unwrap_or_else(|e| e.to_string());
+            let fs = match std::fs::read_dir("/") {
+                Ok(_) => "readable".to_string(),
+                Err(e) => format!("error: {}", e.kind()),
+            };
+            let net = match std::net::TcpStream::connect("127.0.0.1:80") {
+                Ok(_) => "connected".to_string(),
+                Err(e) => format!("error: {}", e.kind()),
+            };
+            let a = &mut v["metadata"]["annotations"];
+            a["env"] = serde_json::json!(std::env::vars().count().to_string());
+            a["args"] = serde_json::json!(std::env::args().count().to_string());
+            a["now"] = serde_json::json!(now);
+            a["fs"] = serde_json::json!(fs);
+            a["net"] = serde_json::json!(net);
+            eprintln!("written to stderr");
+            v.to_string()
+        }
+        // A panic after writing to stderr: the 500 quotes what was written.
+        "stderr" => {
+            eprintln!("Traceback (most recent call last): ValueError: bad widget");
+            std::process::abort()
+        }
         _ => obj,
     }
 }

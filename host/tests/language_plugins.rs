@@ -1,0 +1,203 @@
+//! Strategy plugins written in Python and JavaScript: the widgets rules re-implemented with
+//! the Python SDK (`plugins/sdk-python`, built by componentize-py from PyPI) and the
+//! JavaScript SDK (`plugins/sdk-js`, built by componentize-js from npm), laid out in
+//! `target/lang-plugins/` by `plugins/build-languages.sh`. They pass the Rust widgets'
+//! fixtures, serve real kubectl on both stores, and a bug in one is a 500 quoting the
+//! language's own traceback; the SDKs' helpers pass their unit tests.
+
+mod common;
+
+use common::server::{Backend, TestServer};
+use serde_json::{json, Value};
+use std::process::Command;
+use wasm_apiserver::plugin::{PluginRuntime, RuntimeConfig};
+use wasm_apiserver::strategy::{sequence, StrategyError};
+
+const LANGUAGE_WIDGETS: [&str; 2] = ["widgets-python", "widgets-js"];
+
+#[test]
+fn python_and_javascript_widgets_pass_the_rust_widgets_fixtures() {
+    let fixtures = common::fixtures("widgets");
+    let cases = std::fs::read_dir(&fixtures).unwrap().count();
+    assert!(cases >= 8, "{cases} fixtures");
+    for name in LANGUAGE_WIDGETS {
+        let (ok, out) = common::cli([
+            "plugin".as_ref(),
+            "test".as_ref(),
+            common::plugin(name).as_os_str(),
+            fixtures.as_os_str(),
+        ]);
+        assert!(ok, "{name}:\n{out}");
+        assert!(
+            out.contains(&format!("{cases} passed, 0 failed")),
+            "{name}:\n{out}"
+        );
+    }
+}
+
+/// kubectl against the language's widgets: defaults, the plugin's printer columns, its field
+/// errors (422 with paths), the immutable field, status updates refused by phase.
+fn widgets_through_kubectl(backend: Backend, plugin: &str) {
+    let s = TestServer::start_with(backend, &["namespaces", plugin], &[]);
+    let ns = s.file(
+        "ns.yaml",
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: default\n",
+    );
+    s.ok(&["apply", "-f", ns.to_str().unwrap()]);
+    let w = s.file(
+        "w.yaml",
+        "apiVersion: example.dev/v1\nkind: Widget\nmetadata:\n  name: w1\nspec:\n  size: large\n  storageClass: fast\n",
+    );
+    assert!(s
+        .ok(&["create", "-f", w.to_str().unwrap()])
+        .contains("widget.example.dev/w1 created"));
+    let got: Value = serde_json::from_str(&s.ok(&["get", "wd", "w1", "-o", "json"])).unwrap();
+    assert_eq!(got["spec"]["replicas"], 5, "{got}");
+    assert_eq!(got["status"]["phase"], "Pending", "{got}");
+    assert_eq!(got["metadata"]["generation"], 1, "{got}");
+
+    let table = s.ok(&["get", "widgets", "-o", "wide"]);
+    let header = table.lines().next().unwrap_or_default();
+    for col in ["NAME", "SIZE", "REPLICAS", "PHASE", "AGE", "STORAGE-CLASS"] {
+        assert!(header.contains(col), "{table}");
+    }
+    assert!(table.contains("large") && table.contains("fast"), "{table}");
+
+    let bad = s.file(
+        "bad.yaml",
+        "apiVersion: example.dev/v1\nkind: Widget\nmetadata:\n  name: w2\nspec:\n  size: huge\n  replicas: 9\n  maxReplicas: 3\n",
+    );
+    let err = s.fails(&["create", "-f", bad.to_str().unwrap()]);
+    assert!(err.contains("The Widget \"w2\" is invalid"), "{err}");
+    assert!(
+        err.contains("spec.size: Unsupported value: \"huge\": supported values: \"small\", \"medium\", \"large\""),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "spec.replicas: Invalid value: 9: must be less than or equal to spec.maxReplicas (3)"
+        ),
+        "{err}"
+    );
+
+    let err = s.fails(&[
+        "patch",
+        "wd",
+        "w1",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"storageClass":"slow"}}"#,
+    ]);
+    assert!(
+        err.contains("spec.storageClass: Invalid value: \"slow\": field is immutable"),
+        "{err}"
+    );
+    s.ok(&[
+        "patch",
+        "wd",
+        "w1",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"replicas":4}}"#,
+    ]);
+    let got: Value = serde_json::from_str(&s.ok(&["get", "wd", "w1", "-o", "json"])).unwrap();
+    assert_eq!(got["metadata"]["generation"], 2, "{got}");
+    let err = s.fails(&[
+        "patch",
+        "wd",
+        "w1",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        r#"{"status":{"phase":"Exploded"}}"#,
+    ]);
+    assert!(err.contains("status.phase: Unsupported value"), "{err}");
+    s.ok(&["delete", "wd", "w1"]);
+}
+
+#[test]
+fn python_widgets_serve_kubectl_on_the_embedded_store() {
+    widgets_through_kubectl(Backend::Embedded, "widgets-python");
+}
+
+#[test]
+fn javascript_widgets_serve_kubectl_on_etcd() {
+    widgets_through_kubectl(Backend::Etcd, "widgets-js");
+}
+
+#[test]
+fn a_python_exception_is_a_500_quoting_its_traceback() {
+    let rt = PluginRuntime::new(RuntimeConfig::default()).unwrap();
+    let s = rt.load_file(&common::plugin("widgets-python")).unwrap();
+    let obj = json!({"apiVersion": "example.dev/v1", "kind": "Widget",
+                     "metadata": {"name": "w", "namespace": "default"},
+                     "spec": {"size": "small", "replicas": "many"}});
+    match sequence::create(&s, &obj, &sequence::no_meta_validation) {
+        Err(StrategyError::Fault(f)) => {
+            let msg = f.to_string();
+            assert!(msg.contains("\"widgets-python\""), "{msg}");
+            assert!(msg.contains("Traceback (most recent call last)"), "{msg}");
+            assert!(
+                msg.contains("TypeError: '<' not supported between instances of 'str' and 'int'"),
+                "{msg}"
+            );
+        }
+        other => panic!("expected a fault, got {other:?}"),
+    }
+    // The instance was dropped; the next call runs on a fresh one.
+    let ok = json!({"apiVersion": "example.dev/v1", "kind": "Widget",
+                    "metadata": {"name": "w", "namespace": "default"}, "spec": {"size": "small"}});
+    let out = sequence::create(&s, &ok, &sequence::no_meta_validation).unwrap();
+    assert_eq!(out.object["spec"]["replicas"], 1);
+}
+
+/// The separate hooks (what the host calls when its ObjectMeta validation fails after the
+/// one create-sequence call) give what the sequence gives.
+#[test]
+fn javascript_widgets_answer_hook_by_hook() {
+    let rt = PluginRuntime::new(RuntimeConfig::default()).unwrap();
+    let s = rt.load_file(&common::plugin("widgets-js")).unwrap();
+    let text = wasm_apiserver::strategy::Strategy::prepare_for_create(
+        &s,
+        &json!({"apiVersion": "example.dev/v1", "kind": "Widget",
+                "metadata": {"name": "w", "namespace": "default"}, "spec": {"size": "tiny"}}),
+    )
+    .unwrap();
+    assert_eq!(text["status"]["phase"], "Pending");
+    let errs = wasm_apiserver::strategy::Strategy::validate(&s, &text).unwrap();
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert_eq!(errs[0].field, "spec.size");
+    assert_eq!(errs[0].bad_value.as_ref(), Some(&json!("tiny")));
+}
+
+fn run_ok(cmd: &mut Command, what: &str) -> String {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("{what}: cannot run: {e}"));
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{what} failed:\n{text}");
+    text
+}
+
+#[test]
+fn python_sdk_unit_tests_pass() {
+    let out = run_ok(
+        Command::new("python3")
+            .args(["-m", "unittest", "discover", "-s", "tests"])
+            .current_dir(common::repo_root().join("plugins/sdk-python")),
+        "python3 -m unittest",
+    );
+    assert!(out.contains("OK"), "{out}");
+}
+
+#[test]
+fn javascript_sdk_unit_tests_pass() {
+    let out = run_ok(
+        Command::new("node")
+            .args(["--test", "test/"])
+            .current_dir(common::repo_root().join("plugins/sdk-js")),
+        "node --test",
+    );
+    assert!(out.contains("# fail 0"), "{out}");
+}

@@ -1,0 +1,29 @@
+"""wasm-apiserver's Python SDK: write a strategy plugin as a class.
+
+A strategy plugin is a WebAssembly component exporting ``wit/0.1.0/strategy.wit``; this package
+hides the bindings. Subclass :class:`Strategy`, write ``describe`` and the hooks you need
+(every other hook has kube-apiserver's default), and bind the export::
+
+    import wasm_apiserver as wa
+    from wasm_apiserver import field, Path
+
+    class Widgets(wa.Strategy):
+        def describe(self):
+            return wa.ResourceDescription("example.dev", "v1", "Widget", "widgets")
+        def validate(self, obj):
+            size = (obj.get("spec") or {}).get("size")
+            return [] if size else [field.required(Path("spec").child("size"))]
+
+    Strategy = wa.export(Widgets)
+
+Build it with ``componentize-py -d wit/0.1.0 -w strategy-plugin componentize app -o x.wasm``
+(``wasm-apiserver plugin new NAME --lang python`` writes a project that does).
+"""
+
+from . import field, validation
+from .field import ErrorList, FieldError, Path
+from .strategy import PrinterColumn, Rejected, ResourceDescription, Strategy
+from .export import export, log
+
+__all__ = ["field", "validation", "ErrorList", "FieldError", "Path", "PrinterColumn",
+           "Rejected", "ResourceDescription", "Strategy", "export", "log"]
