@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build the strategy plugins written in Python and JavaScript, with the Bytecode Alliance
-# toolchains from their package registries (pinned), against wit/0.1.0:
+# toolchains from their package registries (pinned), against wit/0.2.0:
 #   componentize-py  (PyPI)  in a venv at target/toolchains/python
 #   componentize-js  (npm)   in target/toolchains/js/node_modules
 # and lay them out in target/lang-plugins/ (not target/plugins: each serves the same resource
@@ -40,12 +40,12 @@ stage() { # name, source dir, sdk dir, sdk name in the stage
 
 start=$(date +%s%N)
 stage widgets-python examples/widgets-python plugins/sdk-python/wasm_apiserver wasm_apiserver
-(cd target/lang-build/widgets-python && "$py/bin/componentize-py" -d "$root/wit/0.1.0" -w strategy-plugin \
+(cd target/lang-build/widgets-python && "$py/bin/componentize-py" -d "$root/wit/0.2.0" -w strategy-plugin \
   componentize app -o "$out/widgets-python.wasm.tmp" >/dev/null)
 mv "$out/widgets-python.wasm.tmp" "$out/widgets-python.wasm"
 mid=$(date +%s%N)
 stage widgets-js examples/widgets-js plugins/sdk-js sdk
-"$js/node_modules/.bin/componentize-js" target/lang-build/widgets-js/app.js -w "$root/wit/0.1.0" -n strategy-plugin \
+"$js/node_modules/.bin/componentize-js" target/lang-build/widgets-js/app.js -w "$root/wit/0.2.0" -n strategy-plugin \
   -d http fetch-event -o "$out/widgets-js.wasm.tmp" >/dev/null
 mv "$out/widgets-js.wasm.tmp" "$out/widgets-js.wasm"
 end=$(date +%s%N)

@@ -10,6 +10,9 @@
 //! Run: `bash plugins/build.sh && bash plugins/build-languages.sh &&
 //!       cargo bench -p wasm-apiserver --bench languages`
 
+mod common;
+
+use common::measure;
 use serde_json::{json, Value};
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -19,24 +22,6 @@ use wasm_apiserver::strategy::{sequence, Strategy};
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-/// Median ns per call over 7 batches of `n` calls.
-fn measure(n: u32, mut f: impl FnMut()) -> f64 {
-    for _ in 0..n / 10 + 1 {
-        f();
-    }
-    let mut samples: Vec<f64> = (0..7)
-        .map(|_| {
-            let t = Instant::now();
-            for _ in 0..n {
-                f();
-            }
-            t.elapsed().as_nanos() as f64 / n as f64
-        })
-        .collect();
-    samples.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    samples[samples.len() / 2]
-}
 
 /// Peak resident memory of `wasm-apiserver plugin precompile` compiling `file`, bytes.
 fn compile_peak_rss(file: &Path) -> u64 {

@@ -15,7 +15,7 @@
 
 mod common;
 
-use common::pod;
+use common::{measure, pod};
 use serde_json::{json, Value};
 use std::hint::black_box;
 
@@ -29,24 +29,6 @@ use wasm_apiserver::strategy::{sequence, Strategy};
 use wasm_apiserver_sdk::glue;
 
 type Native = pods::Pods;
-
-/// Median ns per call over `batches` batches of `n` calls.
-fn measure(n: u32, mut f: impl FnMut()) -> f64 {
-    for _ in 0..n / 10 + 1 {
-        f();
-    }
-    let mut samples: Vec<f64> = (0..7)
-        .map(|_| {
-            let t = Instant::now();
-            for _ in 0..n {
-                f();
-            }
-            t.elapsed().as_nanos() as f64 / n as f64
-        })
-        .collect();
-    samples.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    samples[samples.len() / 2]
-}
 
 /// The host's encoding of an object for a hook (what `WasmStrategy` sends).
 fn text(v: &Value) -> String {

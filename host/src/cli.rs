@@ -86,6 +86,29 @@ pub enum PluginCommand {
         #[arg(long)]
         inactive: bool,
     },
+    /// Write a new plugin project NAME/ (source with one validation rule, fixtures, a build
+    /// script, a README) that builds with `./build.sh` and passes `plugin test` as written.
+    New {
+        /// Project and component name: a DNS-1035 label, e.g. `gadgets`.
+        name: String,
+        /// The language: `rust`, `python` or `js`.
+        #[arg(long, value_parser = ["rust", "python", "js"])]
+        lang: String,
+        /// The API group served.
+        #[arg(long, default_value = "example.dev")]
+        group: String,
+        /// The kind served, UpperCamelCase (default: NAME without a trailing `s`, camel-cased;
+        /// the plural is the lower-cased kind + `s`).
+        #[arg(long)]
+        kind: Option<String>,
+        /// The directory to create NAME/ in.
+        #[arg(long, default_value = ".")]
+        dir: PathBuf,
+        /// Rust only: the `wasm-apiserver-sdk` crate the project depends on by path (default:
+        /// `plugins/sdk` of the source tree this binary was built from).
+        #[arg(long)]
+        sdk_path: Option<PathBuf>,
+    },
     /// Compile the component read from standard input into a precompiled artifact at OUT
     /// (the server runs this in a child process so it never holds the compiler's memory).
     #[command(hide = true)]

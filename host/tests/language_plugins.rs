@@ -3,7 +3,8 @@
 //! JavaScript SDK (`plugins/sdk-js`, built by componentize-js from npm), laid out in
 //! `target/lang-plugins/` by `plugins/build-languages.sh`. They pass the Rust widgets'
 //! fixtures, serve real kubectl on both stores, and a bug in one is a 500 quoting the
-//! language's own traceback; the SDKs' helpers pass their unit tests.
+//! language's own traceback; the SDKs' helpers pass their unit tests; `plugin new` projects
+//! build with one command and pass their fixtures in each language.
 
 mod common;
 
@@ -200,4 +201,76 @@ fn javascript_sdk_unit_tests_pass() {
         "node --test",
     );
     assert!(out.contains("# fail 0"), "{out}");
+}
+
+/// `plugin new NAME --lang L` writes a project whose `./build.sh` builds a component (with the
+/// language's toolchain from its registry) that passes its own fixtures as written.
+fn plugin_new_builds_and_passes_its_fixtures(lang: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, out) = common::cli([
+        "plugin".as_ref(),
+        "new".as_ref(),
+        "gadgets".as_ref(),
+        "--lang".as_ref(),
+        lang.as_ref(),
+        "--group".as_ref(),
+        "toys.example.dev".as_ref(),
+        "--dir".as_ref(),
+        dir.path().as_os_str(),
+    ]);
+    assert!(ok, "{out}");
+    let project = dir.path().join("gadgets");
+    for f in ["build.sh", "README.md", "fixtures/create-valid.json"] {
+        assert!(project.join(f).exists(), "{lang}: {f} missing");
+    }
+    let mut build = Command::new("bash");
+    build.arg("build.sh").current_dir(&project);
+    if lang == "rust" {
+        // Shared between runs: the SDK's dependencies are built once per checkout.
+        build.env(
+            "CARGO_TARGET_DIR",
+            common::repo_root().join("target/plugin-new"),
+        );
+    }
+    run_ok(&mut build, &format!("{lang}: ./build.sh"));
+    let wasm = project.join("gadgets.wasm");
+    let (ok, out) = common::cli(["plugin".as_ref(), "check".as_ref(), wasm.as_os_str()]);
+    assert!(ok, "{lang}: {out}");
+    assert!(
+        out.contains("serves gadgets.toys.example.dev (toys.example.dev/v1, kind Gadget"),
+        "{lang}: {out}"
+    );
+    let (ok, out) = common::cli([
+        "plugin".as_ref(),
+        "test".as_ref(),
+        wasm.as_os_str(),
+        project.join("fixtures").as_os_str(),
+    ]);
+    assert!(ok && out.contains("2 passed, 0 failed"), "{lang}: {out}");
+    // A second `plugin new` of the same name refuses to overwrite it.
+    let (ok, out) = common::cli([
+        "plugin".as_ref(),
+        "new".as_ref(),
+        "gadgets".as_ref(),
+        "--lang".as_ref(),
+        lang.as_ref(),
+        "--dir".as_ref(),
+        dir.path().as_os_str(),
+    ]);
+    assert!(!ok && out.contains("already exists"), "{lang}: {out}");
+}
+
+#[test]
+fn plugin_new_rust_builds_and_passes() {
+    plugin_new_builds_and_passes_its_fixtures("rust");
+}
+
+#[test]
+fn plugin_new_python_builds_and_passes() {
+    plugin_new_builds_and_passes_its_fixtures("python");
+}
+
+#[test]
+fn plugin_new_js_builds_and_passes() {
+    plugin_new_builds_and_passes_its_fixtures("js");
 }

@@ -1,7 +1,7 @@
 // The strategy base class and its export: kube-apiserver's rest.RESTCreateStrategy,
 // rest.RESTUpdateStrategy, rest.RESTGracefulDeleteStrategy and the status strategy as methods,
 // with kube-apiserver's defaults for every hook you do not write, bridged to the component's
-// `wasm-apiserver:strategy/strategy` export (wit/0.1.0/strategy.wit).
+// `wasm-apiserver:strategy/strategy` export (wit/0.2.0/strategy.wit).
 //
 // Objects are plain objects parsed from the JSON the host sends. Mutating hooks change the
 // object in place; validation hooks return an array of FieldError; warning hooks an array of
@@ -39,7 +39,10 @@ export class PrinterColumn {
  * What a plugin serves (the WIT resource-description). Only group, version, kind and plural
  * are required; the rest default as a CRD's do: listKind `<Kind>List`, singular the lower-cased
  * kind, namespaced, a status subresource, the NAME and AGE columns, a schema that keeps every
- * field. `openapiSchema` and `example` are objects.
+ * field. `openapiSchema` and `example` are objects. `version` is the storage version; a
+ * resource served in several versions lists them in `versions` (`{name, served, storage,
+ * deprecated, deprecationWarning, openapiSchema, printerColumns, selectableFields}`, the last
+ * three defaulting to the description's own), `version` naming the storage one.
  */
 export function resourceDescription(group, version, kind, plural, rest = {}) {
   return {
@@ -54,6 +57,8 @@ export function resourceDescription(group, version, kind, plural, rest = {}) {
     selectableFields: [],
     openapiSchema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
     example: undefined,
+    returnDeletedObject: false,
+    versions: [],
     ...rest,
   };
 }
@@ -91,6 +96,15 @@ export class Strategy {
   validateDelete(_old) { return []; }
   /** Cells of the printer columns whose jsonPath is empty, in column order. */
   printerCells(_obj) { return []; }
+  /**
+   * Convert an object to `desiredApiVersion` (a CRD conversion webhook's job), for a resource
+   * served in several versions; called only when `obj` is in another version. Keep metadata
+   * but labels and annotations; make A → B → A give back the original. The default serves one
+   * version and refuses.
+   */
+  convert(obj, desiredApiVersion) {
+    throw new Rejected(`cannot convert from ${obj.apiVersion} to ${desiredApiVersion}: this plugin serves one version`);
+  }
   /** GetAttrs: labels, and each selectable field ("" when missing or null, JSON when not a string). */
   getAttrs(obj) {
     const labels = Object.entries(obj.metadata?.labels ?? {})
@@ -156,10 +170,28 @@ export function exportStrategy(StrategyClass) {
   const exported = {
     describe() {
       const d = s.description();
+      const versions = d.versions.length ? d.versions : [{ name: d.version, storage: true }];
       return {
-        ...d,
-        printerColumns: d.printerColumns.map((c) => ({ ...c })),
-        openapiSchema: JSON.stringify(d.openapiSchema),
+        group: d.group,
+        versions: versions.map((v) => ({
+          name: v.name,
+          served: v.served ?? true,
+          storage: v.storage ?? false,
+          deprecated: v.deprecated ?? false,
+          deprecationWarning: v.deprecationWarning,
+          openapiSchema: JSON.stringify(v.openapiSchema ?? d.openapiSchema),
+          printerColumns: (v.printerColumns ?? d.printerColumns).map((c) => ({ ...c })),
+          selectableFields: v.selectableFields ?? d.selectableFields,
+        })),
+        kind: d.kind,
+        listKind: d.listKind,
+        plural: d.plural,
+        singular: d.singular,
+        shortNames: d.shortNames,
+        categories: d.categories,
+        namespaced: d.namespaced,
+        subresources: d.subresources,
+        returnDeletedObject: d.returnDeletedObject,
         example: d.example === undefined ? undefined : JSON.stringify(d.example),
       };
     },
@@ -213,6 +245,13 @@ export function exportStrategy(StrategyClass) {
     validateDelete(old) { return wireErrors(s.validateDelete(read(old))); },
     printerCells(obj) { return s.printerCells(read(obj)).map((c) => JSON.stringify(c)); },
     getAttrs(obj) { return s.getAttrs(parse(obj)); },
+    convert(obj, desiredApiVersion) {
+      const o = parse(obj);
+      if (o.apiVersion === desiredApiVersion) return obj;
+      let out;
+      run((x) => { out = s.convert(x, desiredApiVersion); }, o);
+      return JSON.stringify(out);
+    },
   };
   // A hook-error passes through as the err case; anything else thrown is a bug in the plugin:
   // its stack goes to stderr, which the host quotes in the 500 of the call that traps.

@@ -1,5 +1,6 @@
 //! What several benchmarks share: a server process on loopback with a plugin folder, the
-//! ~2 KB two-container pod they measure with, and this process's CPU time. Included with
+//! ~2 KB two-container pod they measure with, this process's CPU time and the median-of-batches
+//! timer. Included with
 //! `mod common;` (not a bench target itself).
 
 #![allow(dead_code)]
@@ -159,4 +160,22 @@ pub fn proc_cpu_us(pid: u32) -> f64 {
     let ticks: u64 = f.get(11).and_then(|v| v.parse().ok()).unwrap_or(0)
         + f.get(12).and_then(|v| v.parse().ok()).unwrap_or(0);
     ticks as f64 * 10_000.0
+}
+
+/// Median ns per call over 7 batches of `n` calls (after `n / 10 + 1` warm-up calls).
+pub fn measure(n: u32, mut f: impl FnMut()) -> f64 {
+    for _ in 0..n / 10 + 1 {
+        f();
+    }
+    let mut samples: Vec<f64> = (0..7)
+        .map(|_| {
+            let t = std::time::Instant::now();
+            for _ in 0..n {
+                f();
+            }
+            t.elapsed().as_nanos() as f64 / n as f64
+        })
+        .collect();
+    samples.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    samples[samples.len() / 2]
 }

@@ -1,10 +1,11 @@
 //! Start-up (kube-apiserver's `cmd/kube-apiserver/app/server.go` `Run`): flags → listeners →
 //! certificates, authenticator and authorizer (`security.rs`, `certs.rs`) → storage factory
 //! → plugin runtime → plugin manager (which publishes the first snapshot) → serving →
-//! signals. The offline plugin tools are in `plugin_tools.rs`, the storage flags in
+//! signals. The offline plugin tools are in `plugin_tools.rs` (`plugin new`: `plugin_new.rs`), the storage flags in
 //! `storage.rs`.
 
 pub mod certs;
+pub mod plugin_new;
 pub mod plugin_push;
 pub mod plugin_tools;
 pub mod security;
@@ -28,6 +29,21 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
             plugin_tools::test(&file, &dir, &limits)
         }
         Some(Command::Plugin(PluginCommand::Precompile { out })) => plugin_tools::precompile(&out),
+        Some(Command::Plugin(PluginCommand::New {
+            name,
+            lang,
+            group,
+            kind,
+            dir,
+            sdk_path,
+        })) => plugin_new::run(&plugin_new::Options {
+            name,
+            lang,
+            group,
+            kind,
+            dir,
+            sdk_path,
+        }),
         Some(Command::Plugin(PluginCommand::Manifest {
             file,
             name,

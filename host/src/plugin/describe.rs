@@ -22,6 +22,100 @@ fn is_kind(s: &str) -> bool {
     s.starts_with(|c: char| c.is_ascii_uppercase()) && s.chars().all(|c| c.is_ascii_alphanumeric())
 }
 
+fn check_columns_and_fields(
+    columns: &[crate::strategy::PrinterColumn],
+    fields: &[String],
+    version: &str,
+    p: &mut Vec<String>,
+) {
+    for c in columns {
+        if c.name.is_empty() {
+            p.push(format!("{version}printer column with an empty name"));
+        }
+        if !["integer", "number", "string", "boolean", "date"].contains(&c.type_.as_str()) {
+            p.push(format!(
+                "{version}printer column {:?}: type {:?} must be integer, number, string, boolean or date",
+                c.name, c.type_
+            ));
+        }
+        let path_ok = c.json_path.is_empty()
+            || c.json_path == "@name"
+            || c.json_path == "@age"
+            || c.json_path.starts_with('.');
+        if !path_ok {
+            p.push(format!(
+                "{version}printer column {:?}: jsonPath {:?} must start with '.', or be @name, @age or empty",
+                c.name, c.json_path
+            ));
+        }
+    }
+    for f in fields {
+        if f.is_empty() || f.starts_with('.') || f.ends_with('.') || f.contains("..") {
+            p.push(format!(
+                "{version}selectable field {f:?}: must be a dotted path such as spec.nodeName"
+            ));
+        }
+    }
+}
+
+/// The rules of a CRD's `spec.versions` (`ValidateCustomResourceDefinitionSpec`): unique
+/// version names, at least one served, a deprecation warning only on a deprecated version and
+/// at most 256 characters; the core group serves `v1` alone.
+fn check_versions(d: &ResourceDescription, p: &mut Vec<String>) {
+    if d.versions.is_empty() {
+        return;
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for v in &d.versions {
+        if !seen.insert(v.name.as_str()) {
+            p.push(format!("versions: {:?} is listed twice", v.name));
+        }
+        if !is_dns1035_label(&v.name) || !v.name.starts_with('v') {
+            p.push(format!(
+                "version {:?}: must look like v1, v1beta1 or v2alpha1",
+                v.name
+            ));
+        }
+        match &v.deprecation_warning {
+            Some(_) if !v.deprecated => p.push(format!(
+                "version {:?}: deprecation-warning is set but the version is not deprecated",
+                v.name
+            )),
+            Some(w) if w.chars().count() > 256 => p.push(format!(
+                "version {:?}: deprecation-warning must be at most 256 characters",
+                v.name
+            )),
+            _ => {}
+        }
+        if !v.openapi_schema.is_object() {
+            p.push(format!(
+                "version {:?}: openapi-schema must be a JSON object",
+                v.name
+            ));
+        }
+        check_columns_and_fields(
+            &v.printer_columns,
+            &v.selectable_fields,
+            &format!("version {:?}: ", v.name),
+            p,
+        );
+    }
+    if !d.versions.iter().any(|v| v.served) {
+        p.push("versions: at least one version must be served".into());
+    }
+    if d.group.is_empty() && (d.versions.len() > 1 || d.version != "v1") {
+        p.push("versions: the core group serves one version, v1".into());
+    }
+    // Requests, responses and watches in a version other than the storage version need the
+    // host to convert; until it does, a description may serve its storage version only.
+    if d.versions.iter().any(|v| v.served && !v.storage) {
+        p.push(format!(
+            "versions: this host serves only the storage version ({}) of a resource so far",
+            d.version
+        ));
+    }
+}
+
 /// Every problem with a description, worded for the plugin author. Empty = valid.
 pub fn validate(d: &ResourceDescription) -> Vec<String> {
     let mut p = Vec::new();
@@ -74,34 +168,12 @@ pub fn validate(d: &ResourceDescription) -> Vec<String> {
             p.push(format!("subresource {s:?}: only \"status\" is supported"));
         }
     }
-    for c in &d.printer_columns {
-        if c.name.is_empty() {
-            p.push("printer column with an empty name".to_string());
-        }
-        if !["integer", "number", "string", "boolean", "date"].contains(&c.type_.as_str()) {
-            p.push(format!(
-                "printer column {:?}: type {:?} must be integer, number, string, boolean or date",
-                c.name, c.type_
-            ));
-        }
-        let path_ok = c.json_path.is_empty()
-            || c.json_path == "@name"
-            || c.json_path == "@age"
-            || c.json_path.starts_with('.');
-        if !path_ok {
-            p.push(format!(
-                "printer column {:?}: jsonPath {:?} must start with '.', or be @name, @age or empty",
-                c.name, c.json_path
-            ));
-        }
+    // With `versions`, the description's own columns and fields are the storage version's,
+    // checked there.
+    if d.versions.is_empty() {
+        check_columns_and_fields(&d.printer_columns, &d.selectable_fields, "", &mut p);
     }
-    for f in &d.selectable_fields {
-        if f.is_empty() || f.starts_with('.') || f.ends_with('.') || f.contains("..") {
-            p.push(format!(
-                "selectable field {f:?}: must be a dotted path such as spec.nodeName"
-            ));
-        }
-    }
+    check_versions(d, &mut p);
     if let Some(ex) = &d.example {
         if ex.get("apiVersion").and_then(Value::as_str) != Some(d.api_version().as_str())
             || ex.get("kind").and_then(Value::as_str) != Some(d.kind.as_str())
@@ -138,6 +210,7 @@ mod tests {
             openapi_schema: json!({"type": "object"}),
             example: Some(json!({"apiVersion": "example.dev/v1", "kind": "Widget"})),
             return_deleted_object: false,
+            versions: Vec::new(),
         }
     }
 
@@ -172,5 +245,58 @@ mod tests {
                 "{needle} not in {p:?}"
             );
         }
+    }
+
+    fn version(
+        name: &str,
+        storage: bool,
+    ) -> wasm_apiserver_apimachinery::resource::VersionDescription {
+        wasm_apiserver_apimachinery::resource::VersionDescription {
+            name: name.into(),
+            served: true,
+            storage,
+            deprecated: false,
+            deprecation_warning: None,
+            openapi_schema: json!({"type": "object"}),
+            printer_columns: Vec::new(),
+            selectable_fields: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn versions_follow_a_crds_rules() {
+        let one = ResourceDescription {
+            versions: vec![version("v1", true)],
+            ..good()
+        };
+        assert!(validate(&one).is_empty(), "{:?}", validate(&one));
+        let mut twice = version("v1", false);
+        twice.deprecation_warning = Some("old".into());
+        twice.served = false;
+        let d = ResourceDescription {
+            versions: vec![version("v1", true), twice, version("one", false)],
+            ..good()
+        };
+        let p = validate(&d);
+        for needle in [
+            "versions: \"v1\" is listed twice",
+            "deprecation-warning is set but the version is not deprecated",
+            "version \"one\": must look like v1",
+            "this host serves only the storage version (v1)",
+        ] {
+            assert!(
+                p.iter().any(|m| m.contains(needle)),
+                "{needle} not in {p:?}"
+            );
+        }
+        let core = ResourceDescription {
+            group: String::new(),
+            example: None,
+            versions: vec![version("v1", true), version("v2", false)],
+            ..good()
+        };
+        assert!(validate(&core)
+            .iter()
+            .any(|m| m == "versions: the core group serves one version, v1"));
     }
 }

@@ -43,6 +43,24 @@ impl HostState {
     }
 }
 
+impl HostState {
+    /// The guest's `log` import (every contract version's): one line tagged with the plugin;
+    /// an error line is kept for the message of a call that then fails.
+    pub(super) fn log(&mut self, level: tracing::Level, message: String) {
+        let plugin = &*self.plugin;
+        match level {
+            tracing::Level::TRACE => tracing::trace!(plugin, "{message}"),
+            tracing::Level::DEBUG => tracing::debug!(plugin, "{message}"),
+            tracing::Level::INFO => tracing::info!(plugin, "{message}"),
+            tracing::Level::WARN => tracing::warn!(plugin, "{message}"),
+            tracing::Level::ERROR => {
+                tracing::error!(plugin, "{message}");
+                self.last_error_log = Some(message);
+            }
+        }
+    }
+}
+
 impl wasmtime_wasi::WasiView for HostState {
     fn ctx(&mut self) -> wasmtime_wasi::WasiCtxView<'_> {
         wasmtime_wasi::WasiCtxView {

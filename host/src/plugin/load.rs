@@ -7,8 +7,9 @@ use wasmtime::Engine;
 
 /// The WIT package this host implements.
 pub const WIT_PACKAGE: &str = "wasm-apiserver:strategy";
-/// The WIT version this host implements (`wit/0.1.0/strategy.wit`).
-pub const WIT_VERSION: &str = "0.1.0";
+/// The newest WIT version this host implements (`wit/0.2.0/strategy.wit`); it serves every
+/// version in [`super::wit::VERSIONS`].
+pub const WIT_VERSION: &str = "0.2.0";
 
 /// Why a plugin did not load. The `Display` form names the plugin and the reason.
 #[derive(Debug, thiserror::Error)]
@@ -45,8 +46,9 @@ pub enum LoadErrorKind {
     Compile(String),
     /// Built against a WIT version this host does not implement.
     #[error(
-        "was built against {WIT_PACKAGE}@{found}, but this host implements \
-         {WIT_PACKAGE}@{WIT_VERSION}; rebuild it against wit/{WIT_VERSION}/"
+        "was built against {WIT_PACKAGE}@{found}, but this host implements {}; rebuild it \
+         against wit/{WIT_VERSION}/",
+        super::wit::VERSIONS.map(|v| format!("{WIT_PACKAGE}@{v}")).join(" and ")
     )]
     WitVersion {
         /// The version the component exports.
@@ -84,7 +86,8 @@ pub fn check_header(bytes: &[u8]) -> Result<(), LoadErrorKind> {
 }
 
 /// Find `wasm-apiserver:strategy/strategy@X.Y.Z` among the exports; accept X.Y.Z compatible
-/// with [`WIT_VERSION`] (same major, and same minor while major is 0).
+/// with one of the versions this host implements ([`super::wit::VERSIONS`]: same major, and
+/// same minor while major is 0). Returns the version found.
 pub(super) fn check_exports(engine: &Engine, c: &Component) -> Result<String, LoadErrorKind> {
     let ty = c.component_type();
     let names: Vec<String> = ty.exports(engine).map(|(n, _)| n.to_string()).collect();
@@ -98,7 +101,10 @@ pub(super) fn check_exports(engine: &Engine, c: &Component) -> Result<String, Lo
             },
         });
     };
-    if compatible(found, WIT_VERSION) {
+    if super::wit::VERSIONS
+        .iter()
+        .any(|ours| compatible(found, ours))
+    {
         Ok(found.to_string())
     } else {
         Err(LoadErrorKind::WitVersion {

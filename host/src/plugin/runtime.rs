@@ -10,7 +10,7 @@ use super::load::{
     check_exports, check_header, check_imports, stub_unknown_imports, LoadError, LoadErrorKind,
 };
 use super::wasm_strategy::{live, Inner, WasmStrategy, NEXT_ID};
-use super::wit::{v0_1, Pre};
+use super::wit::{v0_1, v0_2, Pre};
 use crate::strategy::{PrinterColumn, ResourceDescription, Strategy, StrategyError};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -91,21 +91,35 @@ impl PluginRuntime {
         let wit_version = check_exports(&self.engine, &component).map_err(fail)?;
         check_imports(&self.engine, &component).map_err(fail)?;
 
-        // Every version this host serves is 0.1.x today (`check_exports`); a next version
-        // picks its own bindings here.
+        // The bindings of the contract version the component exports (`check_exports`
+        // accepted one of `wit::VERSIONS`).
         let mut linker: Linker<HostState> = Linker::new(&self.engine);
-        v0_1::StrategyPlugin::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)
-            .map_err(|e| fail(LoadErrorKind::Instantiate(e.to_string())))?;
+        let instantiate = |e: wasmtime::Error| fail(LoadErrorKind::Instantiate(e.to_string()));
+        let v0_1 = wit_version.starts_with("0.1.");
+        if v0_1 {
+            v0_1::StrategyPlugin::add_to_linker::<HostState, HasSelf<HostState>>(
+                &mut linker,
+                |s| s,
+            )
+            .map_err(instantiate)?;
+        } else {
+            v0_2::StrategyPlugin::add_to_linker::<HostState, HasSelf<HostState>>(
+                &mut linker,
+                |s| s,
+            )
+            .map_err(instantiate)?;
+        }
         // WASI, deny by default (`sandbox.rs`): what language runtimes import to start.
-        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
-            .map_err(|e| fail(LoadErrorKind::Instantiate(e.to_string())))?;
-        stub_unknown_imports(&self.engine, &mut linker, &component)
-            .map_err(|e| fail(LoadErrorKind::Instantiate(e.to_string())))?;
-        let pre = linker
-            .instantiate_pre(&component)
-            .and_then(v0_1::StrategyPluginPre::new)
-            .map(Pre::V0_1)
-            .map_err(|e| fail(LoadErrorKind::Instantiate(format!("{e:#}"))))?;
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(instantiate)?;
+        stub_unknown_imports(&self.engine, &mut linker, &component).map_err(instantiate)?;
+        let pre = linker.instantiate_pre(&component).and_then(|pre| {
+            Ok(if v0_1 {
+                Pre::V0_1(v0_1::StrategyPluginPre::new(pre)?)
+            } else {
+                Pre::V0_2(v0_2::StrategyPluginPre::new(pre)?)
+            })
+        });
+        let pre = pre.map_err(|e| fail(LoadErrorKind::Instantiate(format!("{e:#}"))))?;
 
         let mut strategy = WasmStrategy {
             inner: Arc::new(Inner {
@@ -123,16 +137,16 @@ impl PluginRuntime {
         live().lock().unwrap().insert(strategy.inner.id);
 
         // Static metadata, read once.
-        let (desc, create_on_update, unconditional) = strategy
+        let (description, create_on_update, unconditional) = strategy
             .call("describe", |g, s| {
                 Ok((
-                    g.call_describe(&mut *s)?,
-                    g.call_allow_create_on_update(&mut *s)?,
-                    g.call_allow_unconditional_update(&mut *s)?,
+                    g.describe(&mut *s)?,
+                    g.allow_create_on_update(&mut *s)?,
+                    g.allow_unconditional_update(&mut *s)?,
                 ))
             })
             .map_err(|e| fail(LoadErrorKind::Instantiate(e.to_string())))?;
-        let description = v0_1::description(desc).map_err(|p| fail(LoadErrorKind::Describe(p)))?;
+        let description = description.map_err(|p| fail(LoadErrorKind::Describe(p)))?;
         let problems = describe::validate(&description);
         if !problems.is_empty() {
             return Err(fail(LoadErrorKind::Describe(problems)));
@@ -373,5 +387,6 @@ fn placeholder_description() -> ResourceDescription {
         openapi_schema: Value::Null,
         example: None,
         return_deleted_object: false,
+        versions: Vec::new(),
     }
 }

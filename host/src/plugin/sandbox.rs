@@ -4,7 +4,7 @@
 //! Rust components import little WASI, but CPython (componentize-py) and StarlingMonkey
 //! (componentize-js) read their environment, the clocks and random bytes while they start and
 //! write tracebacks to stderr. The contract ("every export is a pure function of its
-//! arguments", `wit/0.1.0/strategy.wit`) is kept by giving them a deny-by-default WASI
+//! arguments", `wit/0.2.0/strategy.wit`) is kept by giving them a deny-by-default WASI
 //! (`wasmtime_wasi::p2`, the host's own WASI 0.2 implementation):
 //! - no environment variables, no arguments, no preopened directories (no filesystem), stdin
 //!   closed, no sockets (every address refused, name lookup off);

@@ -5,10 +5,9 @@
 
 use super::config::{RuntimeConfig, EPOCH_TICK, MAX_CALLS_PER_INSTANCE, MAX_WARM_MEMORY};
 use super::host_state::{total_memory_cap, HostState, INPUT_BYTES, MEMORY_IN_USE};
-use super::wit::v0_1::{self, field_errors, rejection};
-use super::wit::{Instance, Pre};
+use super::wit::{Guest, Instance, Pre};
 use crate::strategy::{
-    Attributes, CreateOutcome, FieldError, PluginFault, ResourceDescription, Strategy,
+    Attributes, CreateOutcome, FieldError, PluginFault, Rejection, ResourceDescription, Strategy,
     StrategyError, StrategyResult,
 };
 use serde_json::Value;
@@ -85,7 +84,7 @@ impl WasmStrategy {
 
     fn instantiate(&self) -> Result<Warm, String> {
         let inner = &self.inner;
-        let Pre::V0_1(pre) = &inner.pre;
+        let pre = &inner.pre;
         let mut store = Store::new(
             pre.engine(),
             HostState::new(Arc::from(inner.name.as_str()), inner.config.memory_limit),
@@ -98,7 +97,6 @@ impl WasmStrategy {
         store.set_epoch_deadline(self.deadline_ticks());
         let instance = pre
             .instantiate(&mut store)
-            .map(Instance::V0_1)
             .map_err(|e| format!("cannot instantiate: {e:#}"))?;
         Ok(Warm {
             store,
@@ -116,7 +114,7 @@ impl WasmStrategy {
     pub(super) fn call<R>(
         &self,
         hook: &'static str,
-        f: impl FnOnce(&v0_1::Guest, &mut Store<HostState>) -> wasmtime::Result<R>,
+        f: impl FnOnce(&dyn Guest, &mut Store<HostState>) -> wasmtime::Result<R>,
     ) -> Result<R, PluginFault> {
         let id = self.inner.id;
         let input_bytes = INPUT_BYTES.with(|n| n.take());
@@ -137,8 +135,7 @@ impl WasmStrategy {
             data.last_error_log = None;
             data.stderr.take();
         }
-        let Instance::V0_1(instance) = &warm.instance;
-        let guest = instance.wasm_apiserver_strategy_strategy();
+        let guest = warm.instance.guest();
         let started = std::time::Instant::now();
         let result = f(guest, &mut warm.store);
         crate::metrics::metrics()
@@ -252,9 +249,9 @@ impl WasmStrategy {
         &self,
         hook: &'static str,
         input: &Value,
-        r: Result<Result<String, v0_1::types::HookError>, PluginFault>,
+        r: Result<Result<String, Rejection>, PluginFault>,
     ) -> StrategyResult<Value> {
-        let text = r?.map_err(|e| StrategyError::Rejected(rejection(e)))?;
+        let text = r?.map_err(StrategyError::Rejected)?;
         self.output(hook, input, &text)
     }
 
@@ -341,29 +338,23 @@ impl Strategy for WasmStrategy {
 
     fn prepare_for_create(&self, obj: &Value) -> StrategyResult<Value> {
         let text = json_text(obj);
-        let r = self.call("prepare-for-create", |g, s| {
-            g.call_prepare_for_create(s, &text)
-        });
+        let r = self.call("prepare-for-create", |g, s| g.prepare_for_create(s, &text));
         self.mutating("prepare-for-create", obj, r)
     }
 
     fn validate(&self, obj: &Value) -> StrategyResult<Vec<FieldError>> {
         let text = json_text(obj);
-        Ok(field_errors(
-            self.call("validate", |g, s| g.call_validate(s, &text))?,
-        ))
+        Ok(self.call("validate", |g, s| g.validate(s, &text))?)
     }
 
     fn warnings_on_create(&self, obj: &Value) -> StrategyResult<Vec<String>> {
         let text = json_text(obj);
-        Ok(self.call("warnings-on-create", |g, s| {
-            g.call_warnings_on_create(s, &text)
-        })?)
+        Ok(self.call("warnings-on-create", |g, s| g.warnings_on_create(s, &text))?)
     }
 
     fn canonicalize(&self, obj: &Value) -> StrategyResult<Value> {
         let text = json_text(obj);
-        let r = self.call("canonicalize", |g, s| g.call_canonicalize(s, &text));
+        let r = self.call("canonicalize", |g, s| g.canonicalize(s, &text));
         self.mutating("canonicalize", obj, r)
     }
 
@@ -371,59 +362,51 @@ impl Strategy for WasmStrategy {
     fn create_sequence(&self, obj: &Value) -> StrategyResult<CreateOutcome> {
         const HOOK: &str = "create-sequence";
         let out = with_json_text(obj, |text| {
-            self.call(HOOK, |g, s| g.call_create_sequence(s, text))
+            self.call(HOOK, |g, s| g.create_sequence(s, text))
         })?
-        .map_err(|e| StrategyError::Rejected(rejection(e)))?;
+        .map_err(StrategyError::Rejected)?;
         Ok(CreateOutcome {
             object: self.output(HOOK, obj, &out.object)?,
-            errors: field_errors(out.errors),
+            errors: out.errors,
             warnings: out.warnings,
         })
     }
 
     fn prepare_for_update(&self, new: &Value, old: &Value) -> StrategyResult<Value> {
         let (n, o) = (json_text(new), json_text(old));
-        let r = self.call("prepare-for-update", |g, s| {
-            g.call_prepare_for_update(s, &n, &o)
-        });
+        let r = self.call("prepare-for-update", |g, s| g.prepare_for_update(s, &n, &o));
         self.mutating("prepare-for-update", new, r)
     }
 
     fn validate_update(&self, new: &Value, old: &Value) -> StrategyResult<Vec<FieldError>> {
         let (n, o) = (json_text(new), json_text(old));
-        Ok(field_errors(self.call("validate-update", |g, s| {
-            g.call_validate_update(s, &n, &o)
-        })?))
+        Ok(self.call("validate-update", |g, s| g.validate_update(s, &n, &o))?)
     }
 
     fn warnings_on_update(&self, new: &Value, old: &Value) -> StrategyResult<Vec<String>> {
         let (n, o) = (json_text(new), json_text(old));
-        Ok(self.call("warnings-on-update", |g, s| {
-            g.call_warnings_on_update(s, &n, &o)
-        })?)
+        Ok(self.call("warnings-on-update", |g, s| g.warnings_on_update(s, &n, &o))?)
     }
 
     fn prepare_for_status_update(&self, new: &Value, old: &Value) -> StrategyResult<Value> {
         let (n, o) = (json_text(new), json_text(old));
         let r = self.call("prepare-for-status-update", |g, s| {
-            g.call_prepare_for_status_update(s, &n, &o)
+            g.prepare_for_status_update(s, &n, &o)
         });
         self.mutating("prepare-for-status-update", new, r)
     }
 
     fn validate_status_update(&self, new: &Value, old: &Value) -> StrategyResult<Vec<FieldError>> {
         let (n, o) = (json_text(new), json_text(old));
-        Ok(field_errors(
-            self.call("validate-status-update", |g, s| {
-                g.call_validate_status_update(s, &n, &o)
-            })?,
-        ))
+        Ok(self.call("validate-status-update", |g, s| {
+            g.validate_status_update(s, &n, &o)
+        })?)
     }
 
     fn warnings_on_status_update(&self, new: &Value, old: &Value) -> StrategyResult<Vec<String>> {
         let (n, o) = (json_text(new), json_text(old));
         Ok(self.call("warnings-on-status-update", |g, s| {
-            g.call_warnings_on_status_update(s, &n, &o)
+            g.warnings_on_status_update(s, &n, &o)
         })?)
     }
 
@@ -434,20 +417,18 @@ impl Strategy for WasmStrategy {
     ) -> StrategyResult<Option<i64>> {
         let text = json_text(obj);
         Ok(self.call("check-graceful-delete", |g, s| {
-            g.call_check_graceful_delete(s, &text, requested)
+            g.check_graceful_delete(s, &text, requested)
         })?)
     }
 
     fn validate_delete(&self, old: &Value) -> StrategyResult<Vec<FieldError>> {
         let text = json_text(old);
-        Ok(field_errors(self.call("validate-delete", |g, s| {
-            g.call_validate_delete(s, &text)
-        })?))
+        Ok(self.call("validate-delete", |g, s| g.validate_delete(s, &text))?)
     }
 
     fn printer_cells(&self, obj: &Value) -> StrategyResult<Vec<Value>> {
         let text = json_text(obj);
-        let cells = self.call("printer-cells", |g, s| g.call_printer_cells(s, &text))?;
+        let cells = self.call("printer-cells", |g, s| g.printer_cells(s, &text))?;
         cells
             .into_iter()
             .map(|c| {
@@ -457,14 +438,62 @@ impl Strategy for WasmStrategy {
             .collect()
     }
 
+    /// One `convert` call; the result must be one JSON object in `desired_api_version` of the
+    /// same kind with the same name, namespace and uid. As kube's webhook converter
+    /// (`restoreObjectMeta` in apiextensions-apiserver's `webhook_converter.go`), only labels
+    /// and annotations are taken from the plugin's metadata: the rest is the input's.
+    fn convert(&self, obj: &Value, desired_api_version: &str) -> StrategyResult<Value> {
+        const HOOK: &str = "convert";
+        if obj.get("apiVersion").and_then(Value::as_str) == Some(desired_api_version) {
+            return Ok(obj.clone());
+        }
+        let text = with_json_text(obj, |text| {
+            self.call(HOOK, |g, s| g.convert(s, text, desired_api_version))
+        })?
+        .map_err(StrategyError::Rejected)?;
+        let mut out: Value = serde_json::from_str(&text)
+            .map_err(|e| self.bad_output(HOOK, format!("not JSON: {e}")))?;
+        let Some(fields) = out.as_object_mut() else {
+            return Err(self.bad_output(HOOK, "not a JSON object".into()));
+        };
+        if fields.get("apiVersion").and_then(Value::as_str) != Some(desired_api_version) {
+            return Err(self.bad_output(
+                HOOK,
+                format!(
+                    "asked for apiVersion {desired_api_version}, it returned {}",
+                    fields
+                        .get("apiVersion")
+                        .map_or("none".into(), Value::to_string)
+                ),
+            ));
+        }
+        if fields.get("kind") != obj.get("kind") {
+            return Err(self.bad_output(HOOK, "it changed kind".into()));
+        }
+        let mut meta = obj.get("metadata").cloned().unwrap_or(Value::Null);
+        if let (Some(m), Some(returned)) = (
+            meta.as_object_mut(),
+            fields.get("metadata").and_then(Value::as_object),
+        ) {
+            for key in ["name", "namespace", "uid"] {
+                if returned.get(key) != m.get(key) {
+                    return Err(self.bad_output(HOOK, format!("it changed metadata.{key}")));
+                }
+            }
+            for key in ["labels", "annotations"] {
+                match returned.get(key) {
+                    Some(v) => m.insert(key.into(), v.clone()),
+                    None => m.remove(key),
+                };
+            }
+        }
+        fields.insert("metadata".into(), meta);
+        Ok(out)
+    }
+
     fn get_attrs(&self, obj: &Value) -> StrategyResult<Attributes> {
         let text = json_text(obj);
-        let a = self
-            .call("get-attrs", |g, s| g.call_get_attrs(s, &text))?
-            .map_err(|e| StrategyError::Rejected(rejection(e)))?;
-        Ok(Attributes {
-            labels: a.labels,
-            fields: a.fields,
-        })
+        self.call("get-attrs", |g, s| g.get_attrs(s, &text))?
+            .map_err(StrategyError::Rejected)
     }
 }

@@ -242,6 +242,7 @@ impl StrategyPluginStrategy {
                 openapi_schema: schema(),
                 example: None,
                 return_deleted_object: false,
+                versions: Vec::new(),
             },
         }
     }

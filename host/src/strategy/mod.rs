@@ -120,7 +120,7 @@ pub type StrategyResult<T> = Result<T, StrategyError>;
 /// `metadata.name` and `metadata.namespace` (else [`PluginFault::BadOutput`]).
 ///
 /// Methods follow `rest.RESTCreateStrategy`, `rest.RESTUpdateStrategy`,
-/// `rest.RESTGracefulDeleteStrategy` and the status strategy; see `wit/0.1.0/strategy.wit` for when
+/// `rest.RESTGracefulDeleteStrategy` and the status strategy; see `wit/0.2.0/strategy.wit` for when
 /// each is called.
 pub trait Strategy: Send + Sync {
     /// The plugin's name (its file stem), used in errors, logs and metrics.
@@ -146,7 +146,7 @@ pub trait Strategy: Send + Sync {
     /// returned in [`CreateOutcome::errors`], not as an error.
     ///
     /// The default calls the four hooks in turn; [`crate::plugin::WasmStrategy`] makes one
-    /// call (`create-sequence` in `wit/0.1.0/strategy.wit`) with the same result.
+    /// call (`create-sequence` in `wit/0.2.0/strategy.wit`) with the same result.
     fn create_sequence(&self, obj: &Value) -> StrategyResult<CreateOutcome> {
         let prepared = self.prepare_for_create(obj)?;
         let errors = self.validate(&prepared)?;
@@ -189,6 +189,22 @@ pub trait Strategy: Send + Sync {
     fn printer_cells(&self, obj: &Value) -> StrategyResult<Vec<Value>>;
     /// `GetAttrs`.
     fn get_attrs(&self, obj: &Value) -> StrategyResult<Attributes>;
+    /// Convert `obj` to `desired_api_version` (`group/version`, `v1` in the core group): the
+    /// conversion kube-apiserver runs between a request's version and the storage version
+    /// (`convert` in `wit/0.2.0/strategy.wit`). An object already in that version is returned
+    /// as it is without a call. Errors: the plugin refused it ([`Rejection`]), or failed or
+    /// returned something that is not the object in that version ([`PluginFault`]).
+    ///
+    /// The default serves one version: it converts only to the object's own.
+    fn convert(&self, obj: &Value, desired_api_version: &str) -> StrategyResult<Value> {
+        if obj.get("apiVersion").and_then(Value::as_str) == Some(desired_api_version) {
+            return Ok(obj.clone());
+        }
+        Err(StrategyError::Rejected(Rejection::BadRequest(format!(
+            "{} serves one version and cannot convert to {desired_api_version}",
+            self.name()
+        ))))
+    }
 }
 
 #[cfg(test)]

@@ -46,7 +46,7 @@ pub fn no_meta_validation(_: &Value) -> Vec<FieldError> {
 ///
 /// One [`Strategy::create_sequence`] call runs the four hooks; `meta` then runs on the object
 /// it returns instead of on the prepared one. That is equivalent because Canonicalize must not
-/// change metadata (`wit/0.1.0/strategy.wit`), so both objects have the same metadata. When `meta`
+/// change metadata (`wit/0.2.0/strategy.wit`), so both objects have the same metadata. When `meta`
 /// finds errors this falls back to [`create_in_steps`], which reproduces the exact order of
 /// `rest.BeforeCreate` (meta on the prepared object, WarningsOnCreate and Canonicalize not run),
 /// so every 422 from `meta` is the hook-by-hook answer. Only a plugin breaking the rule — a

@@ -24,6 +24,7 @@ pub mod labels;
 pub mod quantity;
 pub mod resource;
 pub mod validation;
+pub mod version;
 
 pub use field::{ErrorList, ErrorType, FieldError, Path};
 pub use resource::{Attributes, GroupKind, GroupResource, PrinterColumn, ResourceDescription};

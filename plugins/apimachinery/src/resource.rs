@@ -112,9 +112,38 @@ impl PrinterColumn {
     }
 }
 
+/// One version of a resource served in several (an entry of a CRD's `spec.versions`,
+/// `served-version` in `wit/0.2.0/strategy.wit`). Serialized in camelCase.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VersionDescription {
+    /// The version, e.g. `v1alpha1`.
+    pub name: String,
+    /// Served through the REST API.
+    pub served: bool,
+    /// The version objects are stored in (exactly one).
+    pub storage: bool,
+    /// Deprecated: responses carry a `Warning: 299` header.
+    pub deprecated: bool,
+    /// The warning text of a deprecated version; `None` for kube's default text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deprecation_warning: Option<String>,
+    /// OpenAPI v3 schema of an object in this version.
+    pub openapi_schema: serde_json::Value,
+    /// Printer columns of this version.
+    pub printer_columns: Vec<PrinterColumn>,
+    /// Selectable fields of this version besides `metadata.name` / `metadata.namespace`.
+    pub selectable_fields: Vec<String>,
+}
+
 /// What a plugin serves: the self-description read once at load (see `describe` in
-/// `wit/0.1.0/strategy.wit`) — a CustomResourceDefinition's names, scope, subresources,
+/// `wit/0.2.0/strategy.wit`) — a CustomResourceDefinition's names, scope, subresources,
 /// printer columns, selectable fields and schema in one record. Serialized in camelCase.
+///
+/// `version`, `printer_columns`, `selectable_fields` and `openapi_schema` are the storage
+/// version's: the version every hook but `convert` sees. A resource served in several versions
+/// lists them all, the storage version included, in `versions`; empty `versions` means
+/// `version` alone (every WIT 0.1 plugin).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceDescription {
@@ -154,6 +183,9 @@ pub struct ResourceDescription {
     /// host removes before publishing the schema.
     #[serde(default)]
     pub return_deleted_object: bool,
+    /// Every version when there is more than `version` (see the type's docs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub versions: Vec<VersionDescription>,
 }
 
 /// The schema-root extension by which a WIT 0.1 plugin declares
@@ -181,7 +213,30 @@ impl ResourceDescription {
             openapi_schema: serde_json::json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}),
             example: None,
             return_deleted_object: false,
+            versions: Vec::new(),
         }
+    }
+
+    /// The versions served through the REST API, in kube's version priority (`v1` before
+    /// `v1beta1` before `v1alpha1` before other names; `version.CompareKubeAwareVersionStrings`):
+    /// the first is the preferred version. Just `version` when `versions` is empty.
+    pub fn served_versions(&self) -> Vec<&str> {
+        if self.versions.is_empty() {
+            return vec![self.version.as_str()];
+        }
+        let mut v: Vec<&str> = self
+            .versions
+            .iter()
+            .filter(|v| v.served)
+            .map(|v| v.name.as_str())
+            .collect();
+        v.sort_by(|a, b| crate::version::compare_kube_aware(b, a));
+        v
+    }
+
+    /// The description of version `name`, if it is one of this resource's.
+    pub fn version_description(&self, name: &str) -> Option<&VersionDescription> {
+        self.versions.iter().find(|v| v.name == name)
     }
 
     /// Whether the resource has a `status` subresource.

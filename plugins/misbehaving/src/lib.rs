@@ -6,7 +6,7 @@
 //! `rename` (changes `metadata.name`), `rekind` (changes `kind`). Anything else behaves.
 //!
 //! Built with `--features bad-describe` it describes an invalid resource; with
-//! `--features wit-next` it is built against a different WIT version (`@0.2.0`); with
+//! `--features wit-next` it is built against a WIT version this host does not know (`@0.3.0`); with
 //! `--features strict` its validation requires the label `tier` (a second version of the same
 //! plugin, for hot-reload tests); with `--features trap-describe` its `describe` traps; with
 //! `--features other-plural` it serves `misbehavers2` (a resource change under the same name).
@@ -27,7 +27,16 @@ mod component {
             let d = super::description();
             ResourceDescription {
                 group: d.group,
-                version: d.version,
+                versions: vec![ServedVersion {
+                    name: d.version,
+                    served: true,
+                    storage: true,
+                    deprecated: false,
+                    deprecation_warning: None,
+                    openapi_schema: d.openapi_schema.to_string(),
+                    printer_columns: Vec::new(),
+                    selectable_fields: Vec::new(),
+                }],
                 kind: d.kind,
                 list_kind: d.list_kind,
                 plural: d.plural,
@@ -36,9 +45,7 @@ mod component {
                 categories: d.categories,
                 namespaced: d.namespaced,
                 subresources: d.subresources,
-                printer_columns: Vec::new(),
-                selectable_fields: Vec::new(),
-                openapi_schema: d.openapi_schema.to_string(),
+                return_deleted_object: false,
                 example: None,
             }
         }
@@ -130,6 +137,9 @@ mod component {
                 fields: Vec::new(),
             })
         }
+        fn convert(obj: String, _desired_api_version: String) -> Result<String, HookError> {
+            Ok(super::misbehave(obj))
+        }
     }
 
     wasm_apiserver_sdk::bindings::__export_strategy_bindings!(Misbehaving with_types_in wasm_apiserver_sdk::bindings);
@@ -139,7 +149,7 @@ mod component {
 mod component {
     wit_bindgen::generate!({
         inline: "
-            package wasm-apiserver:strategy@0.2.0;
+            package wasm-apiserver:strategy@0.3.0;
             interface strategy { describe: func() -> string; }
             world strategy-plugin { export strategy; }
         ",

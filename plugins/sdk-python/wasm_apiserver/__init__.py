@@ -1,6 +1,6 @@
 """wasm-apiserver's Python SDK: write a strategy plugin as a class.
 
-A strategy plugin is a WebAssembly component exporting ``wit/0.1.0/strategy.wit``; this package
+A strategy plugin is a WebAssembly component exporting ``wit/0.2.0/strategy.wit``; this package
 hides the bindings. Subclass :class:`Strategy`, write ``describe`` and the hooks you need
 (every other hook has kube-apiserver's default), and bind the export::
 
@@ -16,14 +16,14 @@ hides the bindings. Subclass :class:`Strategy`, write ``describe`` and the hooks
 
     Strategy = wa.export(Widgets)
 
-Build it with ``componentize-py -d wit/0.1.0 -w strategy-plugin componentize app -o x.wasm``
-(``wasm-apiserver plugin new NAME --lang python`` writes a project that does).
+Build it with ``componentize-py -d <folder of strategy.wit> -w strategy-plugin componentize app
+-o x.wasm`` (``wasm-apiserver plugin new NAME --lang python`` writes a project that does).
 """
 
 from . import field, validation
 from .field import ErrorList, FieldError, Path
-from .strategy import PrinterColumn, Rejected, ResourceDescription, Strategy
+from .strategy import PrinterColumn, Rejected, ResourceDescription, ServedVersion, Strategy
 from .export import export, log
 
 __all__ = ["field", "validation", "ErrorList", "FieldError", "Path", "PrinterColumn",
-           "Rejected", "ResourceDescription", "Strategy", "export", "log"]
+           "Rejected", "ResourceDescription", "ServedVersion", "Strategy", "export", "log"]

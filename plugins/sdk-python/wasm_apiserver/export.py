@@ -1,5 +1,5 @@
 """The bridge between a :class:`~wasm_apiserver.strategy.Strategy` and the component's
-``wasm-apiserver:strategy/strategy`` export (``wit/0.1.0/strategy.wit``): JSON text in and out,
+``wasm-apiserver:strategy/strategy`` export (``wit/0.2.0/strategy.wit``): JSON text in and out,
 WIT records built from the SDK's types, and the SDK's generic behaviour around the hooks.
 
 The WIT bindings (``wit_world``) exist only inside ``componentize-py``'s build, so they are
@@ -13,7 +13,7 @@ import json
 from typing import Any, Dict, List, Type
 
 from . import field as _field
-from .strategy import Rejected, Strategy
+from .strategy import Rejected, ServedVersion, Strategy
 
 _ERROR_TYPES = {
     _field.REQUIRED: "REQUIRED",
@@ -91,16 +91,22 @@ def export(cls: Type[Strategy]):
     class Export(exports.Strategy):
         def describe(self):
             d = s._description()
+            versions = d.versions or [ServedVersion(d.version, storage=True)]
             return types.ResourceDescription(
-                group=d.group, version=d.version, kind=d.kind, list_kind=d.list_kind,
+                group=d.group,
+                versions=[types.ServedVersion(
+                    v.name, v.served, v.storage, v.deprecated, v.deprecation_warning,
+                    _dumps(d.openapi_schema if v.openapi_schema is None else v.openapi_schema),
+                    [types.PrinterColumn(c.name, c.type, c.format, c.description, c.priority,
+                                         c.json_path)
+                     for c in (d.printer_columns if v.printer_columns is None else v.printer_columns)],
+                    list(d.selectable_fields if v.selectable_fields is None else v.selectable_fields))
+                    for v in versions],
+                kind=d.kind, list_kind=d.list_kind,
                 plural=d.plural, singular=d.singular, short_names=list(d.short_names),
                 categories=list(d.categories), namespaced=d.namespaced,
                 subresources=list(d.subresources),
-                printer_columns=[types.PrinterColumn(c.name, c.type, c.format, c.description,
-                                                     c.priority, c.json_path)
-                                 for c in d.printer_columns],
-                selectable_fields=list(d.selectable_fields),
-                openapi_schema=_dumps(d.openapi_schema),
+                return_deleted_object=d.return_deleted_object,
                 example=None if d.example is None else _dumps(d.example))
 
         def prepare_for_create(self, obj: str) -> str:
@@ -178,6 +184,17 @@ def export(cls: Type[Strategy]):
         def get_attrs(self, obj: str):
             labels, fields = s.get_attrs(parse(obj))
             return types.Attributes(sorted(labels.items()), list(fields.items()))
+
+        def convert(self, obj: str, desired_api_version: str) -> str:
+            o = parse(obj)
+            if o.get("apiVersion") == desired_api_version:
+                return obj
+            try:
+                return _dumps(s.convert(o, desired_api_version))
+            except Rejected as r:
+                if r.errors:
+                    raise Err(types.HookError_Invalid(wit_errors(r.errors)))
+                raise Err(types.HookError_BadRequest(r.message))
 
     Export.__name__ = "Strategy"
     return Export

@@ -61,12 +61,31 @@ class PrinterColumn:
 
 
 @dataclass
+class ServedVersion:
+    """One version of a resource served in several (a CRD's ``spec.versions`` entry). Exactly
+    one is the ``storage`` version: every hook but :meth:`Strategy.convert` sees objects in it.
+    ``openapi_schema``, ``printer_columns`` and ``selectable_fields`` default to the
+    description's own."""
+
+    name: str
+    served: bool = True
+    storage: bool = False
+    deprecated: bool = False
+    deprecation_warning: Optional[str] = None
+    openapi_schema: Optional[Dict[str, Any]] = None
+    printer_columns: Optional[List["PrinterColumn"]] = None
+    selectable_fields: Optional[List[str]] = None
+
+
+@dataclass
 class ResourceDescription:
     """What a plugin serves (the WIT ``resource-description``). Only ``group``, ``version``,
     ``kind`` and ``plural`` are required; the rest default as a CRD's do: ``list_kind`` is
     ``<Kind>List``, ``singular`` the lower-cased kind, namespaced, a ``status`` subresource,
     the NAME and AGE columns. ``openapi_schema`` is the object's OpenAPI v3 schema (a dict);
-    ``example`` an object the host smoke-tests the plugin with at load."""
+    ``example`` an object the host smoke-tests the plugin with at load. ``version`` is the
+    storage version; a resource served in several versions lists them all in ``versions``
+    (then ``version`` names the storage one)."""
 
     group: str
     version: str
@@ -84,6 +103,8 @@ class ResourceDescription:
     openapi_schema: Dict[str, Any] = dc_field(
         default_factory=lambda: {"type": "object", "x-kubernetes-preserve-unknown-fields": True})
     example: Optional[Dict[str, Any]] = None
+    return_deleted_object: bool = False
+    versions: List[ServedVersion] = dc_field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.list_kind = self.list_kind or self.kind + "List"
@@ -169,6 +190,14 @@ class Strategy:
     def printer_cells(self, obj: Dict[str, Any]) -> List[Any]:
         """Cells of the printer columns whose ``json_path`` is empty, in column order."""
         return []
+
+    def convert(self, obj: Dict[str, Any], desired_api_version: str) -> Dict[str, Any]:
+        """Convert an object to ``desired_api_version`` (a CRD conversion webhook's job), for
+        a resource served in several versions; called only when ``obj`` is in another
+        version. Keep ``metadata`` but labels and annotations; make A → B → A give back the
+        original. The default serves one version and refuses."""
+        raise Rejected("cannot convert from %s to %s: this plugin serves one version"
+                       % (obj.get("apiVersion"), desired_api_version))
 
     def get_attrs(self, obj: Dict[str, Any]) -> Tuple[Dict[str, str], Dict[str, str]]:
         """``GetAttrs``: the labels and each selectable field's value (missing or ``null``

@@ -747,11 +747,53 @@ impl From<Attributes> for wit::Attributes {
     }
 }
 
+fn wit_columns(columns: Vec<crate::PrinterColumn>) -> Vec<wit::PrinterColumn> {
+    columns
+        .into_iter()
+        .map(|c| wit::PrinterColumn {
+            name: c.name,
+            type_: c.type_,
+            format: c.format,
+            description: c.description,
+            priority: c.priority,
+            json_path: c.json_path,
+        })
+        .collect()
+}
+
+/// The WIT 0.2 record: `versions` as given, or — when empty — the one storage version made of
+/// `version`, `openapi_schema`, `printer_columns` and `selectable_fields`.
 impl From<ResourceDescription> for wit::ResourceDescription {
     fn from(d: ResourceDescription) -> Self {
+        let versions = if d.versions.is_empty() {
+            vec![wit::ServedVersion {
+                name: d.version,
+                served: true,
+                storage: true,
+                deprecated: false,
+                deprecation_warning: None,
+                openapi_schema: d.openapi_schema.to_string(),
+                printer_columns: wit_columns(d.printer_columns),
+                selectable_fields: d.selectable_fields,
+            }]
+        } else {
+            d.versions
+                .into_iter()
+                .map(|v| wit::ServedVersion {
+                    name: v.name,
+                    served: v.served,
+                    storage: v.storage,
+                    deprecated: v.deprecated,
+                    deprecation_warning: v.deprecation_warning,
+                    openapi_schema: v.openapi_schema.to_string(),
+                    printer_columns: wit_columns(v.printer_columns),
+                    selectable_fields: v.selectable_fields,
+                })
+                .collect()
+        };
         wit::ResourceDescription {
             group: d.group,
-            version: d.version,
+            versions,
             kind: d.kind,
             list_kind: d.list_kind,
             plural: d.plural,
@@ -760,35 +802,21 @@ impl From<ResourceDescription> for wit::ResourceDescription {
             categories: d.categories,
             namespaced: d.namespaced,
             subresources: d.subresources,
-            printer_columns: d
-                .printer_columns
-                .into_iter()
-                .map(|c| wit::PrinterColumn {
-                    name: c.name,
-                    type_: c.type_,
-                    format: c.format,
-                    description: c.description,
-                    priority: c.priority,
-                    json_path: c.json_path,
-                })
-                .collect(),
-            selectable_fields: d.selectable_fields,
-            openapi_schema: {
-                let mut schema = d.openapi_schema;
-                if d.return_deleted_object {
-                    if let Some(root) = schema.as_object_mut() {
-                        root.insert(
-                            wasm_apiserver_apimachinery::resource::RETURN_DELETED_OBJECT_EXTENSION
-                                .into(),
-                            true.into(),
-                        );
-                    }
-                }
-                schema.to_string()
-            },
+            return_deleted_object: d.return_deleted_object,
             example: d.example.map(|e| e.to_string()),
         }
     }
+}
+
+/// `convert`: the object as it is when it already has `desired_api_version`, otherwise
+/// [`Strategy::convert`] on the parsed object; the result must carry `desired_api_version`.
+pub fn convert<S: Strategy + 'static>(obj: &str, desired_api_version: &str) -> HookResult<String> {
+    let v = parse_value(obj)?;
+    if v.get("apiVersion").and_then(Value::as_str) == Some(desired_api_version) {
+        return Ok(obj.to_string());
+    }
+    let out = S::convert(v, desired_api_version)?;
+    Ok(to_text(&out))
 }
 
 #[cfg(test)]

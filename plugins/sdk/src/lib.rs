@@ -2,7 +2,7 @@
 //!
 //! A strategy plugin is a WebAssembly component (built with
 //! `cargo build --release --target wasm32-wasip2`) that exports the WIT interface in
-//! `wit/0.1.0/strategy.wit`. This crate hides the bindings: implement [`Strategy`] for a unit struct,
+//! `wit/0.2.0/strategy.wit`. This crate hides the bindings: implement [`Strategy`] for a unit struct,
 //! call [`export_strategy!`], and every hook you do not write gets kube-apiserver's default.
 //!
 //! ```ignore
@@ -54,7 +54,7 @@ pub use wasm_apiserver_apimachinery::{
 pub mod bindings {
     wit_bindgen::generate!({
         world: "strategy-plugin",
-        path: "../../wit/0.1.0",
+        path: "../../wit/0.2.0",
         pub_export_macro: true,
         export_macro_name: "__export_strategy_bindings",
         default_bindings_module: "wasm_apiserver_sdk::bindings",
@@ -158,6 +158,29 @@ pub trait Strategy: 'static {
         Vec::new()
     }
 
+    /// Convert an object of this resource to `desired_api_version` (`group/version`), for a
+    /// resource served in several versions (`ResourceDescription::versions`): the CRD
+    /// conversion webhook's job. Called only when the object is in another version. Keep
+    /// `metadata` but labels and annotations as they are (the host restores the rest), and make
+    /// A → B → A give back the original (carry what a version cannot hold in annotations).
+    /// The default serves one version and refuses.
+    fn convert(
+        obj: serde_json::Value,
+        desired_api_version: &str,
+    ) -> Result<serde_json::Value, glue::HookError>
+    where
+        Self: Sized,
+    {
+        let from = obj
+            .get("apiVersion")
+            .and_then(|v| v.as_str())
+            .unwrap_or_default()
+            .to_string();
+        Err(glue::HookError::BadRequest(format!(
+            "cannot convert from {from} to {desired_api_version}: this plugin serves one version"
+        )))
+    }
+
     /// `GetAttrs`. The default reads `metadata.labels` and each of `describe()`'s selectable
     /// fields from the object's JSON (missing fields read as `""`).
     fn get_attrs(obj: &serde_json::Value) -> Attributes
@@ -250,6 +273,12 @@ macro_rules! export_strategy {
                     $crate::glue::get_attrs::<$ty>(&obj)
                         .map(Into::into)
                         .map_err(Into::into)
+                }
+                fn convert(
+                    obj: String,
+                    desired_api_version: String,
+                ) -> Result<String, __t::HookError> {
+                    $crate::glue::convert::<$ty>(&obj, &desired_api_version).map_err(Into::into)
                 }
             }
             $crate::bindings::__export_strategy_bindings!(

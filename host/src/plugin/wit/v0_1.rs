@@ -2,10 +2,12 @@
 //! released): the generated bindings, the `host` imports this version gives a guest, and the
 //! conversions from its records to the host's [`Strategy`](crate::strategy::Strategy) types.
 
+use super::{Call, RawCreateOutcome};
 use crate::plugin::host_state::HostState;
-use crate::strategy::{ErrorType, FieldError, PrinterColumn, Rejection, ResourceDescription};
+use crate::strategy::{Attributes, FieldError, Rejection, ResourceDescription};
 use serde_json::Value;
 use wasm_apiserver_apimachinery::resource::RETURN_DELETED_OBJECT_EXTENSION;
+use wasmtime::Store;
 
 mod generated {
     wasmtime::component::bindgen!({
@@ -20,25 +22,6 @@ pub use generated::{StrategyPlugin, StrategyPluginPre};
 
 /// The version of the contract this module implements.
 pub const VERSION: &str = "0.1.0";
-
-impl host::Host for HostState {
-    fn log(&mut self, level: host::LogLevel, message: String) {
-        use host::LogLevel;
-        let plugin = &*self.plugin;
-        match level {
-            LogLevel::Trace => tracing::trace!(plugin, "{message}"),
-            LogLevel::Debug => tracing::debug!(plugin, "{message}"),
-            LogLevel::Info => tracing::info!(plugin, "{message}"),
-            LogLevel::Warn => tracing::warn!(plugin, "{message}"),
-            LogLevel::Error => {
-                tracing::error!(plugin, "{message}");
-                self.last_error_log = Some(message);
-            }
-        }
-    }
-}
-
-impl types::Host for HostState {}
 
 /// Convert the WIT record, parsing the schema and example. Errors: the problems found.
 pub fn description(d: types::ResourceDescription) -> Result<ResourceDescription, Vec<String>> {
@@ -90,59 +73,36 @@ pub fn description(d: types::ResourceDescription) -> Result<ResourceDescription,
         categories: d.categories,
         namespaced: d.namespaced,
         subresources: d.subresources,
-        printer_columns: d
-            .printer_columns
-            .into_iter()
-            .map(|c| PrinterColumn {
-                name: c.name,
-                type_: c.type_,
-                format: c.format,
-                description: c.description,
-                priority: c.priority,
-                json_path: c.json_path,
-            })
-            .collect(),
+        printer_columns: d.printer_columns.into_iter().map(printer_column).collect(),
         selectable_fields: d.selectable_fields,
         openapi_schema,
         example,
         return_deleted_object,
+        versions: Vec::new(),
     })
 }
 
-pub fn rejection(e: types::HookError) -> Rejection {
-    match e {
-        types::HookError::BadRequest(m) => Rejection::BadRequest(m),
-        types::HookError::Invalid(errs) => {
-            Rejection::Invalid(errs.into_iter().map(field_error).collect())
-        }
-    }
-}
+super::shared_hooks!();
 
-pub fn field_errors(errs: Vec<types::FieldError>) -> Vec<FieldError> {
-    errs.into_iter().map(field_error).collect()
-}
-
-pub fn field_error(e: types::FieldError) -> FieldError {
-    FieldError {
-        error_type: match e.type_ {
-            types::ErrorType::Required => ErrorType::Required,
-            types::ErrorType::Invalid => ErrorType::Invalid,
-            types::ErrorType::Duplicate => ErrorType::Duplicate,
-            types::ErrorType::NotSupported => ErrorType::NotSupported,
-            types::ErrorType::Forbidden => ErrorType::Forbidden,
-            types::ErrorType::TooLong => ErrorType::TooLong,
-            types::ErrorType::TooMany => ErrorType::TooMany,
-            types::ErrorType::Internal => ErrorType::Internal,
-            types::ErrorType::TypeInvalid => ErrorType::TypeInvalid,
-            types::ErrorType::NotFound => ErrorType::NotFound,
-        },
-        field: e.field,
-        // A bad value that is not JSON is kept as a string rather than dropped.
-        bad_value: e
-            .bad_value
-            .map(|v| serde_json::from_str(&v).unwrap_or(Value::String(v))),
-        detail: e.detail,
+impl super::Guest for Guest {
+    fn describe(&self, s: &mut Store<HostState>) -> Call<Result<ResourceDescription, Vec<String>>> {
+        Ok(description(self.call_describe(s)?))
     }
+
+    /// A 0.1 component serves one version: a conversion is only ever to that version, and
+    /// the host does not call this.
+    fn convert(
+        &self,
+        _s: &mut Store<HostState>,
+        _obj: &str,
+        desired_api_version: &str,
+    ) -> Call<Result<String, Rejection>> {
+        Ok(Err(Rejection::BadRequest(format!(
+            "a wasm-apiserver:strategy@{VERSION} plugin serves one version and cannot convert to {desired_api_version}"
+        ))))
+    }
+
+    shared_guest_methods!();
 }
 
 #[cfg(test)]

@@ -1,0 +1,290 @@
+//! `wasm-apiserver plugin new NAME --lang rust|python|js`: write a plugin project that builds
+//! with one command (`./build.sh`) and passes `plugin test` as written — the starting point of
+//! the author's guide for each language.
+//!
+//! Every project has the source with one validation rule (`spec.message` is required), two
+//! fixtures (a valid create, the 422), `build.sh` and a README. A Python or JavaScript project
+//! carries a copy of its SDK (`wasm_apiserver/`, `sdk/`) and of the WIT (`wit/`), taken from
+//! this binary, so it builds anywhere its toolchain installs (componentize-py from PyPI,
+//! componentize-js from npm, pinned to the versions `plugins/build-languages.sh` uses). A Rust
+//! project depends on `wasm-apiserver-sdk` by path (`--sdk-path`, default the source tree this
+//! binary was built from).
+
+use std::path::{Path, PathBuf};
+
+/// The componentize-py release projects are built with (PyPI).
+pub const COMPONENTIZE_PY_VERSION: &str = "0.25.1";
+/// The componentize-js release projects are built with (npm).
+pub const COMPONENTIZE_JS_VERSION: &str = "0.23.0";
+
+/// What `plugin new` was asked for.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Project and component name (a DNS-1035 label).
+    pub name: String,
+    /// `rust`, `python` or `js`.
+    pub lang: String,
+    /// API group.
+    pub group: String,
+    /// Kind; derived from the name when `None`.
+    pub kind: Option<String>,
+    /// Parent directory of the project.
+    pub dir: PathBuf,
+    /// Rust: the SDK crate's directory.
+    pub sdk_path: Option<PathBuf>,
+}
+
+const WIT: &str = include_str!("../../../wit/0.2.0/strategy.wit");
+const README: &str = include_str!("plugin_new/common/README.md");
+const FIXTURES: [(&str, &str); 2] = [
+    (
+        "fixtures/create-valid.json",
+        include_str!("plugin_new/common/create-valid.json"),
+    ),
+    (
+        "fixtures/create-without-message.json",
+        include_str!("plugin_new/common/create-without-message.json"),
+    ),
+];
+const RUST: [(&str, &str); 3] = [
+    ("Cargo.toml", include_str!("plugin_new/rust/Cargo.toml")),
+    ("src/lib.rs", include_str!("plugin_new/rust/lib.rs")),
+    ("build.sh", include_str!("plugin_new/rust/build.sh")),
+];
+const PYTHON: [(&str, &str); 8] = [
+    ("app.py", include_str!("plugin_new/python/app.py")),
+    ("build.sh", include_str!("plugin_new/python/build.sh")),
+    ("wit/strategy.wit", WIT),
+    (
+        "wasm_apiserver/__init__.py",
+        include_str!("../../../plugins/sdk-python/wasm_apiserver/__init__.py"),
+    ),
+    (
+        "wasm_apiserver/export.py",
+        include_str!("../../../plugins/sdk-python/wasm_apiserver/export.py"),
+    ),
+    (
+        "wasm_apiserver/field.py",
+        include_str!("../../../plugins/sdk-python/wasm_apiserver/field.py"),
+    ),
+    (
+        "wasm_apiserver/strategy.py",
+        include_str!("../../../plugins/sdk-python/wasm_apiserver/strategy.py"),
+    ),
+    (
+        "wasm_apiserver/validation.py",
+        include_str!("../../../plugins/sdk-python/wasm_apiserver/validation.py"),
+    ),
+];
+const JS: [(&str, &str); 9] = [
+    ("app.js", include_str!("plugin_new/js/app.js")),
+    ("package.json", include_str!("plugin_new/js/package.json")),
+    ("build.sh", include_str!("plugin_new/js/build.sh")),
+    ("wit/strategy.wit", WIT),
+    (
+        "sdk/index.js",
+        include_str!("../../../plugins/sdk-js/index.js"),
+    ),
+    (
+        "sdk/field.js",
+        include_str!("../../../plugins/sdk-js/field.js"),
+    ),
+    (
+        "sdk/strategy.js",
+        include_str!("../../../plugins/sdk-js/strategy.js"),
+    ),
+    (
+        "sdk/validation.js",
+        include_str!("../../../plugins/sdk-js/validation.js"),
+    ),
+    (
+        "sdk/package.json",
+        include_str!("../../../plugins/sdk-js/package.json"),
+    ),
+];
+
+/// Run `plugin new`: 0 when the project was written, 1 (with the reason on stderr) when the
+/// options are invalid or NAME/ exists. Errors: a file cannot be written.
+pub fn run(o: &Options) -> anyhow::Result<i32> {
+    match write(o) {
+        Ok(dir) => {
+            println!(
+                "created {} ({} plugin for {}): cd {} && ./build.sh && wasm-apiserver plugin test {}.wasm fixtures",
+                dir.display(),
+                o.lang,
+                o.group,
+                dir.display(),
+                o.name
+            );
+            Ok(0)
+        }
+        Err(NewError::Invalid(m)) => {
+            eprintln!("error: {m}");
+            Ok(1)
+        }
+        Err(NewError::Io(e)) => Err(e),
+    }
+}
+
+enum NewError {
+    Invalid(String),
+    Io(anyhow::Error),
+}
+
+impl From<std::io::Error> for NewError {
+    fn from(e: std::io::Error) -> Self {
+        NewError::Io(e.into())
+    }
+}
+
+/// The kind for a project name: `gadgets` → `Gadget`, `tea-pots` → `TeaPot`.
+fn kind_for(name: &str) -> String {
+    let singular = name.strip_suffix('s').unwrap_or(name);
+    singular
+        .split('-')
+        .map(|w| {
+            let mut c = w.chars();
+            c.next()
+                .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+fn write(o: &Options) -> Result<PathBuf, NewError> {
+    use wasm_apiserver_apimachinery::validation::{is_dns1035_label, is_dns1123_subdomain};
+    let invalid = |m: String| NewError::Invalid(m);
+    if let Some(p) = is_dns1035_label(&o.name).first() {
+        return Err(invalid(format!("NAME {:?}: {p}", o.name)));
+    }
+    if let Some(p) = is_dns1123_subdomain(&o.group).first() {
+        return Err(invalid(format!("--group {:?}: {p}", o.group)));
+    }
+    let kind = o.kind.clone().unwrap_or_else(|| kind_for(&o.name));
+    if !kind.starts_with(|c: char| c.is_ascii_uppercase())
+        || !kind.chars().all(|c| c.is_ascii_alphanumeric())
+    {
+        return Err(invalid(format!(
+            "--kind {kind:?}: must be UpperCamelCase ASCII letters and digits"
+        )));
+    }
+    let singular = kind.to_ascii_lowercase();
+    let plural = format!("{singular}s");
+    let dir = o.dir.join(&o.name);
+    if dir.exists() {
+        return Err(invalid(format!("{} already exists", dir.display())));
+    }
+    let sdk_path = match o.lang.as_str() {
+        "rust" => {
+            let p = o
+                .sdk_path
+                .clone()
+                .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins/sdk"));
+            let p = p.canonicalize().map_err(|e| {
+                invalid(format!(
+                    "the Rust SDK crate is not at {} ({e}): pass --sdk-path <wasm-apiserver>/plugins/sdk",
+                    p.display()
+                ))
+            })?;
+            p.display().to_string()
+        }
+        _ => String::new(),
+    };
+    let (lang, source, toolchain, files): (&str, &str, &str, &[(&str, &str)]) =
+        match o.lang.as_str() {
+            "rust" => ("Rust", "src/lib.rs", "cargo, wasm32-wasip2", &RUST),
+            "python" => ("Python", "app.py", "componentize-py from PyPI", &PYTHON),
+            "js" => ("JavaScript", "app.js", "componentize-js from npm", &JS),
+            other => return Err(invalid(format!("--lang {other:?}: rust, python or js"))),
+        };
+    let fill = |text: &str| {
+        text.replace("__NAME__", &o.name)
+            .replace("__CRATE__", &o.name.replace('-', "_"))
+            .replace("__GROUP__", &o.group)
+            .replace("__KIND__", &kind)
+            .replace("__SINGULAR__", &singular)
+            .replace("__PLURAL__", &plural)
+            .replace("__SDK_PATH__", &sdk_path)
+            .replace("__PY_VERSION__", COMPONENTIZE_PY_VERSION)
+            .replace("__JS_VERSION__", COMPONENTIZE_JS_VERSION)
+            .replace("__LANG_FLAG__", &o.lang)
+            .replace("__LANG__", lang)
+            .replace("__SOURCE__", source)
+            .replace("__TOOLCHAIN__", toolchain)
+    };
+    let readme = [("README.md", README)];
+    for (path, text) in files.iter().chain(&FIXTURES).chain(&readme) {
+        let target = dir.join(path);
+        std::fs::create_dir_all(target.parent().expect("a file in the project"))?;
+        // The SDK and the WIT are copied as they are; the project's own files are filled in.
+        let vendored = path.starts_with("wit/")
+            || path.starts_with("sdk/")
+            || path.starts_with("wasm_apiserver/");
+        std::fs::write(
+            &target,
+            if vendored {
+                text.to_string()
+            } else {
+                fill(text)
+            },
+        )?;
+        if path.ends_with(".sh") {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o755))?;
+        }
+    }
+    Ok(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_come_from_names() {
+        assert_eq!(kind_for("gadgets"), "Gadget");
+        assert_eq!(kind_for("tea-pots"), "TeaPot");
+        assert_eq!(kind_for("moose"), "Moose");
+    }
+
+    #[test]
+    fn the_toolchain_versions_are_those_the_examples_are_built_with() {
+        let script = include_str!("../../../plugins/build-languages.sh");
+        assert!(
+            script.contains(&format!(
+                "COMPONENTIZE_PY_VERSION={COMPONENTIZE_PY_VERSION}\n"
+            )),
+            "plugins/build-languages.sh pins another componentize-py"
+        );
+        assert!(
+            script.contains(&format!(
+                "COMPONENTIZE_JS_VERSION={COMPONENTIZE_JS_VERSION}\n"
+            )),
+            "plugins/build-languages.sh pins another componentize-js"
+        );
+    }
+
+    #[test]
+    fn bad_names_are_refused_before_anything_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, group, kind) in [
+            ("Gadgets", "example.dev", None),
+            ("gadgets", "Example.dev", None),
+            ("gadgets", "example.dev", Some("gadget")),
+        ] {
+            let o = Options {
+                name: name.into(),
+                lang: "python".into(),
+                group: group.into(),
+                kind: kind.map(String::from),
+                dir: dir.path().into(),
+                sdk_path: None,
+            };
+            assert!(
+                matches!(write(&o), Err(NewError::Invalid(_))),
+                "{name} {group}"
+            );
+        }
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+}
