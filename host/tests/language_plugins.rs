@@ -189,18 +189,30 @@ fn python_sdk_unit_tests_pass() {
             .current_dir(common::repo_root().join("plugins/sdk-python")),
         "python3 -m unittest",
     );
-    assert!(out.contains("OK"), "{out}");
+    let ran: usize = out
+        .split("Ran ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    assert!(ran >= 10 && out.contains("\nOK"), "{out}");
 }
 
 #[test]
 fn javascript_sdk_unit_tests_pass() {
     let out = run_ok(
         Command::new("node")
-            .args(["--test", "test/"])
+            .args(["--test", "test/sdk.test.js"])
             .current_dir(common::repo_root().join("plugins/sdk-js")),
         "node --test",
     );
-    assert!(out.contains("# fail 0"), "{out}");
+    let passed: usize = out
+        .split("# pass ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    assert!(passed >= 8 && out.contains("# fail 0"), "{out}");
 }
 
 /// `plugin new NAME --lang L` writes a project whose `./build.sh` builds a component (with the

@@ -141,6 +141,22 @@ fn the_guest_gets_no_environment_files_network_or_clock() {
 }
 
 #[test]
+fn a_guest_that_sleeps_fails_at_once_instead_of_holding_the_thread() {
+    let s = runtime(1000, 64)
+        .load_file(&common::plugin("misbehaving"))
+        .unwrap();
+    let started = Instant::now();
+    let msg = fault(s.prepare_for_create(&misbehaver("sleep"))).to_string();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(msg.contains("may not sleep or wait"), "{msg}");
+    s.prepare_for_create(&misbehaver("none")).unwrap();
+}
+
+#[test]
 fn what_a_failing_guest_wrote_to_stderr_is_in_its_fault() {
     let s = runtime(1000, 64)
         .load_file(&common::plugin("misbehaving"))

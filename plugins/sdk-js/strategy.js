@@ -133,11 +133,21 @@ const wireErrors = (errs) => errs.map((e) => ({
 // A hook-error: componentize-js turns a thrown value into the err case of a result.
 const badRequest = (message) => ({ tag: 'bad-request', val: message });
 
+// JavaScript numbers are doubles: an integer beyond 2^53 would come back changed, so an
+// object holding one is refused (400) rather than silently rewritten.
+function safeNumbers(key, value) {
+  if (typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value)) {
+    throw badRequest(`the integer at ${JSON.stringify(key)} is beyond what a JavaScript number holds exactly (2^53)`);
+  }
+  return value;
+}
+
 function parse(text) {
   let obj;
   try {
-    obj = JSON.parse(text);
+    obj = JSON.parse(text, safeNumbers);
   } catch (e) {
+    if (e && e.tag) throw e;
     throw badRequest(`malformed JSON: ${e.message}`);
   }
   if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) throw badRequest('the object is not a JSON object');
@@ -156,7 +166,13 @@ function run(hook, ...objs) {
 }
 
 const read = (text) => { const o = JSON.parse(text); return o !== null && typeof o === 'object' ? o : {}; };
-const withoutMetaStatus = (o) => JSON.stringify(Object.entries(o).filter(([k]) => k !== 'metadata' && k !== 'status').sort(([a], [b]) => (a < b ? -1 : 1)));
+
+// JSON text with every object's keys sorted: equal values, whatever their key order, give
+// equal text.
+const canonical = (v) => JSON.stringify(v, (_k, x) => (x !== null && typeof x === 'object' && !Array.isArray(x)
+  ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, x[k]]))
+  : x));
+const withoutMetaStatus = (o) => canonical(Object.fromEntries(Object.entries(o).filter(([k]) => k !== 'metadata' && k !== 'status')));
 
 /** The object componentize-js exports as the `strategy` interface, over an instance of `StrategyClass`. */
 export function exportStrategy(StrategyClass) {
@@ -240,7 +256,7 @@ export function exportStrategy(StrategyClass) {
     checkGracefulDelete(obj, requested) {
       // s64 crosses as a BigInt.
       const r = s.checkGracefulDelete(read(obj), requested === undefined ? undefined : Number(requested));
-      return r == null ? undefined : BigInt(r);
+      return r == null ? undefined : BigInt(Math.max(0, Math.trunc(Number(r))));
     },
     validateDelete(old) { return wireErrors(s.validateDelete(read(old))); },
     printerCells(obj) { return s.printerCells(read(obj)).map((c) => JSON.stringify(c)); },

@@ -160,6 +160,26 @@ fn write(o: &Options) -> Result<PathBuf, NewError> {
     if let Some(p) = is_dns1123_subdomain(&o.group).first() {
         return Err(invalid(format!("--group {:?}: {p}", o.group)));
     }
+    // The rule the server applies to a plugin's group (`plugin/describe.rs`).
+    if !o.group.contains('.') {
+        return Err(invalid(format!(
+            "--group {:?}: must contain a dot, e.g. example.dev",
+            o.group
+        )));
+    }
+    // Cargo refuses a package named after a Rust keyword or a standard crate.
+    const RESERVED: [&str; 40] = [
+        "as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum",
+        "extern", "false", "fn", "for", "if", "impl", "in", "let", "loop", "match", "mod", "move",
+        "mut", "pub", "ref", "return", "self", "static", "struct", "super", "trait", "true",
+        "type", "unsafe", "use", "where", "while", "std", "core", "test",
+    ];
+    if o.lang == "rust" && (RESERVED.contains(&o.name.as_str()) || o.name == "alloc") {
+        return Err(invalid(format!(
+            "NAME {:?}: Cargo does not accept it as a package name",
+            o.name
+        )));
+    }
     let kind = o.kind.clone().unwrap_or_else(|| kind_for(&o.name));
     if !kind.starts_with(|c: char| c.is_ascii_uppercase())
         || !kind.chars().all(|c| c.is_ascii_alphanumeric())
@@ -186,7 +206,11 @@ fn write(o: &Options) -> Result<PathBuf, NewError> {
                     p.display()
                 ))
             })?;
-            p.display().to_string()
+            // A TOML basic string.
+            p.display()
+                .to_string()
+                .replace('\\', "\\\\")
+                .replace('"', "\\\"")
         }
         _ => String::new(),
     };
@@ -271,6 +295,7 @@ mod tests {
             ("Gadgets", "example.dev", None),
             ("gadgets", "Example.dev", None),
             ("gadgets", "example.dev", Some("gadget")),
+            ("gadgets", "example", None),
         ] {
             let o = Options {
                 name: name.into(),
@@ -285,6 +310,15 @@ mod tests {
                 "{name} {group}"
             );
         }
+        let rust_test = Options {
+            name: "test".into(),
+            lang: "rust".into(),
+            group: "example.dev".into(),
+            kind: None,
+            dir: dir.path().into(),
+            sdk_path: None,
+        };
+        assert!(matches!(write(&rust_test), Err(NewError::Invalid(_))));
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 }

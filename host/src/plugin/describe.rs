@@ -59,8 +59,8 @@ fn check_columns_and_fields(
 }
 
 /// The rules of a CRD's `spec.versions` (`ValidateCustomResourceDefinitionSpec`): unique
-/// version names, at least one served, a deprecation warning only on a deprecated version and
-/// at most 256 characters; the core group serves `v1` alone.
+/// version names, at least one served, a deprecation warning only on a deprecated version, at
+/// most 256 bytes and printable; the core group serves `v1` alone.
 fn check_versions(d: &ResourceDescription, p: &mut Vec<String>) {
     if d.versions.is_empty() {
         return;
@@ -81,8 +81,13 @@ fn check_versions(d: &ResourceDescription, p: &mut Vec<String>) {
                 "version {:?}: deprecation-warning is set but the version is not deprecated",
                 v.name
             )),
-            Some(w) if w.chars().count() > 256 => p.push(format!(
-                "version {:?}: deprecation-warning must be at most 256 characters",
+            // Go's len() counts bytes; the text goes into a `Warning` header.
+            Some(w) if w.len() > 256 => p.push(format!(
+                "version {:?}: deprecation-warning must be at most 256 bytes",
+                v.name
+            )),
+            Some(w) if w.chars().any(char::is_control) => p.push(format!(
+                "version {:?}: deprecation-warning must contain only printable characters",
                 v.name
             )),
             _ => {}
@@ -113,6 +118,10 @@ fn check_versions(d: &ResourceDescription, p: &mut Vec<String>) {
             "versions: this host serves only the storage version ({}) of a resource so far",
             d.version
         ));
+    }
+    // Nor does it send a deprecated version's `Warning` yet.
+    if d.versions.iter().any(|v| v.served && v.deprecated) {
+        p.push("versions: this host does not serve deprecated versions yet".into());
     }
 }
 

@@ -37,7 +37,11 @@ impl HostState {
             last_growth: 0,
             last_error_log: None,
             wasi,
-            table: wasmtime_wasi::ResourceTable::new(),
+            table: {
+                let mut t = wasmtime_wasi::ResourceTable::new();
+                t.set_max_capacity(super::sandbox::MAX_RESOURCES);
+                t
+            },
             stderr,
         }
     }

@@ -165,8 +165,17 @@ pub(super) fn stub_unknown_imports<T: 'static>(
         if provided {
             continue;
         }
-        let ComponentItem::ComponentInstance(instance) = item.ty else {
-            continue;
+        let instance = match item.ty {
+            ComponentItem::ComponentInstance(instance) => instance,
+            // A bare function import.
+            ComponentItem::ComponentFunc(_) => {
+                let what = name.to_string();
+                linker.root().func_new(name, move |_, _, _, _| {
+                    wasmtime::bail!("{what} is not provided to strategy plugins")
+                })?;
+                continue;
+            }
+            _ => continue,
         };
         let mut defs = linker.instance(name)?;
         for (export, item) in instance.exports(engine) {

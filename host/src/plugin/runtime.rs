@@ -9,6 +9,7 @@ use super::host_state::HostState;
 use super::load::{
     check_exports, check_header, check_imports, stub_unknown_imports, LoadError, LoadErrorKind,
 };
+use super::sandbox;
 use super::wasm_strategy::{live, Inner, WasmStrategy, NEXT_ID};
 use super::wit::{v0_1, v0_2, Pre};
 use crate::strategy::{PrinterColumn, ResourceDescription, Strategy, StrategyError};
@@ -111,6 +112,7 @@ impl PluginRuntime {
         }
         // WASI, deny by default (`sandbox.rs`): what language runtimes import to start.
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(instantiate)?;
+        sandbox::deny_timers(&mut linker).map_err(instantiate)?;
         stub_unknown_imports(&self.engine, &mut linker, &component).map_err(instantiate)?;
         let pre = linker.instantiate_pre(&component).and_then(|pre| {
             Ok(if v0_1 {

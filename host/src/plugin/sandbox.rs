@@ -15,7 +15,13 @@
 //!   seeds and the like are the same on every instance (determinism, not secrecy: a strategy
 //!   has no secrets to make);
 //! - stdout discarded; stderr kept as the last [`STDERR_TAIL`] bytes of the current call, which
-//!   a failing call's 500 quotes (a Python traceback, a JavaScript exception).
+//!   a failing call's 500 quotes (a Python traceback, a JavaScript exception);
+//! - no sleeping: `wasi:clocks/monotonic-clock`'s `subscribe-duration` and `subscribe-instant`
+//!   trap ([`deny_timers`]) — wasmtime-wasi waits on tokio's real timer inside the host call,
+//!   where the epoch deadline cannot interrupt it, so `time.sleep(3600)` would hold a thread
+//!   for an hour;
+//! - bounded host memory: at most [`MAX_RANDOM_BYTES`] per random call and
+//!   [`MAX_RESOURCES`] live WASI handles per instance.
 //!
 //! Anything else a component imports from WASI (`wasi:http`, …) is linked as a trap.
 
@@ -28,6 +34,13 @@ use wasmtime_wasi::{Deterministic, HostMonotonicClock, HostWallClock, WasiCtx, W
 
 /// How much of what a guest wrote to stderr during one call is kept, bytes (the end of it).
 pub const STDERR_TAIL: usize = 4096;
+
+/// The most bytes one `get-random-bytes` call may ask for (wasmtime-wasi's default is 64 MiB,
+/// allocated by the host outside the instance's memory limit).
+pub const MAX_RANDOM_BYTES: u64 = 64 << 10;
+
+/// The most WASI handles (streams, pollables) one instance may hold at once.
+pub const MAX_RESOURCES: usize = 4096;
 
 /// The seed of every instance's random generators.
 const RANDOM_SEED: u64 = 0x7761_736d_2d61_7069; // "wasm-api"
@@ -42,6 +55,7 @@ pub fn wasi_ctx() -> (WasiCtx, StderrTail) {
         .secure_random(Deterministic::new(random_bytes()))
         .insecure_random(Deterministic::new(random_bytes()))
         .insecure_random_seed(u128::from(RANDOM_SEED))
+        .max_random_size(MAX_RANDOM_BYTES)
         .allow_ip_name_lookup(false)
         .allow_tcp(false)
         .allow_udp(false)
@@ -62,6 +76,25 @@ fn random_bytes() -> Vec<u8> {
             (z ^ (z >> 31)).to_le_bytes()
         })
         .collect()
+}
+
+/// Redefine the monotonic clock's timers (linked by `wasmtime_wasi::p2::add_to_linker_sync`
+/// just before) as traps: a hook is a pure function and has nothing to wait for. Errors: the
+/// linker refused the definitions.
+pub fn deny_timers<T: 'static>(
+    linker: &mut wasmtime::component::Linker<T>,
+) -> wasmtime::Result<()> {
+    linker.allow_shadowing(true);
+    let mut clock = linker.instance("wasi:clocks/monotonic-clock@0.2.12")?;
+    for f in ["subscribe-duration", "subscribe-instant"] {
+        clock.func_new(f, move |_, _, _, _| {
+            wasmtime::bail!(
+                "wasi:clocks/monotonic-clock#{f}: strategy plugins may not sleep or wait (hooks are pure functions)"
+            )
+        })?;
+    }
+    linker.allow_shadowing(false);
+    Ok(())
 }
 
 /// Both clocks, stopped at their origin.

@@ -10,7 +10,7 @@ use crate::strategy::{
     Attributes, CreateOutcome, FieldError, PluginFault, Rejection, ResourceDescription, Strategy,
     StrategyError, StrategyResult,
 };
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -95,9 +95,14 @@ impl WasmStrategy {
         // within the limits) is a 422, not a fault.
         store.set_hostcall_fuel(inner.config.memory_limit);
         store.set_epoch_deadline(self.deadline_ticks());
-        let instance = pre
-            .instantiate(&mut store)
-            .map_err(|e| format!("cannot instantiate: {e:#}"))?;
+        let instance = pre.instantiate(&mut store).map_err(|e| {
+            let stderr = store.data().stderr.take();
+            if stderr.is_empty() {
+                format!("cannot instantiate: {e:#}")
+            } else {
+                format!("cannot instantiate: {e:#}; stderr: {stderr}")
+            }
+        })?;
         Ok(Warm {
             store,
             instance,
@@ -441,7 +446,9 @@ impl Strategy for WasmStrategy {
     /// One `convert` call; the result must be one JSON object in `desired_api_version` of the
     /// same kind with the same name, namespace and uid. As kube's webhook converter
     /// (`restoreObjectMeta` in apiextensions-apiserver's `webhook_converter.go`), only labels
-    /// and annotations are taken from the plugin's metadata: the rest is the input's.
+    /// and annotations — maps of strings — are taken from the plugin's metadata: the rest is
+    /// the input's. A conversion the plugin refuses is a fault too (500): the object is stored,
+    /// so the client did nothing wrong.
     fn convert(&self, obj: &Value, desired_api_version: &str) -> StrategyResult<Value> {
         const HOOK: &str = "convert";
         if obj.get("apiVersion").and_then(Value::as_str) == Some(desired_api_version) {
@@ -450,7 +457,12 @@ impl Strategy for WasmStrategy {
         let text = with_json_text(obj, |text| {
             self.call(HOOK, |g, s| g.convert(s, text, desired_api_version))
         })?
-        .map_err(StrategyError::Rejected)?;
+        .map_err(|r| {
+            self.bad_output(
+                HOOK,
+                format!("it refused the conversion to {desired_api_version}: {r}"),
+            )
+        })?;
         let mut out: Value = serde_json::from_str(&text)
             .map_err(|e| self.bad_output(HOOK, format!("not JSON: {e}")))?;
         let Some(fields) = out.as_object_mut() else {
@@ -470,21 +482,31 @@ impl Strategy for WasmStrategy {
         if fields.get("kind") != obj.get("kind") {
             return Err(self.bad_output(HOOK, "it changed kind".into()));
         }
-        let mut meta = obj.get("metadata").cloned().unwrap_or(Value::Null);
-        if let (Some(m), Some(returned)) = (
-            meta.as_object_mut(),
-            fields.get("metadata").and_then(Value::as_object),
-        ) {
-            for key in ["name", "namespace", "uid"] {
-                if returned.get(key) != m.get(key) {
-                    return Err(self.bad_output(HOOK, format!("it changed metadata.{key}")));
-                }
+        let Some(returned) = fields.get("metadata").and_then(Value::as_object) else {
+            return Err(self.bad_output(HOOK, "it returned no metadata object".into()));
+        };
+        let mut meta = obj.get("metadata").cloned().unwrap_or_else(|| json!({}));
+        let m = meta
+            .as_object_mut()
+            .expect("stored objects have object metadata");
+        for key in ["name", "namespace", "uid"] {
+            if returned.get(key) != m.get(key) {
+                return Err(self.bad_output(HOOK, format!("it changed metadata.{key}")));
             }
-            for key in ["labels", "annotations"] {
-                match returned.get(key) {
-                    Some(v) => m.insert(key.into(), v.clone()),
-                    None => m.remove(key),
-                };
+        }
+        for key in ["labels", "annotations"] {
+            match returned.get(key) {
+                None | Some(Value::Null) => {
+                    m.remove(key);
+                }
+                Some(Value::Object(map)) if map.values().all(Value::is_string) => {
+                    m.insert(key.into(), Value::Object(map.clone()));
+                }
+                Some(_) => {
+                    return Err(
+                        self.bad_output(HOOK, format!("metadata.{key} is not a map of strings"))
+                    )
+                }
             }
         }
         fields.insert("metadata".into(), meta);

@@ -192,8 +192,10 @@ pub trait Strategy: Send + Sync {
     /// Convert `obj` to `desired_api_version` (`group/version`, `v1` in the core group): the
     /// conversion kube-apiserver runs between a request's version and the storage version
     /// (`convert` in `wit/0.2.0/strategy.wit`). An object already in that version is returned
-    /// as it is without a call. Errors: the plugin refused it ([`Rejection`]), or failed or
-    /// returned something that is not the object in that version ([`PluginFault`]).
+    /// as it is without a call. Errors: the plugin refused it (a [`Rejection`] from the
+    /// default, which converts nothing; a plugin's refusal is a [`PluginFault`], as the object
+    /// is already stored), failed, or returned something that is not the object in that
+    /// version ([`PluginFault`]).
     ///
     /// The default serves one version: it converts only to the object's own.
     fn convert(&self, obj: &Value, desired_api_version: &str) -> StrategyResult<Value> {

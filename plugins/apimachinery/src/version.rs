@@ -7,13 +7,14 @@
 use std::cmp::Ordering;
 
 /// `parseKubeVersion`: (major, type — 0 alpha, 1 beta, 2 GA —, minor) of `v<major>[(alpha|beta)<minor>]`.
-fn parse(v: &str) -> Option<(u64, u8, u64)> {
+fn parse(v: &str) -> Option<(i64, u8, i64)> {
     let rest = v.strip_prefix('v')?;
     let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
     if digits == 0 {
         return None;
     }
-    let major: u64 = rest[..digits].parse().ok()?;
+    // Go's strconv.Atoi: an int64.
+    let major: i64 = rest[..digits].parse().ok()?;
     let rest = &rest[digits..];
     if rest.is_empty() {
         return Some((major, 2, 0));

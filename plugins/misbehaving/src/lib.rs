@@ -252,6 +252,11 @@ pub fn misbehave(obj: String) -> String {
             eprintln!("written to stderr");
             v.to_string()
         }
+        // Sleeping for an hour: the host refuses the timer instead of holding the thread.
+        "sleep" => {
+            std::thread::sleep(std::time::Duration::from_secs(3600));
+            obj
+        }
         // A panic after writing to stderr: the 500 quotes what was written.
         "stderr" => {
             eprintln!("Traceback (most recent call last): ValueError: bad widget");

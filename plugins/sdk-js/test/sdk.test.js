@@ -63,3 +63,25 @@ test('the export applies the CRD strategy around the hooks', () => {
     { labels: [['a', '2'], ['b', '1']], fields: [['spec.size', 'x'], ['spec.n', '3']] });
   assert.throws(() => s.prepareForCreate('[1]'), (e) => e.tag === 'bad-request');
 });
+
+test('generation is bumped on a change of value, not of key order', () => {
+  class S extends Strategy {
+    describe() { return resourceDescription('g', 'v1', 'K', 'ks'); }
+    prepareForUpdate(n) { const { replicas } = n.spec; delete n.spec.replicas; n.spec.replicas = replicas; }
+  }
+  const s = exportStrategy(S);
+  const old = { apiVersion: 'g/v1', kind: 'K', metadata: { name: 'a', generation: 3 }, spec: { replicas: 1, size: 'x' } };
+  const same = JSON.parse(s.prepareForUpdate(JSON.stringify(old), JSON.stringify(old)));
+  assert.equal(same.metadata.generation, 3);
+  const changed = JSON.parse(s.prepareForUpdate(JSON.stringify({ ...old, spec: { replicas: 2, size: 'x' } }), JSON.stringify(old)));
+  assert.equal(changed.metadata.generation, 4);
+});
+
+test('an integer beyond 2^53 is refused, not rewritten', () => {
+  class S extends Strategy { describe() { return resourceDescription('g', 'v1', 'K', 'ks'); } }
+  const s = exportStrategy(S);
+  assert.throws(() => s.prepareForCreate('{"apiVersion":"g/v1","kind":"K","metadata":{"name":"a"},"spec":{"n":9007199254740993}}'),
+    (e) => e.tag === 'bad-request' && e.val.includes('2^53'));
+  const ok = JSON.parse(s.prepareForCreate('{"apiVersion":"g/v1","kind":"K","metadata":{"name":"a"},"spec":{"n":9007199254740991}}'));
+  assert.equal(ok.spec.n, 9007199254740991);
+});

@@ -82,5 +82,15 @@ class StrategyTest(unittest.TestCase):
         self.assertEqual(fields, {"spec.size": "x", "spec.n": "3", "spec.none": ""})
 
 
+class GenerationTest(unittest.TestCase):
+    def test_a_change_of_json_value_is_a_change(self):
+        from wasm_apiserver.export import _spec_changed
+        old = {"metadata": {"generation": 1}, "spec": {"x": 1, "y": "a"}}
+        self.assertFalse(_spec_changed({"metadata": {}, "spec": {"y": "a", "x": 1}}, old))
+        self.assertTrue(_spec_changed({"spec": {"x": True, "y": "a"}}, old))
+        self.assertTrue(_spec_changed({"spec": {"x": 1.0, "y": "a"}}, old))
+        self.assertFalse(_spec_changed({"spec": {"x": 1, "y": "a"}, "status": {"z": 1}}, old))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -34,9 +34,12 @@ def _dumps(obj: Any) -> str:
 
 
 def _spec_changed(new: Dict[str, Any], old: Dict[str, Any]) -> bool:
-    """Whether anything outside ``metadata`` and ``status`` differs (the CRD strategy's rule)."""
-    def rest(o: Dict[str, Any]) -> Dict[str, Any]:
-        return {k: v for k, v in o.items() if k not in ("metadata", "status")}
+    """Whether anything outside ``metadata`` and ``status`` differs (the CRD strategy's rule),
+    as JSON values: ``1``, ``1.0`` and ``true`` differ, as they do for the Rust SDK (Python's
+    ``==`` would call them equal)."""
+    def rest(o: Dict[str, Any]) -> str:
+        return json.dumps({k: v for k, v in o.items() if k not in ("metadata", "status")},
+                          sort_keys=True)
     return rest(new) != rest(old)
 
 
@@ -145,7 +148,8 @@ def export(cls: Type[Strategy]):
                     n.pop("status", None)
             run(s.prepare_for_update, n, o)
             if s.tracks_generation and _spec_changed(n, o) and isinstance(n.get("metadata"), dict):
-                n["metadata"]["generation"] = ((o.get("metadata") or {}).get("generation") or 0) + 1
+                g = (o.get("metadata") or {}).get("generation")
+                n["metadata"]["generation"] = (g if isinstance(g, int) and not isinstance(g, bool) else 0) + 1
             return _dumps(n)
 
         def validate_update(self, new: str, old: str) -> list:
