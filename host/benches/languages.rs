@@ -15,7 +15,7 @@ mod common;
 use common::measure;
 use serde_json::{json, Value};
 use std::hint::black_box;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 use wasm_apiserver::plugin::{plugin_memory_in_use, PluginRuntime, RuntimeConfig};
 use wasm_apiserver::strategy::{sequence, Strategy};
@@ -25,7 +25,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// Peak resident memory of `wasm-apiserver plugin precompile` compiling `file`, bytes.
 fn compile_peak_rss(file: &Path) -> u64 {
-    let bin = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/release/wasm-apiserver");
+    let bin = common::root().join("target/release/wasm-apiserver");
     let out = tempfile::NamedTempFile::new().unwrap();
     let mut child = std::process::Command::new(bin)
         .args(["plugin", "precompile", "--out"])
@@ -65,7 +65,7 @@ struct Row {
 }
 
 fn main() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let root = common::root();
     let plugins = [
         ("rust", root.join("target/plugins/widgets.wasm")),
         (

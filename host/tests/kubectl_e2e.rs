@@ -41,17 +41,9 @@ spec:
       limits: {cpu: 100m, memory: 64Mi}
 ";
 
-fn with_default_namespace(s: &TestServer) {
-    let ns = s.file(
-        "ns.yaml",
-        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: default\n",
-    );
-    s.ok(&["apply", "-f", ns.to_str().unwrap()]);
-}
-
 fn create_get_delete(backend: Backend) {
     let s = TestServer::start(backend);
-    with_default_namespace(&s);
+    s.create_default_namespace();
 
     let out = s.ok(&["api-resources"]);
     for line in [
@@ -178,7 +170,7 @@ fn create_get_delete(backend: Backend) {
 
 fn apply_edit_patch(backend: Backend) {
     let s = TestServer::start(backend);
-    with_default_namespace(&s);
+    s.create_default_namespace();
     let w = s.file("w.yaml", WIDGET);
     assert!(s
         .ok(&["apply", "-f", w.to_str().unwrap()])
@@ -328,7 +320,7 @@ fn apply_edit_patch(backend: Backend) {
 
 fn watch_events(backend: Backend) {
     let s = TestServer::start(backend);
-    with_default_namespace(&s);
+    s.create_default_namespace();
     let mut child = s
         .kubectl_cmd(&[
             "get",

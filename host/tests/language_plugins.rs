@@ -40,11 +40,7 @@ fn python_and_javascript_widgets_pass_the_rust_widgets_fixtures() {
 /// errors (422 with paths), the immutable field, status updates refused by phase.
 fn widgets_through_kubectl(backend: Backend, plugin: &str) {
     let s = TestServer::start_with(backend, &["namespaces", plugin], &[]);
-    let ns = s.file(
-        "ns.yaml",
-        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: default\n",
-    );
-    s.ok(&["apply", "-f", ns.to_str().unwrap()]);
+    s.create_default_namespace();
     let w = s.file(
         "w.yaml",
         "apiVersion: example.dev/v1\nkind: Widget\nmetadata:\n  name: w1\nspec:\n  size: large\n  storageClass: fast\n",
@@ -181,6 +177,15 @@ fn run_ok(cmd: &mut Command, what: &str) -> String {
     text
 }
 
+/// The number a test runner printed after `marker` (`Ran 10 tests`, `# pass 8`); 0 if none.
+fn count_after(out: &str, marker: &str) -> usize {
+    out.split(marker)
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
 #[test]
 fn python_sdk_unit_tests_pass() {
     let out = run_ok(
@@ -189,13 +194,10 @@ fn python_sdk_unit_tests_pass() {
             .current_dir(common::repo_root().join("plugins/sdk-python")),
         "python3 -m unittest",
     );
-    let ran: usize = out
-        .split("Ran ")
-        .nth(1)
-        .and_then(|r| r.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0);
-    assert!(ran >= 10 && out.contains("\nOK"), "{out}");
+    assert!(
+        count_after(&out, "Ran ") >= 10 && out.contains("\nOK"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -206,13 +208,10 @@ fn javascript_sdk_unit_tests_pass() {
             .current_dir(common::repo_root().join("plugins/sdk-js")),
         "node --test",
     );
-    let passed: usize = out
-        .split("# pass ")
-        .nth(1)
-        .and_then(|r| r.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0);
-    assert!(passed >= 8 && out.contains("# fail 0"), "{out}");
+    assert!(
+        count_after(&out, "# pass ") >= 8 && out.contains("# fail 0"),
+        "{out}"
+    );
 }
 
 /// `plugin new NAME --lang L` writes a project whose `./build.sh` builds a component (with the

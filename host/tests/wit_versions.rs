@@ -45,14 +45,6 @@ fn the_frozen_0_1_widgets_load_and_pass_their_fixtures() {
     );
 }
 
-fn with_default_namespace(s: &TestServer) {
-    let ns = s.file(
-        "ns.yaml",
-        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: default\n",
-    );
-    s.ok(&["apply", "-f", ns.to_str().unwrap()]);
-}
-
 const WIDGET: &str =
     "apiVersion: example.dev/v1\nkind: Widget\nmetadata:\n  name: w1\nspec:\n  size: medium\n";
 
@@ -67,7 +59,7 @@ fn a_0_1_and_0_2_components_are_served_side_by_side() {
     s.eventually(Duration::from_secs(60), "widgets served", || {
         s.kubectl(&["get", "widgets"]).0
     });
-    with_default_namespace(&s);
+    s.create_default_namespace();
     let versions = s.ok(&[
         "get",
         "strategyplugins",
@@ -100,7 +92,7 @@ fn hot_reload_from_0_1_to_0_2_keeps_data(backend: Backend) {
     s.eventually(Duration::from_secs(60), "0.1 widgets served", || {
         s.kubectl(&["get", "widgets"]).0
     });
-    with_default_namespace(&s);
+    s.create_default_namespace();
     let w = s.file("w.yaml", WIDGET);
     s.ok(&["create", "-f", w.to_str().unwrap()]);
     let before: Value = serde_json::from_str(&s.ok(&["get", "wd", "w1", "-o", "json"])).unwrap();

@@ -154,9 +154,10 @@ function parse(text) {
   return obj;
 }
 
+// The hook's result; a Rejected becomes the WIT hook-error.
 function run(hook, ...objs) {
   try {
-    hook(...objs);
+    return hook(...objs);
   } catch (e) {
     if (e instanceof Rejected) {
       throw e.errors.length ? { tag: 'invalid', val: wireErrors(e.errors) } : badRequest(e.message);
@@ -264,9 +265,7 @@ export function exportStrategy(StrategyClass) {
     convert(obj, desiredApiVersion) {
       const o = parse(obj);
       if (o.apiVersion === desiredApiVersion) return obj;
-      let out;
-      run((x) => { out = s.convert(x, desiredApiVersion); }, o);
-      return JSON.stringify(out);
+      return JSON.stringify(run((x) => s.convert(x, desiredApiVersion), o));
     },
   };
   // A hook-error passes through as the err case; anything else thrown is a bug in the plugin:

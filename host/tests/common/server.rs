@@ -211,6 +211,16 @@ impl TestServer {
         c
     }
 
+    /// `kubectl apply` the `default` Namespace (idempotent), for tests that create namespaced
+    /// objects there.
+    pub fn create_default_namespace(&self) {
+        let ns = self.file(
+            "ns.yaml",
+            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: default\n",
+        );
+        self.ok(&["apply", "-f", ns.to_str().unwrap()]);
+    }
+
     /// kubectl that must succeed; returns stdout.
     pub fn ok(&self, args: &[&str]) -> String {
         let (ok, out, err) = self.kubectl(args);

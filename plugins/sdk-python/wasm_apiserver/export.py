@@ -68,9 +68,10 @@ def export(cls: Type[Strategy]):
             raise Err(types.HookError_BadRequest("the object is not a JSON object"))
         return obj
 
-    def run(hook, *objs) -> None:
+    def run(hook, *objs):
+        """The hook's result; a ``Rejected`` becomes the WIT ``hook-error``."""
         try:
-            hook(*objs)
+            return hook(*objs)
         except Rejected as r:
             if r.errors:
                 raise Err(types.HookError_Invalid(wit_errors(r.errors)))
@@ -193,12 +194,7 @@ def export(cls: Type[Strategy]):
             o = parse(obj)
             if o.get("apiVersion") == desired_api_version:
                 return obj
-            try:
-                return _dumps(s.convert(o, desired_api_version))
-            except Rejected as r:
-                if r.errors:
-                    raise Err(types.HookError_Invalid(wit_errors(r.errors)))
-                raise Err(types.HookError_BadRequest(r.message))
+            return _dumps(run(s.convert, o, desired_api_version))
 
     Export.__name__ = "Strategy"
     return Export

@@ -238,9 +238,16 @@ macro_rules! shared_hooks {
             }
         }
 
-        /// The hooks both versions export alike.
+        /// The hooks both versions export alike (`describe` through the module's own
+        /// `description`).
         macro_rules! shared_guest_methods {
             () => {
+                fn describe(
+                    &self,
+                    s: &mut Store<HostState>,
+                ) -> Call<Result<ResourceDescription, Vec<String>>> {
+                    Ok(description(self.call_describe(s)?))
+                }
                 fn allow_create_on_update(&self, s: &mut Store<HostState>) -> Call<bool> {
                     self.call_allow_create_on_update(s)
                 }

@@ -85,10 +85,6 @@ pub fn description(d: types::ResourceDescription) -> Result<ResourceDescription,
 super::shared_hooks!();
 
 impl super::Guest for Guest {
-    fn describe(&self, s: &mut Store<HostState>) -> Call<Result<ResourceDescription, Vec<String>>> {
-        Ok(description(self.call_describe(s)?))
-    }
-
     /// A 0.1 component serves one version: a conversion is only ever to that version, and
     /// the host does not call this.
     fn convert(

@@ -105,10 +105,6 @@ pub fn description(d: types::ResourceDescription) -> Result<ResourceDescription,
 super::shared_hooks!();
 
 impl super::Guest for Guest {
-    fn describe(&self, s: &mut Store<HostState>) -> Call<Result<ResourceDescription, Vec<String>>> {
-        Ok(description(self.call_describe(s)?))
-    }
-
     fn convert(
         &self,
         s: &mut Store<HostState>,
