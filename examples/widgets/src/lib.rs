@@ -6,11 +6,18 @@
 //! - a **warning**: more than 10 replicas;
 //! - an **immutable field**: `spec.storageClass` cannot change after create;
 //! - **printer columns**: SIZE, REPLICAS, PHASE (and STORAGE-CLASS with `-o wide`);
-//! - a **status** the client cannot set: `status.phase` starts as `Pending`.
+//! - a **status** the client cannot set: `status.phase` starts as `Pending`;
+//! - a **second version**, `v1alpha1` (deprecated, still served), converted to and from the
+//!   storage version `v1` by `convert`: `spec.count` is v1's `spec.replicas` renamed, v1's
+//!   `spec.size` is computed from the count when a v1alpha1 object has none, and what v1alpha1
+//!   cannot hold travels in an annotation so that v1 → v1alpha1 → v1 gives the object back.
 
+use serde_json::Map;
+use wasm_apiserver_sdk::glue::HookError;
 use wasm_apiserver_sdk::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use wasm_apiserver_sdk::prelude::*;
 use wasm_apiserver_sdk::validation::{validate_immutable_field, NameRule};
+use wasm_apiserver_sdk::VersionDescription;
 
 /// A Widget. Unknown fields are dropped, as kube-apiserver prunes them for a structural schema.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -50,6 +57,23 @@ pub struct WidgetStatus {
 
 const SIZES: [&str; 3] = ["small", "medium", "large"];
 
+/// The storage version (every hook but `convert` sees it) and the older one.
+const V1: &str = "example.dev/v1";
+const V1ALPHA1: &str = "example.dev/v1alpha1";
+
+/// Where a v1alpha1 object keeps the v1 fields it has no place for (JSON of the part of v1's
+/// `spec` that `spec.count` and the computed size do not give back).
+pub const V1_SPEC_ANNOTATION: &str = "widgets.example.dev/v1-spec";
+
+/// The size a v1alpha1 widget without one gets in v1: the smallest holding its count.
+fn size_for(count: Option<i64>) -> &'static str {
+    match count.unwrap_or(1) {
+        ..=1 => "small",
+        2..=3 => "medium",
+        _ => "large",
+    }
+}
+
 fn default_replicas(size: &str) -> Option<i32> {
     match size {
         "small" => Some(1),
@@ -65,7 +89,7 @@ impl Strategy for Widgets {
     type Object = Widget;
 
     fn describe() -> ResourceDescription {
-        ResourceDescription {
+        let d = ResourceDescription {
             short_names: vec!["wd".into()],
             categories: vec!["all".into()],
             printer_columns: vec![
@@ -84,7 +108,121 @@ impl Strategy for Widgets {
                 "spec": {"size": "medium"}
             })),
             ..ResourceDescription::new("example.dev", "v1", "Widget", "widgets")
+        };
+        // Served in v1 (stored) and v1alpha1 (deprecated): a CRD's spec.versions.
+        let v1 = VersionDescription {
+            name: "v1".into(),
+            served: true,
+            storage: true,
+            deprecated: false,
+            deprecation_warning: None,
+            openapi_schema: d.openapi_schema.clone(),
+            printer_columns: d.printer_columns.clone(),
+            selectable_fields: d.selectable_fields.clone(),
+        };
+        let v1alpha1 = VersionDescription {
+            name: "v1alpha1".into(),
+            served: true,
+            storage: false,
+            deprecated: true,
+            deprecation_warning: None,
+            openapi_schema: schema_v1alpha1(),
+            printer_columns: vec![
+                PrinterColumn::name(),
+                PrinterColumn::new("Count", "integer", ".spec.count"),
+                PrinterColumn::new("Phase", "string", ".status.phase"),
+                PrinterColumn::age(),
+            ],
+            selectable_fields: vec!["spec.count".into()],
+        };
+        ResourceDescription {
+            versions: vec![v1, v1alpha1],
+            ..d
         }
+    }
+
+    /// v1 ↔ v1alpha1. To v1alpha1: `spec.replicas` becomes `spec.count`; `size` (unless it
+    /// is the one the count computes), `minReplicas` and `maxReplicas` go into the
+    /// [`V1_SPEC_ANNOTATION`]. To v1: the reverse, with `size` computed from the count when
+    /// the annotation has none. `status` and the rest of `spec` are the same in both.
+    fn convert(mut obj: Value, desired_api_version: &str) -> Result<Value, HookError> {
+        let from = obj["apiVersion"].as_str().unwrap_or_default().to_string();
+        let mut spec = match obj.get_mut("spec").map(Value::take) {
+            Some(Value::Object(m)) => m,
+            None | Some(Value::Null) => Map::new(),
+            Some(other) => {
+                return Err(HookError::BadRequest(format!(
+                    "spec: must be an object, not {other}"
+                )))
+            }
+        };
+        let annotations = obj
+            .pointer_mut("/metadata/annotations")
+            .and_then(Value::as_object_mut);
+        match (from.as_str(), desired_api_version) {
+            (V1, V1ALPHA1) => {
+                let replicas = spec.remove("replicas");
+                let mut kept = Map::new();
+                for f in ["size", "minReplicas", "maxReplicas"] {
+                    if let Some(v) = spec.remove(f) {
+                        kept.insert(f.into(), v);
+                    }
+                }
+                let count = replicas.as_ref().and_then(Value::as_i64);
+                if kept.get("size").and_then(Value::as_str) == Some(size_for(count)) {
+                    kept.remove("size");
+                }
+                if let Some(r) = replicas {
+                    spec.insert("count".into(), r);
+                }
+                if !kept.is_empty() {
+                    let text = Value::Object(kept).to_string();
+                    match annotations {
+                        Some(a) => {
+                            a.insert(V1_SPEC_ANNOTATION.into(), json!(text));
+                        }
+                        None => {
+                            obj["metadata"]["annotations"] = json!({V1_SPEC_ANNOTATION: text});
+                        }
+                    }
+                }
+            }
+            (V1ALPHA1, V1) => {
+                let count = spec.remove("count");
+                let kept = annotations
+                    .and_then(|a| a.remove(V1_SPEC_ANNOTATION))
+                    .and_then(|t| serde_json::from_str::<Map<String, Value>>(t.as_str()?).ok())
+                    .unwrap_or_default();
+                if obj
+                    .pointer("/metadata/annotations")
+                    .and_then(Value::as_object)
+                    .is_some_and(Map::is_empty)
+                {
+                    obj["metadata"]
+                        .as_object_mut()
+                        .map(|m| m.remove("annotations"));
+                }
+                let size = kept
+                    .get("size")
+                    .cloned()
+                    .unwrap_or_else(|| json!(size_for(count.as_ref().and_then(Value::as_i64))));
+                spec.insert("size".into(), size);
+                for (k, v) in kept {
+                    spec.entry(k).or_insert(v);
+                }
+                if let Some(c) = count {
+                    spec.insert("replicas".into(), c);
+                }
+            }
+            (from, to) => {
+                return Err(HookError::BadRequest(format!(
+                    "cannot convert from {from} to {to}: widgets are served in {V1} and {V1ALPHA1}"
+                )))
+            }
+        }
+        obj["spec"] = Value::Object(spec);
+        obj["apiVersion"] = json!(desired_api_version);
+        Ok(obj)
     }
 
     fn prepare_for_create(w: &mut Widget) {
@@ -206,6 +344,22 @@ fn schema() -> Value {
     })
 }
 
+/// The v1alpha1 schema: v1's, with `spec.count` where v1 has `spec.replicas` and no size,
+/// minimum or maximum.
+fn schema_v1alpha1() -> Value {
+    let mut s = schema();
+    s["description"] = json!("A Widget, as first served (deprecated: use example.dev/v1).");
+    s["properties"]["spec"] = json!({
+        "type": "object",
+        "description": "Desired state of the widget.",
+        "properties": {
+            "count": {"type": "integer", "format": "int32", "description": "How many (v1: spec.replicas)."},
+            "storageClass": {"type": "string", "description": "Immutable once set."}
+        }
+    });
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -270,6 +424,16 @@ mod fixture_tests {
         wasm_apiserver_sdk::testing::run_fixtures::<super::Widgets>(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/fixtures"
+        ));
+    }
+
+    /// The conversion cases (a folder of their own: the Python and JavaScript widgets, which
+    /// serve v1 only, run the fixtures above).
+    #[test]
+    fn conversion_fixtures() {
+        wasm_apiserver_sdk::testing::run_fixtures::<super::Widgets>(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fixtures/conversion"
         ));
     }
 }

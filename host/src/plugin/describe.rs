@@ -4,7 +4,7 @@
 //! `ValidateCustomResourceDefinitionNames`, `ValidateCustomResourceDefinitionSpec`), with the
 //! core group (`""`) allowed for the standard plugins.
 
-use crate::strategy::ResourceDescription;
+use crate::strategy::{PrinterColumn, ResourceDescription};
 use serde_json::Value;
 use wasm_apiserver_apimachinery::validation;
 
@@ -111,17 +111,24 @@ fn check_versions(d: &ResourceDescription, p: &mut Vec<String>) {
     if d.group.is_empty() && (d.versions.len() > 1 || d.version != "v1") {
         p.push("versions: the core group serves one version, v1".into());
     }
-    // Requests, responses and watches in a version other than the storage version need the
-    // host to convert; until it does, a description may serve its storage version only.
-    if d.versions.iter().any(|v| v.served && !v.storage) {
-        p.push(format!(
-            "versions: this host serves only the storage version ({}) of a resource so far",
-            d.version
-        ));
-    }
-    // Nor does it send a deprecated version's `Warning` yet.
-    if d.versions.iter().any(|v| v.served && v.deprecated) {
-        p.push("versions: this host does not serve deprecated versions yet".into());
+    // `printer-cells` sees the storage version and answers its computed columns, in order:
+    // every version's computed columns must be the same, so the cells fit any of them.
+    let computed = |cs: &[PrinterColumn]| -> Vec<String> {
+        cs.iter()
+            .filter(|c| c.json_path.is_empty())
+            .map(|c| c.name.clone())
+            .collect()
+    };
+    if let Some(storage) = d.versions.iter().find(|v| v.storage) {
+        for v in d.versions.iter().filter(|v| v.served) {
+            if computed(&v.printer_columns) != computed(&storage.printer_columns) {
+                p.push(format!(
+                    "version {:?}: its computed printer columns (empty JSONPath) must be the storage version's, {:?}: printer-cells answers them from the storage version",
+                    v.name,
+                    computed(&storage.printer_columns)
+                ));
+            }
+        }
     }
 }
 
@@ -226,6 +233,18 @@ mod tests {
     #[test]
     fn a_good_description_passes() {
         assert!(validate(&good()).is_empty());
+        // Served beside the storage version, deprecated: valid; computed columns differing
+        // from the storage version's are not.
+        let mut old = version("v1alpha1", false);
+        old.deprecated = true;
+        let mut d = ResourceDescription {
+            versions: vec![version("v1", true), old],
+            ..good()
+        };
+        assert!(validate(&d).is_empty(), "{:?}", validate(&d));
+        d.versions[1].printer_columns = vec![PrinterColumn::computed("Ready", "string")];
+        assert!(validate(&d).iter().any(|m| m
+            .contains("computed printer columns (empty JSONPath) must be the storage version's")));
         let core = ResourceDescription {
             group: String::new(),
             ..good()
@@ -291,7 +310,6 @@ mod tests {
             "versions: \"v1\" is listed twice",
             "deprecation-warning is set but the version is not deprecated",
             "version \"one\": must look like v1",
-            "this host serves only the storage version (v1)",
         ] {
             assert!(
                 p.iter().any(|m| m.contains(needle)),

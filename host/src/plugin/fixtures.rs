@@ -4,10 +4,11 @@
 //!
 //! A case is one JSON file in DIR (sorted by name):
 //! ```json
-//! {"operation": "create" | "update" | "update-status" | "delete",
+//! {"operation": "create" | "update" | "update-status" | "delete" | "convert",
 //!  "object": {...},                  // the request object (new object for updates)
 //!  "old": {...},                     // the stored object: update, update-status
 //!  "requestedGracePeriodSeconds": 5, // delete only, optional
+//!  "desiredApiVersion": "g/v1",      // convert only: the version to convert to
 //!  "expect": {
 //!    "object": {...},                // a subset the resulting object must contain
 //!    "errors": [{"type": "Required", "field": "spec.containers", "detail": "optional"}],
@@ -17,6 +18,8 @@
 //!  }}
 //! ```
 //! Omitted `errors` means no errors are expected; omitted `warnings` is not checked. A
+//! `convert` case also converts its result back to the object's version and expects the
+//! object unchanged: kube requires conversions to round-trip. A
 //! mismatch is shown as a unified diff of expected against actual (actual projected onto the
 //! keys the expectation names).
 
@@ -39,6 +42,9 @@ pub struct Case {
     /// Delete: the client's gracePeriodSeconds.
     #[serde(default)]
     pub requested_grace_period_seconds: Option<i64>,
+    /// Convert: the `apiVersion` to convert to.
+    #[serde(default)]
+    pub desired_api_version: Option<String>,
     /// What must come out.
     #[serde(default)]
     pub expect: Expect,
@@ -161,9 +167,36 @@ pub fn run_case(s: &dyn Strategy, name: &str, case: &Case) -> CaseResult {
                 },
             }
         }
+        "convert" => {
+            let Some(to) = &case.desired_api_version else {
+                return fail("a convert case needs desiredApiVersion".into());
+            };
+            let from = case
+                .object
+                .get("apiVersion")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            match s.convert(&case.object, to) {
+                Ok(out) => match s.convert(&out, from) {
+                    // Round trip: A → B → A gives A back.
+                    Ok(back) if back != case.object => {
+                        return fail(format!(
+                            "converting the result back to {from} changed the object:\n{}",
+                            diff(&case.object, &back)
+                        ))
+                    }
+                    Ok(_) => Ok(sequence::Outcome {
+                        object: out,
+                        warnings: Vec::new(),
+                    }),
+                    Err(e) => Err(e),
+                },
+                Err(e) => Err(e),
+            }
+        }
         other => {
             return fail(format!(
-                "unknown operation {other:?} (create, update, update-status, delete)"
+                "unknown operation {other:?} (create, update, update-status, delete, convert)"
             ))
         }
     };

@@ -127,7 +127,7 @@ fn group_discovery(map: &ResourceMap, group: &str, versions: &[String]) -> Value
         .iter()
         .map(|v| {
             let mut resources: Vec<Value> = map
-                .iter()
+                .iter_served()
                 .filter(|r| r.description.group == group && &r.description.version == v)
                 .map(|r| {
                     let d = &r.description;
@@ -200,7 +200,7 @@ pub fn api_group(group: &str, versions: &[String]) -> Value {
 /// served there.
 pub fn api_resource_list(map: &ResourceMap, group: &str, version: &str) -> Option<Value> {
     let mut resources = Vec::new();
-    for r in map.iter() {
+    for r in map.iter_served() {
         let d = &r.description;
         if d.group != group || d.version != version {
             continue;

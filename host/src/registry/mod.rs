@@ -1,4 +1,5 @@
-//! The registry: one [`Store`] per served group/version/plural — its strategy (a plugin), its
+//! The registry: one [`Store`] per served group/version/plural (the versions of one resource
+//! share its strategy and storage) — its strategy (a plugin), its
 //! storage (from the StorageFactory) and its names — the path-to-storage map ([`ResourceMap`],
 //! kube-apiserver's `APIGroupInfo.VersionedResourcesStorageMap`) and the [`Snapshot`] of what
 //! is served, published as a whole when a plugin changes.
@@ -8,6 +9,8 @@
 //!   `SelectionPredicate` built from them; `meta.rs`: the system metadata the host manages
 //!   around the strategy hooks; `propagation.rs`: a delete's `propagationPolicy` and the
 //!   garbage-collection finalizers it sets.
+//! - `converter.rs`: conversion between a request's version and the storage version (the
+//!   plugin's `convert`), cached per stored state;
 //! - `resource_map.rs`: the path-to-storage map; `snapshot.rs`: the served snapshot; `discovery.rs`, `openapi.rs`: the documents derived
 //!   from the map; `table.rs`: the `TableConvertor` over the plugin's printer columns.
 //!
@@ -15,6 +18,7 @@
 //! manager publishes it. Files here import each other, never this module (it only declares
 //! and re-exports).
 
+pub mod converter;
 pub mod discovery;
 pub mod list_options;
 pub mod meta;

@@ -44,7 +44,7 @@ pub fn gv_path(group: &str, version: &str) -> String {
 /// Every group-version document, keyed by [`gv_path`].
 pub fn documents(map: &ResourceMap) -> BTreeMap<String, Value> {
     let mut by_gv: BTreeMap<String, Vec<&Store>> = BTreeMap::new();
-    for r in map.iter() {
+    for r in map.iter_served() {
         by_gv
             .entry(gv_path(&r.description.group, &r.description.version))
             .or_default()

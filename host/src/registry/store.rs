@@ -3,6 +3,7 @@
 //! `dryrun.go`) over a [`Storage`] and a [`Strategy`]. Strategy hooks run on blocking threads;
 //! everything else is async.
 
+use super::converter::Converter;
 use super::list_options::ListOptions;
 use super::meta::{self, meta_mut, meta_str};
 use super::propagation::{deletion_finalizers, PropagationPolicy};
@@ -108,9 +109,17 @@ pub const DELETE_ATTEMPTS: usize = 5;
 /// One served resource: `genericregistry.Store`
 /// (`k8s.io/apiserver/pkg/registry/generic/registry/store.go`) — the plugin's strategy, the
 /// resource's storage and its names; its operations are below.
+///
+/// A resource served in several versions has one `Store` per served version, all sharing one
+/// strategy and one storage (one watch cache), each with the [`Converter`] between its version
+/// and the storage version — what kube-apiserver's per-version `RequestScope` carries. The
+/// operations below take and return objects in the storage version (every hook sees it); the
+/// HTTP layer converts requests and answers with [`Store::converter`].
 #[derive(Clone)]
 pub struct Store {
-    /// The plugin's self-description.
+    /// The resource as served in this Store's version
+    /// ([`ResourceDescription::at_version`]: its version, schema, printer columns and
+    /// selectable fields).
     pub description: ResourceDescription,
     /// The strategy (a loaded plugin version).
     pub strategy: Arc<dyn Strategy>,
@@ -125,8 +134,17 @@ pub struct Store {
     /// Served by the host for reading only (writes answer 405).
     pub read_only: bool,
     /// Its field manager (server-side apply, `metadata.managedFields`), built from the
-    /// plugin's schema.
+    /// schema of this Store's version: apply runs in the request's version, as kube's.
     pub field_manager: Arc<crate::fieldmanager::FieldManager>,
+    /// The storage version's field manager: the writes of other requests are recorded by it,
+    /// on the storage-version object the hooks returned.
+    pub storage_field_manager: Arc<crate::fieldmanager::FieldManager>,
+    /// Between this Store's version and the storage version (the identity in the storage
+    /// version).
+    pub converter: Arc<Converter>,
+    /// The `Warning` every response in this version carries when it is deprecated
+    /// ([`ResourceDescription::deprecation_warning`]).
+    pub deprecation_warning: Option<String>,
 }
 
 impl Store {
@@ -136,16 +154,49 @@ impl Store {
         let description = strategy.description().clone();
         let gr = description.group_resource();
         let gk = description.group_kind();
+        let field_manager = Arc::new(crate::fieldmanager::FieldManager::new(&description));
+        let api_version = description.api_version();
         Store {
+            converter: Arc::new(Converter::new(
+                strategy.clone(),
+                gk.clone(),
+                api_version.clone(),
+                api_version,
+            )),
+            deprecation_warning: description.deprecation_warning(&description.version),
             gk,
             resource_prefix: resource_prefix(&description),
-            field_manager: Arc::new(crate::fieldmanager::FieldManager::new(&description)),
+            storage_field_manager: field_manager.clone(),
+            field_manager,
             description,
             strategy,
             storage,
             gr,
             read_only: false,
         }
+    }
+}
+
+impl Store {
+    /// This resource as served in `version`: a Store sharing this one's strategy, storage and
+    /// storage field manager, with that version's description, field manager and converter.
+    /// `None` when the resource does not serve `version`. Call it on the storage-version Store
+    /// ([`Store::new`]).
+    pub fn at_version(&self, version: &str) -> Option<Store> {
+        let description = self.description.at_version(version)?;
+        let api_version = description.api_version();
+        Some(Store {
+            converter: Arc::new(Converter::new(
+                self.strategy.clone(),
+                self.gk.clone(),
+                api_version,
+                self.converter.storage_api_version.clone(),
+            )),
+            deprecation_warning: self.description.deprecation_warning(version),
+            field_manager: Arc::new(crate::fieldmanager::FieldManager::new(&description)),
+            description,
+            ..self.clone()
+        })
     }
 }
 
@@ -779,7 +830,7 @@ impl Store {
     /// for server-side apply, which tracks in the patch itself).
     fn tracking(&self, manager: Option<&str>, subresource: Subresource) -> Option<Tracking> {
         manager.map(|m| Tracking::Manager {
-            field_manager: self.field_manager.clone(),
+            field_manager: self.storage_field_manager.clone(),
             manager: m.to_string(),
             subresource: match subresource {
                 Subresource::Main => "",
@@ -984,11 +1035,25 @@ impl Store {
         SelectionPredicate {
             label: opts.label_selector.clone(),
             field: opts.field_selector.clone(),
-            get_attrs: Some(default_attrs(self.description.selectable_fields.clone())),
+            get_attrs: Some(self.attrs_func()),
             limit: opts.limit,
             continue_token: opts.continue_token.clone(),
             allow_watch_bookmarks: opts.allow_watch_bookmarks,
         }
+    }
+
+    /// `GetAttrs` in this Store's version: labels and selectable fields are read from the
+    /// object converted to it (kube selects custom resources in the request's version).
+    fn attrs_func(&self) -> wasm_apiserver_storage::selection::AttrsFunc {
+        let attrs = default_attrs(self.description.selectable_fields.clone());
+        if self.converter.is_identity() {
+            return attrs;
+        }
+        let converter = self.converter.clone();
+        Arc::new(move |obj: &Value| {
+            let converted = converter.from_storage(obj).map_err(|e| e.message)?;
+            attrs(&converted)
+        })
     }
 
     /// The storage options of a list or watch under this resource's key prefix.

@@ -110,12 +110,16 @@ fn row_object(obj: &Value, include: IncludeObject) -> Option<Value> {
     }
 }
 
-async fn rows(r: &Store, objs: Vec<Arc<Value>>, include: IncludeObject) -> ApiResult<Vec<Value>> {
+/// The rows of `stored` (storage-version objects): computed cells from the plugin's
+/// `printer-cells` (which sees the storage version, as every hook), JSONPath cells and the
+/// row's object from the object in the Store's version.
+async fn rows(r: &Store, stored: Vec<Arc<Value>>, include: IncludeObject) -> ApiResult<Vec<Value>> {
+    let objs = r.converter.list_from_storage(stored.clone()).await?;
     let columns = r.description.printer_columns.clone();
     let needs_computed = columns.iter().any(|c| c.json_path.is_empty());
     let computed: Vec<Vec<Value>> = if needs_computed {
         let strategy = r.strategy.clone();
-        let objs_owned = objs.clone();
+        let objs_owned = stored;
         let gk = r.gk.clone();
         tokio::task::spawn_blocking(move || {
             objs_owned
@@ -164,7 +168,8 @@ pub async fn list_table(
     )
 }
 
-/// A one-row Table of one object (GET of a named object, a write's answer, watch events).
+/// A one-row Table of one object (GET of a named object, a write's answer, watch events),
+/// `obj` in the storage version.
 /// `headers` = include the column definitions (a watch sends them with its first event only);
 /// the row carries the object as `include` says.
 pub async fn object_table(

@@ -27,4 +27,6 @@ pub mod validation;
 pub mod version;
 
 pub use field::{ErrorList, ErrorType, FieldError, Path};
-pub use resource::{Attributes, GroupKind, GroupResource, PrinterColumn, ResourceDescription};
+pub use resource::{
+    Attributes, GroupKind, GroupResource, PrinterColumn, ResourceDescription, VersionDescription,
+};

@@ -239,6 +239,49 @@ impl ResourceDescription {
         self.versions.iter().find(|v| v.name == name)
     }
 
+    /// The resource as served in version `name`: `version`, `openapi_schema`,
+    /// `printer_columns` and `selectable_fields` are that version's (everything else, `versions`
+    /// included, is the resource's). `None` when `name` is not served.
+    pub fn at_version(&self, name: &str) -> Option<ResourceDescription> {
+        if self.versions.is_empty() {
+            return (name == self.version).then(|| self.clone());
+        }
+        let v = self.version_description(name).filter(|v| v.served)?;
+        Some(ResourceDescription {
+            version: v.name.clone(),
+            openapi_schema: v.openapi_schema.clone(),
+            printer_columns: v.printer_columns.clone(),
+            selectable_fields: v.selectable_fields.clone(),
+            ..self.clone()
+        })
+    }
+
+    /// The `Warning` text sent with every response in version `name` when it is deprecated:
+    /// the plugin's own text, else kube's default `"<group>/<version> <Kind> is deprecated"`
+    /// with `"; use <group>/<newest> <Kind>"` naming the served, non-deprecated version of
+    /// highest priority above it (`defaultDeprecationWarning` in apiextensions-apiserver's
+    /// `pkg/apiserver/customresource_handler.go`). `None` when the version is not deprecated.
+    pub fn deprecation_warning(&self, name: &str) -> Option<String> {
+        let v = self.version_description(name).filter(|v| v.deprecated)?;
+        if let Some(w) = &v.deprecation_warning {
+            return Some(w.clone());
+        }
+        let mut msg = format!("{}/{} {} is deprecated", self.group, name, self.kind);
+        let newer = self
+            .versions
+            .iter()
+            .filter(|o| {
+                o.served
+                    && !o.deprecated
+                    && crate::version::compare_kube_aware(name, &o.name).is_lt()
+            })
+            .max_by(|a, b| crate::version::compare_kube_aware(&a.name, &b.name));
+        if let Some(n) = newer {
+            msg += &format!("; use {}/{} {}", self.group, n.name, self.kind);
+        }
+        Some(msg)
+    }
+
     /// Whether the resource has a `status` subresource.
     pub fn has_status(&self) -> bool {
         self.subresources.iter().any(|s| s == "status")
@@ -277,4 +320,56 @@ pub struct Attributes {
     pub labels: Vec<(String, String)>,
     /// (field path, value) for each selectable field.
     pub fields: Vec<(String, String)>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(name: &str, storage: bool, deprecated: bool) -> VersionDescription {
+        VersionDescription {
+            name: name.into(),
+            served: true,
+            storage,
+            deprecated,
+            deprecation_warning: None,
+            openapi_schema: serde_json::json!({"type": "object", "title": name}),
+            printer_columns: Vec::new(),
+            selectable_fields: vec![format!("spec.{name}")],
+        }
+    }
+
+    #[test]
+    fn a_version_view_and_its_deprecation_warning() {
+        let mut d = ResourceDescription::new("example.dev", "v1", "Widget", "widgets");
+        d.versions = vec![
+            v("v1", true, false),
+            v("v1alpha1", false, true),
+            v("v1beta1", false, true),
+        ];
+        let old = d.at_version("v1alpha1").unwrap();
+        assert_eq!(old.version, "v1alpha1");
+        assert_eq!(old.openapi_schema["title"], "v1alpha1");
+        assert_eq!(old.selectable_fields, vec!["spec.v1alpha1"]);
+        assert!(d.at_version("v2").is_none());
+        d.versions[1].served = false;
+        assert!(d.at_version("v1alpha1").is_none(), "not served");
+        // apiextensions-apiserver's defaultDeprecationWarning: the newest served,
+        // non-deprecated version above it.
+        assert_eq!(
+            d.deprecation_warning("v1beta1").unwrap(),
+            "example.dev/v1beta1 Widget is deprecated; use example.dev/v1 Widget"
+        );
+        assert_eq!(d.deprecation_warning("v1"), None);
+        d.versions[0].deprecated = true;
+        assert_eq!(
+            d.deprecation_warning("v1beta1").unwrap(),
+            "example.dev/v1beta1 Widget is deprecated"
+        );
+        d.versions[2].deprecation_warning = Some("gone soon".into());
+        assert_eq!(d.deprecation_warning("v1beta1").unwrap(), "gone soon");
+        // One version only (WIT 0.1): itself.
+        let one = ResourceDescription::new("example.dev", "v1", "Widget", "widgets");
+        assert_eq!(one.at_version("v1").unwrap(), one);
+    }
 }

@@ -4,6 +4,8 @@
 //! `trap` (panic), `loop` (never returns), `alloc` (allocates until the memory cap),
 //! `badjson` (returns text that is not JSON), `notobject` (returns a JSON array),
 //! `rename` (changes `metadata.name`), `rekind` (changes `kind`). Anything else behaves.
+//! It serves `v1` (stored) and `v2` (the same object); `misbehave-convert: trap` traps in
+//! `convert` only.
 //!
 //! Built with `--features bad-describe` it describes an invalid resource; with
 //! `--features wit-next` it is built against a WIT version this host does not know (`@0.3.0`); with
@@ -27,16 +29,19 @@ mod component {
             let d = super::description();
             ResourceDescription {
                 group: d.group,
-                versions: vec![ServedVersion {
-                    name: d.version,
-                    served: true,
-                    storage: true,
-                    deprecated: false,
-                    deprecation_warning: None,
-                    openapi_schema: d.openapi_schema.to_string(),
-                    printer_columns: Vec::new(),
-                    selectable_fields: Vec::new(),
-                }],
+                // v1 stored, v2 served too (the same object under another apiVersion).
+                versions: [(d.version.as_str(), true), ("v2", false)]
+                    .map(|(name, storage)| ServedVersion {
+                        name: name.into(),
+                        served: true,
+                        storage,
+                        deprecated: false,
+                        deprecation_warning: None,
+                        openapi_schema: d.openapi_schema.to_string(),
+                        printer_columns: Vec::new(),
+                        selectable_fields: Vec::new(),
+                    })
+                    .into(),
                 kind: d.kind,
                 list_kind: d.list_kind,
                 plural: d.plural,
@@ -137,8 +142,11 @@ mod component {
                 fields: Vec::new(),
             })
         }
-        fn convert(obj: String, _desired_api_version: String) -> Result<String, HookError> {
-            Ok(super::misbehave(obj))
+        fn convert(obj: String, desired_api_version: String) -> Result<String, HookError> {
+            let mut v: serde_json::Value =
+                serde_json::from_str(&super::misbehave_convert(obj)).unwrap_or_default();
+            v["apiVersion"] = desired_api_version.into();
+            Ok(v.to_string())
         }
     }
 
@@ -192,6 +200,22 @@ pub fn strict_errors(obj: &str) -> Vec<String> {
         vec!["metadata.labels[tier]".into()]
     } else {
         Vec::new()
+    }
+}
+
+/// `convert`: the annotation `misbehave-convert` picks a fault of [`misbehave`] in this hook
+/// only (so an object can be stored, then fail to convert); otherwise `misbehave`'s.
+pub fn misbehave_convert(obj: String) -> String {
+    let v: serde_json::Value = serde_json::from_str(&obj).unwrap_or_default();
+    match v
+        .pointer("/metadata/annotations/misbehave-convert")
+        .and_then(|m| m.as_str())
+    {
+        Some("trap") => {
+            wasm_apiserver_sdk::log::install_panic_hook();
+            panic!("asked to trap in convert")
+        }
+        _ => misbehave(obj),
     }
 }
 

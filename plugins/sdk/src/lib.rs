@@ -47,7 +47,7 @@ pub use serde_json;
 
 pub use field::{ErrorList, ErrorType, FieldError, Path};
 pub use wasm_apiserver_apimachinery::{
-    Attributes, GroupResource, PrinterColumn, ResourceDescription,
+    Attributes, GroupResource, PrinterColumn, ResourceDescription, VersionDescription,
 };
 
 #[doc(hidden)]

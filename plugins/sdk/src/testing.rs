@@ -116,7 +116,9 @@ pub fn update_status<S: Strategy + 'static>(new: Value, old: Value) -> Outcome {
 /// `wasm-apiserver plugin test FILE.wasm DIR` runs against the component — and panic with the
 /// case's name and what differs on the first mismatch. The format is the host's
 /// (`host/src/plugin/fixtures.rs`): `operation` (`create`, `update`, `update-status`,
-/// `delete`), `object`, `old`, `requestedGracePeriodSeconds`, and `expect` with `object` (a
+/// `delete`, `convert`), `object`, `old`, `requestedGracePeriodSeconds`,
+/// `desiredApiVersion` (convert: also converted back, which must give `object` again), and
+/// `expect` with `object` (a
 /// subset), `errors` (`type`, `field`, optional `detail`, in order; omitted = none), `warnings`,
 /// `badRequest` and `gracePeriodSeconds`. Returns the number of cases run (panics on none).
 pub fn run_fixtures<S: Strategy + 'static>(dir: &str) -> usize {
@@ -149,6 +151,26 @@ fn run_fixture<S: Strategy + 'static>(case: &Value, name: &str) {
                 *want,
                 "{name}: gracePeriodSeconds"
             );
+        }
+        return;
+    }
+    if case["operation"] == "convert" {
+        let to = case["desiredApiVersion"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{name}: a convert case needs desiredApiVersion"));
+        let from = obj["apiVersion"].as_str().unwrap_or_default();
+        let out = glue::convert::<S>(&obj.to_string(), to)
+            .unwrap_or_else(|e| panic!("{name}: convert to {to}: {e:?}"));
+        let out: Value = serde_json::from_str(&out).expect("convert returns JSON");
+        let back = glue::convert::<S>(&out.to_string(), from)
+            .unwrap_or_else(|e| panic!("{name}: convert back to {from}: {e:?}"));
+        let back: Value = serde_json::from_str(&back).expect("convert returns JSON");
+        assert_eq!(
+            back, obj,
+            "{name}: converting back to {from} changed the object"
+        );
+        if let Some(o) = expect.get("object") {
+            assert!(is_subset(o, &out), "{name}: {o} is not within {out}");
         }
         return;
     }

@@ -33,6 +33,8 @@ pub async fn create(
     // `EnsureObjectNamespaceMatchesRequestNamespace` comes before admission, as in createHandler.
     crate::registry::meta::ensure_namespace(&mut obj, r.description.namespaced, ns)
         .map_err(crate::status::ApiError::bad_request)?;
+    // Every hook sees the storage version.
+    let obj = r.converter.to_storage_async(obj).await?;
     let name = obj["metadata"]["name"].as_str().unwrap_or("");
     crate::admission::namespace_lifecycle::admit_create(namespaces, r, ns, name).await?;
     if let Some(check) = check {

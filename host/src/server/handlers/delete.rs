@@ -69,9 +69,16 @@ pub async fn delete_collection(
     let opts = delete_options(body, q)?;
     let list_opts = options::list_options(r, q, false)?;
     let deleted = r.delete_collection(ns, &list_opts, &opts).await?;
+    let items = r
+        .converter
+        .list_from_storage(deleted.items.into_iter().map(std::sync::Arc::new).collect())
+        .await?
+        .into_iter()
+        .map(std::sync::Arc::unwrap_or_clone)
+        .collect::<Vec<Value>>();
     let body = json!({"kind": r.description.list_kind, "apiVersion": r.description.api_version(),
                       "metadata": {"resourceVersion": deleted.resource_version.to_string()},
-                      "items": deleted.items});
+                      "items": items});
     Ok(json_response(StatusCode::OK, &body, &[]))
 }
 

@@ -11,10 +11,15 @@ use axum::response::Response;
 use std::sync::Arc;
 
 /// `GetResource`: JSON is written from the stored bytes or the watch cache's object without a
-/// copy; a Table goes through the printer columns.
+/// copy (converted first in a version other than the storage version); a Table goes through
+/// the printer columns.
 pub async fn get(r: &Store, ns: &str, name: &str, q: &Query, out: Output) -> ApiResult<Response> {
     let rv = q.get("resourceVersion").map(String::as_str).unwrap_or("");
     match out {
+        Output::Json if !r.converter.is_identity() => {
+            let obj = r.get(ns, name, rv).await?;
+            respond_object(r, obj, out, StatusCode::OK, &[]).await
+        }
         Output::Json => {
             let obj = r.get_shared(ns, name, rv).await?;
             let mut body = Vec::new();

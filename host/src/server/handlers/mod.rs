@@ -111,7 +111,7 @@ async fn dispatch(
         name,
         ..
     } = info;
-    match *method {
+    let result = match *method {
         Method::GET if watch => watch::watch(state, &r, &ns, &name, q, out).await,
         Method::GET if !name.is_empty() => get::get(&r, &ns, &name, q, out).await,
         Method::GET => get::list(&r, &ns, q, out).await,
@@ -150,7 +150,15 @@ async fn dispatch(
             delete::delete_collection(&r, &ns, &body, q).await
         }
         _ => Err(ApiError::method_not_supported(&r.gr, method.as_str())),
-    }
+    };
+    // A deprecated version's `Warning` on every answer, errors included (apiextensions-apiserver's
+    // `customresource_handler.go` adds it before serving the request).
+    let Some(warning) = &r.deprecation_warning else {
+        return result;
+    };
+    let mut resp = result.unwrap_or_else(|e| e.into_response());
+    response::append_warnings(&mut resp, std::slice::from_ref(warning));
+    Ok(resp)
 }
 
 /// The request's `User-Agent` (empty when absent or not text).

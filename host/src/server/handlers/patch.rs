@@ -69,6 +69,21 @@ pub async fn patch(
             subresource,
         },
     )?;
+    if !r.converter.is_identity() {
+        // The patch applies to the object in the request's version (kube's patcher works on
+        // the object decoded in the request's version); the hooks then see the result in the
+        // storage version. Runs in the registry's blocking task.
+        let inner = patch_fn;
+        let converter = r.converter.clone();
+        patch_fn = Arc::new(move |current: &Value| {
+            let current = if current.is_null() {
+                Value::Null
+            } else {
+                Arc::unwrap_or_clone(converter.from_storage(current)?)
+            };
+            converter.to_storage(inner(&current)?)
+        });
+    }
     {
         // patch.go `applyPatch`: a patch that would create an object naming a uid is a
         // conflict (only apply creates).

@@ -42,14 +42,19 @@ pub fn output(headers: &HeaderMap, q: &Query) -> ApiResult<Output> {
 
 pub fn json_response(code: StatusCode, body: &Value, warnings: &[String]) -> Response {
     let mut resp = (code, axum::Json(body)).into_response();
+    append_warnings(&mut resp, warnings);
+    resp
+}
+
+/// Add one `Warning: 299 - "text"` header per warning (RFC 7234 §5.5; kube-apiserver's
+/// warning header format). A text that cannot be a header value is left out.
+pub fn append_warnings(resp: &mut Response, warnings: &[String]) {
     for w in warnings {
-        // `Warning: 299 - "text"` (RFC 7234 §5.5; kube-apiserver's warning header format).
         let text = w.replace('"', "\\\"");
         if let Ok(v) = HeaderValue::from_str(&format!("299 - \"{text}\"")) {
             resp.headers_mut().append("Warning", v);
         }
     }
-    resp
 }
 
 /// A 200 response whose body is JSON text already written (an object or a list from its
@@ -66,8 +71,10 @@ pub fn json_bytes_response(body: Vec<u8>) -> Response {
 /// The JSON of a list response (`{"apiVersion","kind":"<Kind>List","metadata","items"}`),
 /// written straight from the list's items: objects read from storage are copied from their
 /// stored bytes (the backend's or the watch cache's) with their resourceVersion spliced in,
-/// decoded ones serialized as they are, so no list builds a `Value` per object. Errors: a corrupt stored object answers 500, as
-/// kube-apiserver's list does when an object fails to decode.
+/// decoded ones serialized as they are, so no list builds a `Value` per object — except in a
+/// version other than the storage version, where each item is converted ([`Store::converter`];
+/// blocking). Errors: a corrupt stored object answers 500, as kube-apiserver's list does when an
+/// object fails to decode; so does a conversion that fails.
 pub fn list_body(r: &Store, list: &SharedListResult) -> ApiResult<Vec<u8>> {
     let head = json!({"apiVersion": r.description.api_version(), "kind": r.description.list_kind,
                       "metadata": list_meta(list)});
@@ -78,13 +85,23 @@ pub fn list_body(r: &Store, list: &SharedListResult) -> ApiResult<Vec<u8>> {
         if i > 0 {
             out.push(b',');
         }
-        item.write_json(&mut out)
-            .map_err(|e| ApiError::from_storage(&e, &r.gr, ""))?;
+        if r.converter.is_identity() {
+            item.write_json(&mut out)
+                .map_err(|e| ApiError::from_storage(&e, &r.gr, ""))?;
+        } else {
+            let stored = item
+                .to_arc()
+                .map_err(|e| ApiError::from_storage(&e, &r.gr, ""))?;
+            serde_json::to_writer(&mut out, &*r.converter.from_storage_arc(&stored)?)
+                .map_err(ApiError::internal)?;
+        }
     }
     out.extend_from_slice(b"]}");
     Ok(out)
 }
 
+/// An object answer: `obj` (in the storage version, as the registry returns it) in the
+/// request's version, as JSON or a one-row Table. Errors: the conversion's, the Table's.
 pub async fn respond_object(
     r: &Store,
     obj: Value,
@@ -93,7 +110,13 @@ pub async fn respond_object(
     warnings: &[String],
 ) -> ApiResult<Response> {
     match out {
-        Output::Json => Ok(json_response(code, &obj, warnings)),
+        Output::Json => {
+            let obj = r
+                .converter
+                .from_storage_async(std::sync::Arc::new(obj))
+                .await?;
+            Ok(json_response(code, &obj, warnings))
+        }
         Output::Table(include) => {
             let t = table::object_table(r, &obj, true, include).await?;
             Ok(json_response(code, &t, warnings))

@@ -35,6 +35,8 @@ pub async fn update(
     if let Some(check) = check {
         check(&obj, None)?;
     }
+    // Every hook sees the storage version.
+    let obj = r.converter.to_storage_async(obj).await?;
     let res = r
         .update(
             ns,

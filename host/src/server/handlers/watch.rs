@@ -79,8 +79,19 @@ pub async fn watch(
                     row.map(|t| {
                         (json!({"type": kind, "object": t}).to_string() + "\n").into_bytes()
                     })
-                } else {
+                } else if is_error || kind == "BOOKMARK" || r.converter.is_identity() {
                     watch_line(kind, &object).map_err(|e| ApiError::from_storage(&e, &r.gr, ""))
+                } else {
+                    // In a version other than the storage version, the object converted once
+                    // per event and version, shared with this version's other watchers
+                    // (`crate::registry::converter`).
+                    match object.to_arc() {
+                        Ok(stored) => r.converter.from_storage_async(stored).await.and_then(|o| {
+                            watch_line(kind, &SharedObject::Decoded(o))
+                                .map_err(|e| ApiError::from_storage(&e, &r.gr, ""))
+                        }),
+                        Err(e) => Err(ApiError::from_storage(&e, &r.gr, "")),
+                    }
                 };
                 let line = match line {
                     Ok(line) => line,
