@@ -210,6 +210,26 @@ impl Watch {
     }
 }
 
+/// How many times the widgets plugin's `convert` ran (its call-duration histogram's count).
+async fn convert_calls(url: &str) -> u64 {
+    let text = client()
+        .get(format!("{url}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    text.lines()
+        .find(|l| {
+            l.starts_with("wasm_apiserver_plugin_call_duration_seconds_count")
+                && l.contains("hook=\"convert\"")
+                && l.contains("plugin=\"widgets\"")
+        })
+        .and_then(|l| l.rsplit(' ').next())
+        .map_or(0, |n| n.parse::<f64>().unwrap() as u64)
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn list_watch_and_apply_in_both_versions_at_once() {
     let s = TestServer::start(Backend::Embedded);
@@ -244,6 +264,14 @@ async fn list_watch_and_apply_in_both_versions_at_once() {
         .to_string();
     let v1_resp = client().get(base("v1")).send().await.unwrap();
     assert!(v1_resp.headers().get("warning").is_none());
+    // Errors in the deprecated version carry it too, from the first check on.
+    let resp = client()
+        .get(format!("{}/a/scale", base("v1alpha1")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 404);
+    assert!(resp.headers().get("warning").is_some());
 
     // Two watchers per version from the list's resourceVersion: each gets its version.
     let mut watches = Vec::new();
@@ -288,7 +316,11 @@ async fn list_watch_and_apply_in_both_versions_at_once() {
         (ev["type"].as_str(), ev["object"]["spec"]["count"].as_i64()),
         (Some("ADDED"), Some(5))
     );
-    // The selected watcher in v1alpha1 sees `b` stop matching as a DELETED.
+    // The selected watcher in v1alpha1 sees `b` stop matching as a DELETED of its previous
+    // state. The change is converted to v1alpha1 once for the selector and the two other
+    // v1alpha1 watchers together, and the previous state once more for the DELETED (its
+    // resourceVersion is the change's, its content the previous one's).
+    let converts = convert_calls(&s.url).await;
     let (code, _) = send(
         client()
             .patch(format!("{}/b", base("v1")))
@@ -300,12 +332,47 @@ async fn list_watch_and_apply_in_both_versions_at_once() {
     let ev = alpha_selected.next().await;
     assert_eq!(ev["type"], "DELETED", "{ev}");
     assert_eq!(ev["object"]["apiVersion"], OLD);
+    assert_eq!(ev["object"]["spec"]["count"], 5, "the previous state: {ev}");
     for (v, w) in &mut watches {
         let ev = w.next().await;
         assert_eq!(ev["type"], "MODIFIED");
         let field = if *v == "v1" { "replicas" } else { "count" };
         assert_eq!(ev["object"]["spec"][field], 6, "{v}: {ev}");
     }
+    assert_eq!(
+        convert_calls(&s.url).await - converts,
+        2,
+        "one conversion per event and version"
+    );
+    // A dry run through v1alpha1 answers the patched object and leaves the stored one (and
+    // what other readers of v1alpha1 get) alone.
+    let (code, dry) = send(
+        client()
+            .patch(format!("{}/b?dryRun=All", base("v1alpha1")))
+            .header("content-type", "application/merge-patch+json")
+            .body(r#"{"spec":{"count":2}}"#),
+    )
+    .await;
+    assert_eq!(code, 200, "{dry}");
+    assert_eq!(dry["spec"]["count"], 2, "{dry}");
+    let (_, now) = send(client().get(format!("{}/b", base("v1alpha1")))).await;
+    assert_eq!(now["spec"]["count"], 6, "{now}");
+    // A patch may not change the type meta (the decoder's check on the patched object).
+    let (code, status) = send(
+        client()
+            .patch(format!("{}/b", base("v1")))
+            .header("content-type", "application/merge-patch+json")
+            .body(format!(r#"{{"apiVersion":"{OLD}"}}"#)),
+    )
+    .await;
+    assert_eq!(code, 400, "{status}");
+    assert!(
+        status["message"]
+            .as_str()
+            .unwrap()
+            .contains("the API version in the data (example.dev/v1alpha1) does not match the expected API version (example.dev/v1)"),
+        "{status}"
+    );
 
     // Server-side apply through v1alpha1: the apply configuration is a v1alpha1 object, and
     // the manager's entry names v1alpha1.
@@ -335,6 +402,22 @@ async fn list_watch_and_apply_in_both_versions_at_once() {
     );
     let (_, c) = send(client().get(format!("{}/c", base("v1")))).await;
     assert_eq!(c["spec"], json!({"size": "medium", "replicas": 2}), "{c}");
+
+    // Watch-list in v1alpha1: the initial events and the bookmark ending them are in
+    // v1alpha1 (a typed client decodes the bookmark as its own kind).
+    let mut w = Watch::start(format!(
+        "{}?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true",
+        base("v1alpha1")
+    ))
+    .await;
+    loop {
+        let ev = w.next().await;
+        assert_eq!(ev["object"]["apiVersion"], OLD, "{ev}");
+        if ev["type"] == "BOOKMARK" {
+            break;
+        }
+        assert_eq!(ev["type"], "ADDED");
+    }
 
     // Discovery: both versions, v1 preferred.
     let (_, group) = send(client().get(format!("{}/apis/example.dev", s.url))).await;
@@ -444,4 +527,57 @@ fn plugin_test_runs_the_conversion_fixtures_through_the_component() {
     ]);
     assert!(!ok && out.contains("0 passed, 1 failed"), "{out}");
     assert!(out.contains("\"medium\""), "{out}");
+}
+
+/// An object written while the storage version was v1alpha1 (put straight into etcd, as an
+/// earlier build of the plugin would have stored it) reads in both versions, and the hooks of
+/// an update see it in today's storage version: a labels-only patch leaves its (converted)
+/// spec alone, so the generation does not move, and it is written back as v1.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_object_stored_in_an_earlier_storage_version() {
+    let s = TestServer::start(Backend::Etcd);
+    common::http::default_namespace(&s.url).await;
+    let key = "/registry/example.dev/widgets/default/old";
+    let mut etcd = etcd_client::Client::connect([s.etcd_endpoint().unwrap()], None)
+        .await
+        .unwrap();
+    let stored = json!({"apiVersion": OLD, "kind": "Widget",
+        "metadata": {"name": "old", "namespace": "default", "generation": 1,
+                     "uid": "0b5c1c39-3c4e-4f5a-9d7b-2f7a4f0e8a11",
+                     "creationTimestamp": "2026-11-01T00:00:00Z"},
+        "spec": {"count": 5}, "status": {"phase": "Ready"}});
+    etcd.put(key, stored.to_string(), None).await.unwrap();
+    let url = |v: &str| {
+        format!(
+            "{}/apis/example.dev/{v}/namespaces/default/widgets/old",
+            s.url
+        )
+    };
+    let mut v1 = json!(null);
+    for _ in 0..100 {
+        let (code, body) = send(client().get(url("v1"))).await;
+        if code == 200 {
+            v1 = body;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(v1["apiVersion"], "example.dev/v1", "{v1}");
+    assert_eq!(v1["spec"], json!({"size": "large", "replicas": 5}));
+    let (_, old) = send(client().get(url("v1alpha1"))).await;
+    assert_eq!(old["spec"], json!({"count": 5}), "{old}");
+    let (code, patched) = send(
+        client()
+            .patch(url("v1"))
+            .header("content-type", "application/merge-patch+json")
+            .body(r#"{"metadata":{"labels":{"team":"blue"}}}"#),
+    )
+    .await;
+    assert_eq!(code, 200, "{patched}");
+    assert_eq!(patched["metadata"]["generation"], 1, "{patched}");
+    assert_eq!(patched["status"]["phase"], "Ready");
+    let now = etcd.get(key, None).await.unwrap();
+    let now: Value = serde_json::from_slice(now.kvs()[0].value()).unwrap();
+    assert_eq!(now["apiVersion"], "example.dev/v1", "{now}");
+    assert_eq!(now["spec"], json!({"size": "large", "replicas": 5}));
 }

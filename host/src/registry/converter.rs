@@ -5,12 +5,14 @@
 //!
 //! Requests are converted to the storage version before any other hook runs (every hook sees
 //! the storage version); objects read back — responses, list items, watch events, the objects
-//! field and label selectors look at — are converted to the request's version.
+//! field and label selectors look at — are converted to the request's version. An object
+//! stored under an earlier storage version (before a plugin update changed it) is converted
+//! too, in every version, as kube's storage codec decodes every stored object.
 //!
-//! Stored objects are converted once per (object, resourceVersion) and version: the result is
-//! kept in a bounded cache shared by every request in that version, so a watch event fanned
-//! out to a thousand watchers of one version is converted once (kube keeps one watch cache per
-//! version of a custom resource for the same reason).
+//! Stored states are converted once per (object, resourceVersion) and version: the result is
+//! kept in a bounded cache shared by every request in that version ([`Sharing`]), so a watch
+//! event fanned out to a thousand watchers of one version is converted once (kube keeps one
+//! watch cache per version of a custom resource for the same reason).
 
 use crate::status::{ApiError, ApiResult};
 use crate::strategy::Strategy;
@@ -18,26 +20,94 @@ use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use wasm_apiserver_apimachinery::GroupKind;
+use wasm_apiserver_storage::SharedObject;
 
-/// Converted stored objects kept per version: enough for the events of a busy watch and a
-/// few list pages, bounded whatever clients do (oldest dropped first).
+/// At most this many converted objects are kept per version …
 pub const CACHE_ENTRIES: usize = 4096;
 
-/// (namespace, name, uid, resourceVersion): one stored state of one object.
-type Key = (String, String, String, String);
+/// … and at most this many bytes of them (as JSON): a few list pages and the events of a busy
+/// watch, bounded whatever clients do (oldest dropped first). An object larger than a quarter
+/// of it is not kept.
+pub const CACHE_BYTES: usize = 64 << 20;
+
+/// Which converted objects may be shared with other requests, and under which key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Sharing {
+    /// A state of the object as stored at its resourceVersion: a read, a list item, an
+    /// ADDED or MODIFIED event, an object a selector is matched against.
+    Stored,
+    /// A DELETED event's object: the last state under the event's resourceVersion — for an
+    /// object that stopped matching a selector, its previous state under the resourceVersion
+    /// of the change, which the MODIFIED event of the same change carries with other content.
+    Deleted,
+    /// Not shared: a write's answer or a dry run's, whose resourceVersion may be that of
+    /// another content.
+    No,
+}
+
+/// (namespace, name, uid, resourceVersion, sharing): one stored state of one object.
+type Key = (String, String, String, String, Sharing);
 
 /// One cache slot: the first request to need it converts while holding its lock, the
 /// others wait for that result instead of converting again.
-type Slot = Arc<Mutex<Option<Arc<Value>>>>;
+type Slot = Arc<Mutex<Option<Arc<Converted>>>>;
+
+/// A stored state converted to the request's version, and its JSON, written once for every
+/// watcher that sends it.
+pub struct Converted {
+    /// The object in the request's version.
+    pub object: Arc<Value>,
+    json: std::sync::OnceLock<Vec<u8>>,
+}
+
+impl Converted {
+    fn new(object: Arc<Value>) -> Converted {
+        Converted {
+            object,
+            json: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The object as JSON (serialized by the first caller).
+    pub fn json(&self) -> &[u8] {
+        self.json
+            .get_or_init(|| serde_json::to_vec(&*self.object).unwrap_or_default())
+    }
+}
 
 #[derive(Default)]
 struct Cache {
-    slots: HashMap<Key, Slot>,
+    slots: HashMap<Key, (Slot, usize)>,
     order: VecDeque<Key>,
+    bytes: usize,
+}
+
+impl Cache {
+    fn evict_oldest(&mut self) {
+        if let Some(oldest) = self.order.pop_front() {
+            if let Some((_, size)) = self.slots.remove(&oldest) {
+                self.bytes -= size;
+            }
+        }
+    }
+}
+
+/// Counts the bytes of a serialization without keeping them.
+struct Count(usize);
+
+impl std::io::Write for Count {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0 += b.len();
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Converts one resource's objects between one served version (the request's) and its
-/// storage version. The identity when they are the same version.
+/// storage version. The identity when they are the same version (but for objects stored
+/// under an earlier storage version).
 pub struct Converter {
     strategy: Arc<dyn Strategy>,
     gk: GroupKind,
@@ -45,7 +115,14 @@ pub struct Converter {
     pub api_version: String,
     /// The storage version, as `apiVersion`.
     pub storage_api_version: String,
+    /// `{"apiVersion":"<api_version>"`: how stored JSON in this version starts (serde_json
+    /// writes members sorted, and `apiVersion` sorts first).
+    stored_prefix: Vec<u8>,
     cache: Mutex<Cache>,
+}
+
+fn api_version(obj: &Value) -> Option<&str> {
+    obj.get("apiVersion").and_then(Value::as_str)
 }
 
 impl Converter {
@@ -59,22 +136,24 @@ impl Converter {
         Converter {
             strategy,
             gk,
+            stored_prefix: format!("{{\"apiVersion\":{}", Value::from(api_version.as_str()))
+                .into_bytes(),
             api_version,
             storage_api_version,
             cache: Mutex::new(Cache::default()),
         }
     }
 
-    /// Whether requests are in the storage version (nothing to convert).
+    /// Whether requests are in the storage version.
     pub fn is_identity(&self) -> bool {
         self.api_version == self.storage_api_version
     }
 
-    /// A request's object (in the request's version) in the storage version. Blocking: it
-    /// calls the plugin. Errors: `metadata` that is not an object (400, as kube's unstructured
-    /// decoding answers), the plugin's fault or refusal (500 naming the plugin).
+    /// A request's object (in the request's version) in the storage version. Blocking when it
+    /// converts: it calls the plugin. Errors: `metadata` that is not an object (400, as kube's
+    /// unstructured decoding answers), the plugin's fault or refusal (500 naming the plugin).
     pub fn to_storage(&self, obj: Value) -> ApiResult<Value> {
-        if self.is_identity() {
+        if api_version(&obj) == Some(&self.storage_api_version) {
             return Ok(obj);
         }
         if !obj.get("metadata").is_none_or(Value::is_object) {
@@ -85,16 +164,59 @@ impl Converter {
         self.convert(&obj, &self.storage_api_version)
     }
 
-    /// A stored object in the request's version, shared with every other request converting
-    /// the same object at the same resourceVersion. Blocking: it may call the plugin. Objects
-    /// without a resourceVersion (a dry run's) are converted without the cache. Errors: the
-    /// plugin's fault or refusal (500 naming the plugin).
-    pub fn from_storage(&self, obj: &Value) -> ApiResult<Arc<Value>> {
-        if obj.get("apiVersion").and_then(Value::as_str) == Some(&self.api_version) {
-            // The request's version already (the storage version, or an object stored in an
-            // earlier storage version).
+    /// Whether a stored object is in a version other than the storage version: written before
+    /// a plugin update changed the storage version.
+    pub fn is_stale_version(&self, obj: &Value) -> bool {
+        api_version(obj).is_some_and(|v| v != self.storage_api_version)
+    }
+
+    /// A stored object in the storage version, converted when it was written in another
+    /// ([`Converter::is_stale_version`]): kube's storage codec decodes every stored object
+    /// into the storage version before the strategy sees it. Blocking when it converts.
+    /// Errors: the plugin's fault or refusal (500 naming the plugin).
+    pub fn stored_to_storage(&self, obj: Value) -> ApiResult<Value> {
+        if !self.is_stale_version(&obj) {
+            return Ok(obj);
+        }
+        self.convert(&obj, &self.storage_api_version)
+    }
+
+    /// Whether a stored object, as the storage hands it out, may need converting to the
+    /// request's version: its JSON does not start with this version's `apiVersion` (stored
+    /// bytes) or its `apiVersion` is another (a decoded object). A `false` is certain; a
+    /// `true` is decided by [`Converter::from_storage`] on the decoded object.
+    pub fn may_convert(&self, obj: &SharedObject) -> bool {
+        match obj {
+            SharedObject::Stored(s) => !s.data.starts_with(&self.stored_prefix),
+            SharedObject::Decoded(v) => api_version(v) != Some(&self.api_version),
+        }
+    }
+
+    /// A stored object in the request's version (the same `Arc` when it already is). With
+    /// [`Sharing::Stored`] or [`Sharing::Deleted`] the result is shared with every other
+    /// request converting the same state; objects without a resourceVersion are not shared.
+    /// Blocking when it converts: it calls the plugin. Errors: the plugin's fault or refusal
+    /// (500 naming the plugin).
+    pub fn from_storage(&self, obj: &Arc<Value>, sharing: Sharing) -> ApiResult<Arc<Value>> {
+        if api_version(obj) == Some(&self.api_version) {
+            return Ok(obj.clone());
+        }
+        self.convert_shared(obj, sharing)
+    }
+
+    /// [`Converter::from_storage`] of a borrowed object (what a selector's `GetAttrs` has).
+    pub fn from_storage_ref(&self, obj: &Value, sharing: Sharing) -> ApiResult<Arc<Value>> {
+        if api_version(obj) == Some(&self.api_version) {
             return Ok(Arc::new(obj.clone()));
         }
+        self.convert_shared(obj, sharing)
+    }
+
+    fn convert_shared(&self, obj: &Value, sharing: Sharing) -> ApiResult<Arc<Value>> {
+        self.converted(obj, sharing).map(|c| c.object.clone())
+    }
+
+    fn key(obj: &Value, sharing: Sharing) -> Key {
         let meta = |k: &str| {
             obj.get("metadata")
                 .and_then(|m| m.get(k))
@@ -102,38 +224,70 @@ impl Converter {
                 .unwrap_or("")
                 .to_string()
         };
-        let key = (
+        (
             meta("namespace"),
             meta("name"),
             meta("uid"),
             meta("resourceVersion"),
-        );
-        if key.3.is_empty() {
-            return self.convert(obj, &self.api_version).map(Arc::new);
+            sharing,
+        )
+    }
+
+    /// [`Converter::from_storage`] with the result's shared JSON. Blocking when it converts.
+    fn converted(&self, obj: &Value, sharing: Sharing) -> ApiResult<Arc<Converted>> {
+        let key = Self::key(obj, sharing);
+        if sharing == Sharing::No || key.3.is_empty() {
+            let object = Arc::new(self.convert(obj, &self.api_version)?);
+            return Ok(Arc::new(Converted::new(object)));
         }
-        let slot = self.slot(key);
+        let slot = self.slot(&key);
         let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(done) = &*slot {
             return Ok(done.clone());
         }
-        let converted = Arc::new(self.convert(obj, &self.api_version)?);
+        let converted = Arc::new(Converted::new(Arc::new(
+            self.convert(obj, &self.api_version)?,
+        )));
         *slot = Some(converted.clone());
+        drop(slot);
+        self.account(&key, &converted.object);
         Ok(converted)
     }
 
-    /// [`Converter::from_storage`] without a copy when there is nothing to convert.
-    pub fn from_storage_arc(&self, obj: &Arc<Value>) -> ApiResult<Arc<Value>> {
-        if self.is_identity()
-            || obj.get("apiVersion").and_then(Value::as_str) == Some(&self.api_version)
-        {
-            return Ok(obj.clone());
+    /// A watch event's object in the request's version with its JSON, shared with the other
+    /// watchers of this version: taken from the cache on the async worker when another
+    /// watcher converted it already (the common case), else converted off the async workers.
+    /// Errors: as [`Converter::from_storage`]'s.
+    pub async fn event_async(
+        self: &Arc<Self>,
+        obj: Arc<Value>,
+        sharing: Sharing,
+    ) -> ApiResult<Arc<Converted>> {
+        if api_version(&obj) == Some(&self.api_version) {
+            return Ok(Arc::new(Converted::new(obj)));
         }
-        self.from_storage(obj)
+        let key = Self::key(&obj, sharing);
+        let slot = self
+            .cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .slots
+            .get(&key)
+            .map(|(s, _)| s.clone());
+        if let Some(Ok(done)) = slot.as_ref().map(|s| s.try_lock()) {
+            if let Some(done) = &*done {
+                return Ok(done.clone());
+            }
+        }
+        let c = self.clone();
+        tokio::task::spawn_blocking(move || c.converted(&obj, sharing))
+            .await
+            .map_err(ApiError::internal)?
     }
 
-    /// [`Converter::to_storage`] off the async workers.
+    /// [`Converter::to_storage`] off the async workers (on them when nothing converts).
     pub async fn to_storage_async(self: &Arc<Self>, obj: Value) -> ApiResult<Value> {
-        if self.is_identity() {
+        if api_version(&obj) == Some(&self.storage_api_version) {
             return Ok(obj);
         }
         let c = self.clone();
@@ -142,13 +296,17 @@ impl Converter {
             .map_err(ApiError::internal)?
     }
 
-    /// [`Converter::from_storage`] off the async workers.
-    pub async fn from_storage_async(self: &Arc<Self>, obj: Arc<Value>) -> ApiResult<Arc<Value>> {
-        if self.is_identity() {
+    /// [`Converter::from_storage`] off the async workers (on them when nothing converts).
+    pub async fn from_storage_async(
+        self: &Arc<Self>,
+        obj: Arc<Value>,
+        sharing: Sharing,
+    ) -> ApiResult<Arc<Value>> {
+        if api_version(&obj) == Some(&self.api_version) {
             return Ok(obj);
         }
         let c = self.clone();
-        tokio::task::spawn_blocking(move || c.from_storage_arc(&obj))
+        tokio::task::spawn_blocking(move || c.from_storage(&obj, sharing))
             .await
             .map_err(ApiError::internal)?
     }
@@ -157,30 +315,56 @@ impl Converter {
     pub async fn list_from_storage(
         self: &Arc<Self>,
         objs: Vec<Arc<Value>>,
+        sharing: Sharing,
     ) -> ApiResult<Vec<Arc<Value>>> {
-        if self.is_identity() {
+        if objs
+            .iter()
+            .all(|o| api_version(o) == Some(&self.api_version))
+        {
             return Ok(objs);
         }
         let c = self.clone();
-        tokio::task::spawn_blocking(move || objs.iter().map(|o| c.from_storage_arc(o)).collect())
-            .await
-            .map_err(ApiError::internal)?
+        tokio::task::spawn_blocking(move || {
+            objs.iter().map(|o| c.from_storage(o, sharing)).collect()
+        })
+        .await
+        .map_err(ApiError::internal)?
     }
 
-    fn slot(&self, key: Key) -> Slot {
+    fn slot(&self, key: &Key) -> Slot {
         let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(s) = cache.slots.get(&key) {
+        if let Some((s, _)) = cache.slots.get(key) {
             return s.clone();
         }
         if cache.order.len() >= CACHE_ENTRIES {
-            if let Some(oldest) = cache.order.pop_front() {
-                cache.slots.remove(&oldest);
-            }
+            cache.evict_oldest();
         }
         let s = Slot::default();
         cache.order.push_back(key.clone());
-        cache.slots.insert(key, s.clone());
+        cache.slots.insert(key.clone(), (s.clone(), 0));
         s
+    }
+
+    /// Count a filled slot's bytes, dropping the oldest entries while over [`CACHE_BYTES`]
+    /// (and this one when it alone takes more than a quarter).
+    fn account(&self, key: &Key, converted: &Value) {
+        let mut n = Count(0);
+        let _ = serde_json::to_writer(&mut n, converted);
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        if n.0 > CACHE_BYTES / 4 {
+            if cache.slots.remove(key).is_some() {
+                cache.order.retain(|k| k != key);
+            }
+            return;
+        }
+        let Some((_, size)) = cache.slots.get_mut(key) else {
+            return; // evicted meanwhile
+        };
+        *size = n.0;
+        cache.bytes += n.0;
+        while cache.bytes > CACHE_BYTES && !cache.order.is_empty() {
+            cache.evict_oldest();
+        }
     }
 
     fn convert(&self, obj: &Value, to: &str) -> ApiResult<Value> {
@@ -302,37 +486,84 @@ mod tests {
     #[test]
     fn stored_objects_are_converted_once_per_resource_version() {
         let (s, c) = converter();
-        let a = c.from_storage(&stored("5")).unwrap();
+        let a = c.from_storage(&stored("5"), Sharing::Stored).unwrap();
         assert_eq!(a["spec"], json!({"replicas": 3}));
         assert_eq!(a["apiVersion"], "example.dev/v2");
-        let b = c.from_storage(&stored("5")).unwrap();
+        let b = c.from_storage(&stored("5"), Sharing::Stored).unwrap();
         assert!(
             Arc::ptr_eq(&a, &b),
             "the second request shares the first's result"
         );
         assert_eq!(s.calls.load(Ordering::SeqCst), 1);
-        c.from_storage(&stored("6")).unwrap();
+        c.from_storage(&stored("6"), Sharing::Stored).unwrap();
         assert_eq!(
             s.calls.load(Ordering::SeqCst),
             2,
             "a new state is converted again"
         );
-        // Without a resourceVersion (a dry run's answer): converted every time.
-        c.from_storage(&stored("")).unwrap();
-        c.from_storage(&stored("")).unwrap();
-        assert_eq!(s.calls.load(Ordering::SeqCst), 4);
+        // Without a resourceVersion, or not to be shared (a write's answer): converted every
+        // time.
+        c.from_storage(&stored(""), Sharing::Stored).unwrap();
+        c.from_storage(&stored(""), Sharing::Stored).unwrap();
+        c.from_storage(&stored("6"), Sharing::No).unwrap();
+        assert_eq!(s.calls.load(Ordering::SeqCst), 5);
+        // A DELETED event's object under the same resourceVersion is another entry: an object
+        // that stopped matching carries its previous content under the change's version.
+        let mut prev = (*stored("6")).clone();
+        prev["spec"]["size"] = json!(1);
+        let d = c.from_storage(&Arc::new(prev), Sharing::Deleted).unwrap();
+        assert_eq!(d["spec"], json!({"replicas": 1}));
+        let m = c.from_storage(&stored("6"), Sharing::Stored).unwrap();
+        assert_eq!(m["spec"], json!({"replicas": 3}));
+        // Already in the request's version (stored under an earlier storage version): as is.
+        let mut v2 = (*stored("7")).clone();
+        v2["apiVersion"] = json!("example.dev/v2");
+        let v2 = Arc::new(v2);
+        assert!(Arc::ptr_eq(
+            &c.from_storage(&v2, Sharing::Stored).unwrap(),
+            &v2
+        ));
+        assert_eq!(s.calls.load(Ordering::SeqCst), 6);
+    }
+
+    #[test]
+    fn the_cache_is_bounded_in_bytes() {
+        let (_, c) = converter();
+        let big = |rv: usize| {
+            let mut o = (*stored(&rv.to_string())).clone();
+            o["spec"]["pad"] = json!("x".repeat(CACHE_BYTES / 8));
+            Arc::new(o)
+        };
+        for rv in 0..20 {
+            c.from_storage(&big(rv), Sharing::Stored).unwrap();
+        }
+        let cache = c.cache.lock().unwrap();
+        assert!(cache.bytes <= CACHE_BYTES, "{}", cache.bytes);
+        assert!(cache.slots.len() < 20);
+        drop(cache);
+        let huge = {
+            let mut o = (*stored("99")).clone();
+            o["spec"]["pad"] = json!("x".repeat(CACHE_BYTES / 3));
+            Arc::new(o)
+        };
+        c.from_storage(&huge, Sharing::Stored).unwrap();
+        assert!(
+            !c.cache.lock().unwrap().slots.keys().any(|k| k.3 == "99"),
+            "not kept"
+        );
     }
 
     #[test]
     fn the_cache_is_bounded() {
         let (s, c) = converter();
         for rv in 0..CACHE_ENTRIES + 10 {
-            c.from_storage(&stored(&rv.to_string())).unwrap();
+            c.from_storage(&stored(&rv.to_string()), Sharing::Stored)
+                .unwrap();
         }
         assert!(c.cache.lock().unwrap().slots.len() <= CACHE_ENTRIES);
         // The oldest was dropped: converting it again calls the plugin.
         let before = s.calls.load(Ordering::SeqCst);
-        c.from_storage(&stored("0")).unwrap();
+        c.from_storage(&stored("0"), Sharing::Stored).unwrap();
         assert_eq!(s.calls.load(Ordering::SeqCst), before + 1);
     }
 

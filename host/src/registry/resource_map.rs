@@ -18,10 +18,21 @@ pub struct ResourceMap {
 
 impl ResourceMap {
     /// Add a resource (its storage-version Store, [`Store::new`]) under every version it
-    /// serves ([`Store::at_version`]). Errors: another resource already serves one of its
-    /// group/version/plurals.
+    /// serves ([`Store::at_version`]). Errors: another resource already has its group and
+    /// plural, in any version (both would read and write the same stored objects).
     pub fn insert(&mut self, r: Store) -> Result<(), String> {
         let d = &r.description;
+        if let Some(existing) = self
+            .resources
+            .values()
+            .find(|e| e.description.group == d.group && e.description.plural == d.plural)
+        {
+            return Err(format!(
+                "{} is already served by plugin {:?}",
+                d.group_resource(),
+                existing.strategy.name()
+            ));
+        }
         let versions: Vec<String> = d.served_versions().iter().map(|v| v.to_string()).collect();
         for v in &versions {
             let k = (d.group.clone(), v.clone(), d.plural.clone());

@@ -3,7 +3,7 @@
 //! `dryrun.go`) over a [`Storage`] and a [`Strategy`]. Strategy hooks run on blocking threads;
 //! everything else is async.
 
-use super::converter::Converter;
+use super::converter::{Converter, Sharing};
 use super::list_options::ListOptions;
 use super::meta::{self, meta_mut, meta_str};
 use super::propagation::{deletion_finalizers, PropagationPolicy};
@@ -726,6 +726,7 @@ impl Store {
         allow_create: bool,
         tracking: Option<Tracking>,
     ) -> ApiResult<(Value, Vec<String>, bool)> {
+        let existing = self.in_storage_version(existing).await?;
         // A patch (server-side apply's merge included) is bounded work, but not small: off the
         // async workers, as the strategy is.
         let mut obj = match updated {
@@ -861,6 +862,17 @@ impl Store {
             .ok_or_else(|| ApiError::optimistic_lock(&self.gr, name))
     }
 
+    /// A stored object (`Null`: none) in the storage version: one written under an earlier
+    /// storage version is converted before any hook sees it
+    /// ([`Converter::stored_to_storage`]).
+    async fn in_storage_version(&self, obj: Value) -> ApiResult<Value> {
+        if !self.converter.is_stale_version(&obj) {
+            return Ok(obj);
+        }
+        let c = self.converter.clone();
+        blocking(move || c.stored_to_storage(obj)).await?
+    }
+
     /// One try of [`Store::delete`]; `None` when the object changed under it.
     async fn delete_attempt(
         &self,
@@ -869,7 +881,9 @@ impl Store {
         opts: &DeleteOptions,
     ) -> ApiResult<Option<DeleteResult>> {
         let key = self.key(ns, name);
-        let existing = self.get(ns, name, "").await?;
+        let existing = self
+            .in_storage_version(self.get(ns, name, "").await?)
+            .await?;
         // BeforeDelete checks the preconditions early: a failure is 409 Conflict.
         opts.preconditions
             .check(&key, &existing)
@@ -1036,6 +1050,7 @@ impl Store {
             label: opts.label_selector.clone(),
             field: opts.field_selector.clone(),
             get_attrs: Some(self.attrs_func()),
+            converted: !self.converter.is_identity(),
             limit: opts.limit,
             continue_token: opts.continue_token.clone(),
             allow_watch_bookmarks: opts.allow_watch_bookmarks,
@@ -1051,7 +1066,9 @@ impl Store {
         }
         let converter = self.converter.clone();
         Arc::new(move |obj: &Value| {
-            let converted = converter.from_storage(obj).map_err(|e| e.message)?;
+            let converted = converter
+                .from_storage_ref(obj, Sharing::Stored)
+                .map_err(|e| e.message)?;
             attrs(&converted)
         })
     }

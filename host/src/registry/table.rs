@@ -3,6 +3,7 @@
 //! `apiextensions-apiserver/pkg/registry/customresource/tableconvertor`): JSONPath cells, ages
 //! pre-formatted, computed cells from the plugin's `printer-cells`, `includeObject`.
 
+use super::converter::Sharing;
 use super::store::Store;
 use crate::status::{ApiError, ApiResult};
 use crate::strategy::PrinterColumn;
@@ -113,20 +114,39 @@ fn row_object(obj: &Value, include: IncludeObject) -> Option<Value> {
 /// The rows of `stored` (storage-version objects): computed cells from the plugin's
 /// `printer-cells` (which sees the storage version, as every hook), JSONPath cells and the
 /// row's object from the object in the Store's version.
-async fn rows(r: &Store, stored: Vec<Arc<Value>>, include: IncludeObject) -> ApiResult<Vec<Value>> {
-    let objs = r.converter.list_from_storage(stored.clone()).await?;
+async fn rows(
+    r: &Store,
+    stored: Vec<Arc<Value>>,
+    include: IncludeObject,
+    sharing: Sharing,
+) -> ApiResult<Vec<Value>> {
+    let objs = r
+        .converter
+        .list_from_storage(stored.clone(), sharing)
+        .await?;
     let columns = r.description.printer_columns.clone();
     let needs_computed = columns.iter().any(|c| c.json_path.is_empty());
     let computed: Vec<Vec<Value>> = if needs_computed {
         let strategy = r.strategy.clone();
         let objs_owned = stored;
+        let converter = r.converter.clone();
         let gk = r.gk.clone();
         tokio::task::spawn_blocking(move || {
             objs_owned
                 .iter()
-                .map(|o| strategy.printer_cells(o))
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| ApiError::from_strategy(e, &gk, ""))
+                .map(|o| {
+                    // printer-cells sees the storage version, as every hook.
+                    if converter.is_stale_version(o) {
+                        let o = converter.stored_to_storage((**o).clone())?;
+                        return strategy
+                            .printer_cells(&o)
+                            .map_err(|e| ApiError::from_strategy(e, &gk, ""));
+                    }
+                    strategy
+                        .printer_cells(o)
+                        .map_err(|e| ApiError::from_strategy(e, &gk, ""))
+                })
+                .collect::<ApiResult<Vec<_>>>()
         })
         .await
         .map_err(ApiError::internal)??
@@ -164,12 +184,12 @@ pub async fn list_table(
 ) -> ApiResult<Value> {
     Ok(
         json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": super::store::list_meta(list),
-              "columnDefinitions": columns(r), "rows": rows(r, r.decode_items(list)?, include).await?}),
+              "columnDefinitions": columns(r), "rows": rows(r, r.decode_items(list)?, include, Sharing::Stored).await?}),
     )
 }
 
 /// A one-row Table of one object (GET of a named object, a write's answer, watch events),
-/// `obj` in the storage version.
+/// `obj` in the storage version, converted for the row as `sharing` says.
 /// `headers` = include the column definitions (a watch sends them with its first event only);
 /// the row carries the object as `include` says.
 pub async fn object_table(
@@ -177,6 +197,7 @@ pub async fn object_table(
     obj: &Value,
     headers: bool,
     include: IncludeObject,
+    sharing: Sharing,
 ) -> ApiResult<Value> {
     let rv = obj
         .pointer("/metadata/resourceVersion")
@@ -185,7 +206,7 @@ pub async fn object_table(
     Ok(
         json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": {"resourceVersion": rv},
               "columnDefinitions": if headers { columns(r) } else { Vec::new() },
-              "rows": rows(r, vec![Arc::new(obj.clone())], include).await?}),
+              "rows": rows(r, vec![Arc::new(obj.clone())], include, sharing).await?}),
     )
 }
 

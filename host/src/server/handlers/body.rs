@@ -26,7 +26,7 @@ pub fn decode_object(
 ) -> ApiResult<(Value, Vec<String>)> {
     options::field_validation(q, verb)?;
     let mut obj = decode_body(body, headers, r)?;
-    check_kind(r, &mut obj)?;
+    check_kind(&r.description, &r.gk, &mut obj)?;
     let warnings = field_validation(r, &obj, q, verb)?;
     Ok((obj, warnings))
 }
@@ -76,8 +76,11 @@ fn decode_body(body: &Bytes, headers: &HeaderMap, r: &Store) -> ApiResult<Value>
 /// (`runtime/serializer/json/json.go` `Decode` with the default GroupVersionKind); typed
 /// clients (the Python client among them) often leave them out. Custom groups keep kube's
 /// unstructured rule: a missing kind is 400.
-fn check_kind(r: &Store, obj: &mut Value) -> ApiResult<()> {
-    let d = &r.description;
+pub fn check_kind(
+    d: &crate::strategy::ResourceDescription,
+    gk: &wasm_apiserver_apimachinery::GroupKind,
+    obj: &mut Value,
+) -> ApiResult<()> {
     // Built-in groups: core, the unqualified ones (`apps`, `batch`) and `*.k8s.io`.
     if !d.group.contains('.') || d.group.ends_with(".k8s.io") {
         if let Some(o) = obj.as_object_mut() {
@@ -114,7 +117,7 @@ fn check_kind(r: &Store, obj: &mut Value) -> ApiResult<()> {
             .and_then(Value::as_str)
             .unwrap_or("");
         return Err(ApiError::invalid(
-            &r.gk,
+            gk,
             name,
             &[FieldError {
                 error_type: ErrorType::Invalid,

@@ -71,7 +71,10 @@ pub async fn delete_collection(
     let deleted = r.delete_collection(ns, &list_opts, &opts).await?;
     let items = r
         .converter
-        .list_from_storage(deleted.items.into_iter().map(std::sync::Arc::new).collect())
+        .list_from_storage(
+            deleted.items.into_iter().map(std::sync::Arc::new).collect(),
+            crate::registry::converter::Sharing::No,
+        )
         .await?
         .into_iter()
         .map(std::sync::Arc::unwrap_or_clone)

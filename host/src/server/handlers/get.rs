@@ -1,7 +1,8 @@
 //! GET of one object and of a list (`k8s.io/apiserver/pkg/endpoints/handlers/get.go`
 //! `GetResource`, `ListResource`).
 
-use super::response::{self, json_bytes_response, json_response, respond_object, Output};
+use super::response::{self, json_bytes_response, json_response, Output};
+use crate::registry::converter::Sharing;
 use crate::registry::{table, Store};
 use crate::server::options;
 use crate::server::options::Query;
@@ -16,20 +17,27 @@ use std::sync::Arc;
 pub async fn get(r: &Store, ns: &str, name: &str, q: &Query, out: Output) -> ApiResult<Response> {
     let rv = q.get("resourceVersion").map(String::as_str).unwrap_or("");
     match out {
-        Output::Json if !r.converter.is_identity() => {
-            let obj = r.get(ns, name, rv).await?;
-            respond_object(r, obj, out, StatusCode::OK, &[]).await
-        }
         Output::Json => {
             let obj = r.get_shared(ns, name, rv).await?;
+            if r.converter.may_convert(&obj) {
+                let stored = obj
+                    .to_arc()
+                    .map_err(|e| ApiError::from_storage(&e, &r.gr, name))?;
+                let obj = r
+                    .converter
+                    .from_storage_async(stored, Sharing::Stored)
+                    .await?;
+                return Ok(json_response(StatusCode::OK, &obj, &[]));
+            }
             let mut body = Vec::new();
             obj.write_json(&mut body)
                 .map_err(|e| ApiError::from_storage(&e, &r.gr, name))?;
             Ok(json_bytes_response(body))
         }
-        Output::Table(_) => {
+        Output::Table(include) => {
             let obj = r.get(ns, name, rv).await?;
-            respond_object(r, obj, out, StatusCode::OK, &[]).await
+            let t = table::object_table(r, &obj, true, include, Sharing::Stored).await?;
+            Ok(json_response(StatusCode::OK, &t, &[]))
         }
     }
 }

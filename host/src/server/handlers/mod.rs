@@ -85,75 +85,79 @@ async fn dispatch(
     let Some(r) = map.get(&info.group, &info.version, &info.resource) else {
         return Err(ApiError::no_route(path));
     };
-    let sub = match info.subresource.as_str() {
-        "" => Subresource::Main,
-        "status" if r.description.has_status() => Subresource::Status,
-        _ => return Err(ApiError::no_route(path)),
-    };
-    if !r.description.namespaced && !info.namespace.is_empty() {
-        return Err(ApiError::no_route(path));
+    let warning = r.deprecation_warning.clone();
+    let result = async {
+        let sub = match info.subresource.as_str() {
+            "" => Subresource::Main,
+            "status" if r.description.has_status() => Subresource::Status,
+            _ => return Err(ApiError::no_route(path)),
+        };
+        if !r.description.namespaced && !info.namespace.is_empty() {
+            return Err(ApiError::no_route(path));
+        }
+        if r.description.namespaced && info.namespace.is_empty() && !info.name.is_empty() {
+            return Err(ApiError::no_route(path));
+        }
+        let watch = info.watch_path || options::query_bool(q, "watch").unwrap_or(false);
+        let out = response::output(headers, q)?;
+        if r.read_only && *method != Method::GET {
+            return Err(ApiError::method_not_supported(
+                &r.gr,
+                &method.as_str().to_lowercase(),
+            ));
+        }
+        // `NamespaceLifecycle` reads namespaces through their Store, when one is served.
+        let namespaces = map.get("", "v1", "namespaces");
+        let RequestInfo {
+            namespace: ns,
+            name,
+            ..
+        } = info;
+        match *method {
+            Method::GET if watch => watch::watch(state, &r, &ns, &name, q, out).await,
+            Method::GET if !name.is_empty() => get::get(&r, &ns, &name, q, out).await,
+            Method::GET => get::list(&r, &ns, q, out).await,
+            Method::POST if name.is_empty() && sub == Subresource::Main => {
+                let check = escalation::write_check(&state.authorizer, user, &r.gr, &ns, "");
+                create::create(
+                    &r,
+                    &ns,
+                    &body,
+                    headers,
+                    q,
+                    out,
+                    check,
+                    namespaces.as_deref(),
+                )
+                .await
+            }
+            Method::PUT if !name.is_empty() => {
+                let check = escalation::write_check(&state.authorizer, user, &r.gr, &ns, &name);
+                admit_update(namespaces.as_deref(), &r, &ns).await?;
+                update::update(&r, &ns, &name, sub, &body, headers, q, out, check).await
+            }
+            Method::PATCH if !name.is_empty() => {
+                let check = escalation::write_check(&state.authorizer, user, &r.gr, &ns, &name);
+                admit_update(namespaces.as_deref(), &r, &ns).await?;
+                patch::patch(&r, &ns, &name, sub, &body, headers, q, out, check).await
+            }
+            Method::DELETE if !name.is_empty() && sub == Subresource::Main => {
+                delete::delete(&r, &ns, &name, &body, q, out).await
+            }
+            // Namespaces have no deletecollection in kube (405): it would bypass their lifecycle.
+            Method::DELETE if name.is_empty() && r.is_namespaces() => {
+                Err(ApiError::method_not_supported(&r.gr, "deletecollection"))
+            }
+            Method::DELETE if name.is_empty() && sub == Subresource::Main => {
+                delete::delete_collection(&r, &ns, &body, q).await
+            }
+            _ => Err(ApiError::method_not_supported(&r.gr, method.as_str())),
+        }
     }
-    if r.description.namespaced && info.namespace.is_empty() && !info.name.is_empty() {
-        return Err(ApiError::no_route(path));
-    }
-    let watch = info.watch_path || options::query_bool(q, "watch").unwrap_or(false);
-    let out = response::output(headers, q)?;
-    if r.read_only && *method != Method::GET {
-        return Err(ApiError::method_not_supported(
-            &r.gr,
-            &method.as_str().to_lowercase(),
-        ));
-    }
-    // `NamespaceLifecycle` reads namespaces through their Store, when one is served.
-    let namespaces = map.get("", "v1", "namespaces");
-    let RequestInfo {
-        namespace: ns,
-        name,
-        ..
-    } = info;
-    let result = match *method {
-        Method::GET if watch => watch::watch(state, &r, &ns, &name, q, out).await,
-        Method::GET if !name.is_empty() => get::get(&r, &ns, &name, q, out).await,
-        Method::GET => get::list(&r, &ns, q, out).await,
-        Method::POST if name.is_empty() && sub == Subresource::Main => {
-            let check = escalation::write_check(&state.authorizer, user, &r.gr, &ns, "");
-            create::create(
-                &r,
-                &ns,
-                &body,
-                headers,
-                q,
-                out,
-                check,
-                namespaces.as_deref(),
-            )
-            .await
-        }
-        Method::PUT if !name.is_empty() => {
-            let check = escalation::write_check(&state.authorizer, user, &r.gr, &ns, &name);
-            admit_update(namespaces.as_deref(), &r, &ns).await?;
-            update::update(&r, &ns, &name, sub, &body, headers, q, out, check).await
-        }
-        Method::PATCH if !name.is_empty() => {
-            let check = escalation::write_check(&state.authorizer, user, &r.gr, &ns, &name);
-            admit_update(namespaces.as_deref(), &r, &ns).await?;
-            patch::patch(&r, &ns, &name, sub, &body, headers, q, out, check).await
-        }
-        Method::DELETE if !name.is_empty() && sub == Subresource::Main => {
-            delete::delete(&r, &ns, &name, &body, q, out).await
-        }
-        // Namespaces have no deletecollection in kube (405): it would bypass their lifecycle.
-        Method::DELETE if name.is_empty() && r.is_namespaces() => {
-            Err(ApiError::method_not_supported(&r.gr, "deletecollection"))
-        }
-        Method::DELETE if name.is_empty() && sub == Subresource::Main => {
-            delete::delete_collection(&r, &ns, &body, q).await
-        }
-        _ => Err(ApiError::method_not_supported(&r.gr, method.as_str())),
-    };
+    .await;
     // A deprecated version's `Warning` on every answer, errors included (apiextensions-apiserver's
     // `customresource_handler.go` adds it before serving the request).
-    let Some(warning) = &r.deprecation_warning else {
+    let Some(warning) = &warning else {
         return result;
     };
     let mut resp = result.unwrap_or_else(|e| e.into_response());

@@ -7,6 +7,7 @@
 //! custom resources.
 
 use crate::limits::{self, Exceeded};
+use crate::registry::converter::Sharing;
 use crate::status::{ApiError, ApiResult};
 use crate::strategy::ResourceDescription;
 use json_patch::jsonptr::Pointer;
@@ -69,19 +70,24 @@ pub async fn patch(
             subresource,
         },
     )?;
-    if !r.converter.is_identity() {
+    {
         // The patch applies to the object in the request's version (kube's patcher works on
-        // the object decoded in the request's version); the hooks then see the result in the
-        // storage version. Runs in the registry's blocking task.
+        // the object decoded in the request's version), whose type meta it may not change
+        // (the decoder's check, as on a create or update); the hooks then see the result in
+        // the storage version. Runs in the registry's blocking task.
         let inner = patch_fn;
         let converter = r.converter.clone();
+        let (d, gk) = (r.description.clone(), r.gk.clone());
         patch_fn = Arc::new(move |current: &Value| {
-            let current = if current.is_null() {
-                Value::Null
+            let in_version = current.get("apiVersion").and_then(Value::as_str)
+                == Some(converter.api_version.as_str());
+            let mut patched = if current.is_null() || in_version {
+                inner(current)?
             } else {
-                Arc::unwrap_or_clone(converter.from_storage(current)?)
+                inner(&*converter.from_storage_ref(current, Sharing::Stored)?)?
             };
-            converter.to_storage(inner(&current)?)
+            super::body::check_kind(&d, &gk, &mut patched)?;
+            converter.to_storage(patched)
         });
     }
     {

@@ -2,6 +2,7 @@
 //! `responsewriters`): JSON objects and lists, `Warning` headers, and the `metav1.Table` form
 //! when the client asks for it (`as=Table;g=meta.k8s.io;v=v1`).
 
+use crate::registry::converter::Sharing;
 use crate::registry::store::{list_meta, WriteResult};
 use crate::registry::table::{self, IncludeObject};
 use crate::registry::Store;
@@ -85,15 +86,15 @@ pub fn list_body(r: &Store, list: &SharedListResult) -> ApiResult<Vec<u8>> {
         if i > 0 {
             out.push(b',');
         }
-        if r.converter.is_identity() {
+        if !r.converter.may_convert(item) {
             item.write_json(&mut out)
                 .map_err(|e| ApiError::from_storage(&e, &r.gr, ""))?;
         } else {
             let stored = item
                 .to_arc()
                 .map_err(|e| ApiError::from_storage(&e, &r.gr, ""))?;
-            serde_json::to_writer(&mut out, &*r.converter.from_storage_arc(&stored)?)
-                .map_err(ApiError::internal)?;
+            let converted = r.converter.from_storage(&stored, Sharing::Stored)?;
+            serde_json::to_writer(&mut out, &*converted).map_err(ApiError::internal)?;
         }
     }
     out.extend_from_slice(b"]}");
@@ -110,15 +111,16 @@ pub async fn respond_object(
     warnings: &[String],
 ) -> ApiResult<Response> {
     match out {
+        // A write's answer: its resourceVersion may name other content (a dry run's).
         Output::Json => {
             let obj = r
                 .converter
-                .from_storage_async(std::sync::Arc::new(obj))
+                .from_storage_async(std::sync::Arc::new(obj), Sharing::No)
                 .await?;
             Ok(json_response(code, &obj, warnings))
         }
         Output::Table(include) => {
-            let t = table::object_table(r, &obj, true, include).await?;
+            let t = table::object_table(r, &obj, true, include, Sharing::No).await?;
             Ok(json_response(code, &t, warnings))
         }
     }

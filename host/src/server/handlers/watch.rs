@@ -2,6 +2,7 @@
 //! `serveWatch`): chunked, newline-delimited `metav1.WatchEvent`s.
 
 use super::response::Output;
+use crate::registry::converter::Sharing;
 use crate::registry::{table, Store};
 use crate::server::options;
 use crate::server::options::Query;
@@ -62,34 +63,45 @@ pub async fn watch(
                     WatchEvent::Added(o) => ("ADDED", o),
                     WatchEvent::Modified(o) => ("MODIFIED", o),
                     WatchEvent::Deleted(o) => ("DELETED", o),
-                    WatchEvent::Bookmark(o) => ("BOOKMARK", o.into()),
+                    WatchEvent::Bookmark(mut o) => {
+                        // A bookmark names the watched version (kube's are objects of the
+                        // request's kind and version).
+                        o["apiVersion"] = json!(r.converter.api_version);
+                        ("BOOKMARK", o.into())
+                    }
                     WatchEvent::Error(e) => (
                         "ERROR",
                         ApiError::from_storage(&e, &r.gr, "").status().into(),
                     ),
                 };
                 let is_error = kind == "ERROR";
+                // In a version other than the storage version (or an object stored under an
+                // earlier one), the object converted once per event and version, shared with
+                // this version's other watchers (`crate::registry::converter`).
+                let sharing = if kind == "DELETED" {
+                    Sharing::Deleted
+                } else {
+                    Sharing::Stored
+                };
                 let line = if let (Output::Table(include), false, false) =
                     (out, is_error, kind == "BOOKMARK")
                 {
                     let row = match object.to_arc() {
-                        Ok(obj) => table::object_table(&r, &obj, first, include).await,
+                        Ok(obj) => table::object_table(&r, &obj, first, include, sharing).await,
                         Err(e) => Err(ApiError::from_storage(&e, &r.gr, "")),
                     };
                     row.map(|t| {
                         (json!({"type": kind, "object": t}).to_string() + "\n").into_bytes()
                     })
-                } else if is_error || kind == "BOOKMARK" || r.converter.is_identity() {
+                } else if is_error || kind == "BOOKMARK" || !r.converter.may_convert(&object) {
                     watch_line(kind, &object).map_err(|e| ApiError::from_storage(&e, &r.gr, ""))
                 } else {
-                    // In a version other than the storage version, the object converted once
-                    // per event and version, shared with this version's other watchers
-                    // (`crate::registry::converter`).
                     match object.to_arc() {
-                        Ok(stored) => r.converter.from_storage_async(stored).await.and_then(|o| {
-                            watch_line(kind, &SharedObject::Decoded(o))
-                                .map_err(|e| ApiError::from_storage(&e, &r.gr, ""))
-                        }),
+                        Ok(stored) => r
+                            .converter
+                            .event_async(stored, sharing)
+                            .await
+                            .map(|c| line_of_json(kind, c.json())),
                         Err(e) => Err(ApiError::from_storage(&e, &r.gr, "")),
                     }
                 };
@@ -123,6 +135,17 @@ pub async fn watch(
 /// One line of a watch response, `{"type":KIND,"object":OBJECT}\n` (`metav1.WatchEvent`
 /// framed as kube-apiserver's JSON watch framing: one event per line). A stored object is
 /// written from its bytes ([`SharedObject::write_json`]). Errors: the object does not decode.
+/// `{"type":"<kind>","object":<json>}` and a newline.
+fn line_of_json(kind: &str, json: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(json.len() + 32);
+    out.extend_from_slice(b"{\"type\":\"");
+    out.extend_from_slice(kind.as_bytes());
+    out.extend_from_slice(b"\",\"object\":");
+    out.extend_from_slice(json);
+    out.extend_from_slice(b"}\n");
+    out
+}
+
 fn watch_line(kind: &str, object: &SharedObject) -> Result<Vec<u8>, StorageError> {
     let mut out = Vec::with_capacity(64);
     out.extend_from_slice(b"{\"type\":\"");

@@ -130,7 +130,7 @@ pub(crate) fn matches(
     if pred.is_empty() {
         return Ok(true);
     }
-    if let Some(a) = attrs {
+    if let Some(a) = attrs.filter(|_| !pred.converted) {
         if pred
             .field
             .requirements

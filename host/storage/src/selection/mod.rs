@@ -50,6 +50,10 @@ pub struct SelectionPredicate {
     pub continue_token: String,
     /// Watch: the client accepts bookmarks.
     pub allow_watch_bookmarks: bool,
+    /// `get_attrs` reads the object converted to another version than the stored one (a
+    /// request in a version other than the storage version), whose labels may differ: the
+    /// attributes a cache computed from the stored object do not apply.
+    pub converted: bool,
 }
 
 impl fmt::Debug for SelectionPredicate {
