@@ -581,3 +581,47 @@ async fn an_object_stored_in_an_earlier_storage_version() {
     assert_eq!(now["apiVersion"], "example.dev/v1", "{now}");
     assert_eq!(now["spec"], json!({"size": "large", "replicas": 5}));
 }
+
+/// Without the watch cache (the etcd watcher filters), a v1alpha1 watcher selecting on
+/// `spec.count` sees an object start matching as ADDED and stop matching as DELETED of its
+/// previous state: the previous state is matched as stored, not taken for the current one.
+#[tokio::test(flavor = "multi_thread")]
+async fn selection_in_another_version_without_the_watch_cache() {
+    let s = TestServer::start_with(
+        Backend::Etcd,
+        &["namespaces", "widgets"],
+        &["--watch-cache=false"],
+    );
+    common::http::default_namespace(&s.url).await;
+    let base = |v: &str| format!("{}/apis/example.dev/{v}/namespaces/default/widgets", s.url);
+    let (code, w) = send(client().post(base("v1")).json(&json!({
+        "apiVersion": "example.dev/v1", "kind": "Widget", "metadata": {"name": "s"},
+        "spec": {"size": "small", "replicas": 1}
+    })))
+    .await;
+    assert_eq!(code, 201, "{w}");
+    let rv = w["metadata"]["resourceVersion"].as_str().unwrap();
+    let mut watch = Watch::start(format!(
+        "{}?watch=true&resourceVersion={rv}&fieldSelector=spec.count%3D2",
+        base("v1alpha1")
+    ))
+    .await;
+    let patch = |replicas: i64| {
+        client()
+            .patch(format!("{}/s", base("v1")))
+            .header("content-type", "application/merge-patch+json")
+            .body(json!({"spec": {"replicas": replicas}}).to_string())
+    };
+    assert_eq!(send(patch(2)).await.0, 200);
+    let ev = watch.next().await;
+    assert_eq!(
+        (ev["type"].as_str(), ev["object"]["spec"]["count"].as_i64()),
+        (Some("ADDED"), Some(2)),
+        "{ev}"
+    );
+    assert_eq!(send(patch(3)).await.0, 200);
+    let ev = watch.next().await;
+    assert_eq!(ev["type"], "DELETED", "{ev}");
+    assert_eq!(ev["object"]["spec"]["count"], 2, "the previous state: {ev}");
+    assert_eq!(ev["object"]["apiVersion"], OLD);
+}

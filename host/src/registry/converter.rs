@@ -125,6 +125,13 @@ fn api_version(obj: &Value) -> Option<&str> {
     obj.get("apiVersion").and_then(Value::as_str)
 }
 
+/// The top-level `apiVersion` of stored JSON, read without building the object.
+#[derive(serde::Deserialize)]
+struct TypeMeta<'a> {
+    #[serde(borrow, rename = "apiVersion")]
+    api_version: Option<std::borrow::Cow<'a, str>>,
+}
+
 impl Converter {
     /// A converter for `strategy`'s resource between `api_version` and `storage_api_version`.
     pub fn new(
@@ -149,11 +156,21 @@ impl Converter {
         self.api_version == self.storage_api_version
     }
 
+    /// Whether an object with this `apiVersion` is to be converted to the request's: one in
+    /// another version is; one without is, unless requests are in the storage version (then
+    /// it is served as stored, as before conversion existed).
+    fn needs(&self, api_version: Option<&str>) -> bool {
+        match api_version {
+            Some(v) => v != self.api_version,
+            None => !self.is_identity(),
+        }
+    }
+
     /// A request's object (in the request's version) in the storage version. Blocking when it
     /// converts: it calls the plugin. Errors: `metadata` that is not an object (400, as kube's
     /// unstructured decoding answers), the plugin's fault or refusal (500 naming the plugin).
     pub fn to_storage(&self, obj: Value) -> ApiResult<Value> {
-        if api_version(&obj) == Some(&self.storage_api_version) {
+        if !self.is_stale_version(&obj) && (self.is_identity() || api_version(&obj).is_some()) {
             return Ok(obj);
         }
         if !obj.get("metadata").is_none_or(Value::is_object) {
@@ -162,6 +179,11 @@ impl Converter {
             ));
         }
         self.convert(&obj, &self.storage_api_version)
+    }
+
+    /// Whether a stored object is to be converted to the request's version.
+    pub fn needs_conversion(&self, obj: &Value) -> bool {
+        self.needs(api_version(obj))
     }
 
     /// Whether a stored object is in a version other than the storage version: written before
@@ -187,8 +209,15 @@ impl Converter {
     /// `true` is decided by [`Converter::from_storage`] on the decoded object.
     pub fn may_convert(&self, obj: &SharedObject) -> bool {
         match obj {
-            SharedObject::Stored(s) => !s.data.starts_with(&self.stored_prefix),
-            SharedObject::Decoded(v) => api_version(v) != Some(&self.api_version),
+            SharedObject::Stored(s) if s.data.starts_with(&self.stored_prefix) => false,
+            // Members sorted before `apiVersion` (an Event's `action`, a ClusterRole's
+            // `aggregationRule`): read the top-level one alone. Bytes that do not parse take
+            // the decode path, which reports them.
+            SharedObject::Stored(s) => match serde_json::from_slice::<TypeMeta>(&s.data) {
+                Ok(t) => self.needs(t.api_version.as_deref()),
+                Err(_) => true,
+            },
+            SharedObject::Decoded(v) => self.needs(api_version(v)),
         }
     }
 
@@ -198,7 +227,7 @@ impl Converter {
     /// Blocking when it converts: it calls the plugin. Errors: the plugin's fault or refusal
     /// (500 naming the plugin).
     pub fn from_storage(&self, obj: &Arc<Value>, sharing: Sharing) -> ApiResult<Arc<Value>> {
-        if api_version(obj) == Some(&self.api_version) {
+        if !self.needs(api_version(obj)) {
             return Ok(obj.clone());
         }
         self.convert_shared(obj, sharing)
@@ -206,7 +235,7 @@ impl Converter {
 
     /// [`Converter::from_storage`] of a borrowed object (what a selector's `GetAttrs` has).
     pub fn from_storage_ref(&self, obj: &Value, sharing: Sharing) -> ApiResult<Arc<Value>> {
-        if api_version(obj) == Some(&self.api_version) {
+        if !self.needs(api_version(obj)) {
             return Ok(Arc::new(obj.clone()));
         }
         self.convert_shared(obj, sharing)
@@ -241,16 +270,16 @@ impl Converter {
             return Ok(Arc::new(Converted::new(object)));
         }
         let slot = self.slot(&key);
-        let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(done) = &*slot {
+        let mut filled = slot.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(done) = &*filled {
             return Ok(done.clone());
         }
         let converted = Arc::new(Converted::new(Arc::new(
             self.convert(obj, &self.api_version)?,
         )));
-        *slot = Some(converted.clone());
-        drop(slot);
-        self.account(&key, &converted.object);
+        *filled = Some(converted.clone());
+        drop(filled);
+        self.account(&key, &slot, &converted.object);
         Ok(converted)
     }
 
@@ -263,7 +292,7 @@ impl Converter {
         obj: Arc<Value>,
         sharing: Sharing,
     ) -> ApiResult<Arc<Converted>> {
-        if api_version(&obj) == Some(&self.api_version) {
+        if !self.needs(api_version(&obj)) {
             return Ok(Arc::new(Converted::new(obj)));
         }
         let key = Self::key(&obj, sharing);
@@ -287,7 +316,7 @@ impl Converter {
 
     /// [`Converter::to_storage`] off the async workers (on them when nothing converts).
     pub async fn to_storage_async(self: &Arc<Self>, obj: Value) -> ApiResult<Value> {
-        if api_version(&obj) == Some(&self.storage_api_version) {
+        if !self.is_stale_version(&obj) && (self.is_identity() || api_version(&obj).is_some()) {
             return Ok(obj);
         }
         let c = self.clone();
@@ -302,7 +331,7 @@ impl Converter {
         obj: Arc<Value>,
         sharing: Sharing,
     ) -> ApiResult<Arc<Value>> {
-        if api_version(&obj) == Some(&self.api_version) {
+        if !self.needs(api_version(&obj)) {
             return Ok(obj);
         }
         let c = self.clone();
@@ -317,10 +346,7 @@ impl Converter {
         objs: Vec<Arc<Value>>,
         sharing: Sharing,
     ) -> ApiResult<Vec<Arc<Value>>> {
-        if objs
-            .iter()
-            .all(|o| api_version(o) == Some(&self.api_version))
-        {
+        if objs.iter().all(|o| !self.needs(api_version(o))) {
             return Ok(objs);
         }
         let c = self.clone();
@@ -347,19 +373,23 @@ impl Converter {
 
     /// Count a filled slot's bytes, dropping the oldest entries while over [`CACHE_BYTES`]
     /// (and this one when it alone takes more than a quarter).
-    fn account(&self, key: &Key, converted: &Value) {
+    /// Only `slot` itself is counted: evicted and filled again by another request meanwhile,
+    /// the key's entry is another slot, which that request counts.
+    fn account(&self, key: &Key, slot: &Slot, converted: &Value) {
         let mut n = Count(0);
         let _ = serde_json::to_writer(&mut n, converted);
         let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        if n.0 > CACHE_BYTES / 4 {
-            if cache.slots.remove(key).is_some() {
-                cache.order.retain(|k| k != key);
-            }
-            return;
-        }
-        let Some((_, size)) = cache.slots.get_mut(key) else {
+        let Some((s, size)) = cache.slots.get_mut(key) else {
             return; // evicted meanwhile
         };
+        if !Arc::ptr_eq(s, slot) || *size != 0 {
+            return;
+        }
+        if n.0 > CACHE_BYTES / 4 {
+            cache.slots.remove(key);
+            cache.order.retain(|k| k != key);
+            return;
+        }
         *size = n.0;
         cache.bytes += n.0;
         while cache.bytes > CACHE_BYTES && !cache.order.is_empty() {

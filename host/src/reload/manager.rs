@@ -477,16 +477,19 @@ impl PluginManager {
         Ok(loaded)
     }
 
-    /// Refuse a new version that serves another plugin's resource, or that changes the resource
-    /// served under this name (move a resource by removing the plugin and adding a new one).
+    /// Refuse a new version that serves another plugin's resource (its group and plural, in
+    /// any version: both would share the stored objects), or that changes the resource served
+    /// under this name (move a resource by removing the plugin and adding a new one). A new
+    /// build may change the resource's versions, its storage version included: objects stored
+    /// in the old one are converted when read.
     fn check_activation(&self, name: &str, s: &WasmStrategy) -> Result<(), String> {
         let d = s.description();
-        let key = (d.group.as_str(), d.version.as_str(), d.plural.as_str());
+        let key = (d.group.as_str(), d.plural.as_str());
         let entries = self.entries.lock().unwrap();
         for (other, e) in entries.iter() {
             let Some(active) = &e.active else { continue };
             let od = active.description();
-            let okey = (od.group.as_str(), od.version.as_str(), od.plural.as_str());
+            let okey = (od.group.as_str(), od.plural.as_str());
             if other == name {
                 if okey != key || od.namespaced != d.namespaced || od.kind != d.kind {
                     return Err(format!(

@@ -79,9 +79,7 @@ pub async fn patch(
         let converter = r.converter.clone();
         let (d, gk) = (r.description.clone(), r.gk.clone());
         patch_fn = Arc::new(move |current: &Value| {
-            let in_version = current.get("apiVersion").and_then(Value::as_str)
-                == Some(converter.api_version.as_str());
-            let mut patched = if current.is_null() || in_version {
+            let mut patched = if current.is_null() || !converter.needs_conversion(current) {
                 inner(current)?
             } else {
                 inner(&*converter.from_storage_ref(current, Sharing::Stored)?)?

@@ -174,15 +174,23 @@ impl<B: Backend> KvStore<B> {
             }));
         }
         let decoded = |v: Value| SharedObject::Decoded(Arc::new(v));
-        let old = prev_kv.map(|p| self.decode(&p, rev)).transpose()?;
         match event_type {
             EventType::Delete => {
-                let old = old.expect("checked above");
+                // The last state, sent with the delete's revision.
+                let old = self.decode(prev_kv.as_ref().expect("checked above"), rev)?;
                 Ok(matches(pred, &old)?.then(|| WatchEvent::Deleted(decoded(old))))
             }
             EventType::Put => {
                 let cur = self.decode(&kv, rev)?;
                 let cur_ok = matches(pred, &cur)?;
+                // The previous state is matched as it was stored (its own revision: a
+                // `GetAttrs` that caches by object and revision must not take it for the
+                // current state) and sent, when it stopped matching, with the change's
+                // revision, as etcd3's watcher.go sends it.
+                let old = prev_kv
+                    .as_ref()
+                    .map(|p| self.decode(p, p.mod_revision))
+                    .transpose()?;
                 match old {
                     None => Ok(cur_ok.then(|| WatchEvent::Added(decoded(cur)))),
                     Some(old) => {
@@ -190,7 +198,15 @@ impl<B: Backend> KvStore<B> {
                         Ok(match (cur_ok, old_ok) {
                             (true, true) => Some(WatchEvent::Modified(decoded(cur))),
                             (true, false) => Some(WatchEvent::Added(decoded(cur))),
-                            (false, true) => Some(WatchEvent::Deleted(decoded(old))),
+                            (false, true) => {
+                                let mut old = old;
+                                if let Some(m) =
+                                    old.get_mut("metadata").and_then(Value::as_object_mut)
+                                {
+                                    m.insert("resourceVersion".into(), rev.to_string().into());
+                                }
+                                Some(WatchEvent::Deleted(decoded(old)))
+                            }
                             (false, false) => None,
                         })
                     }
