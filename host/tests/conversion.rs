@@ -212,15 +212,9 @@ impl Watch {
 
 /// How many times the widgets plugin's `convert` ran (its call-duration histogram's count).
 async fn convert_calls(url: &str) -> u64 {
-    let text = client()
-        .get(format!("{url}/metrics"))
-        .send()
+    common::http::metrics(url)
         .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    text.lines()
+        .lines()
         .find(|l| {
             l.starts_with("wasm_apiserver_plugin_call_duration_seconds_count")
                 && l.contains("hook=\"convert\"")

@@ -206,14 +206,7 @@ async fn broken_replacements_never_replace_the_last_good_version() {
         install(&s, "misbehaving");
         until_status(&s, "recovery", |st| state(st) == "Active").await;
     }
-    let metrics = client()
-        .get(format!("{}/metrics", s.url))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = common::http::metrics(&s.url).await;
     assert!(
         metrics.contains(
             r#"wasm_apiserver_plugin_reloads_total{plugin="misbehaving",result="failure"} 5"#

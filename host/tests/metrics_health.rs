@@ -20,14 +20,7 @@ async fn metrics_count_requests_and_plugin_calls() {
         .await
         .unwrap();
     assert_eq!(r.status(), 201);
-    let text = c
-        .get(format!("{}/metrics", s.url))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = common::http::metrics(&s.url).await;
     assert!(
         text.contains(r#"apiserver_request_total{code="201",group="example.dev",resource="widgets",verb="POST"} 1"#),
         "{text}"

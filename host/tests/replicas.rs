@@ -529,14 +529,7 @@ async fn a_resource_claimed_by_a_file_and_an_object_is_served_once() {
         assert_eq!(code, 200);
     }
     // Each replica names itself in its metrics.
-    let metrics = client()
-        .get(format!("{}/metrics", b.url))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = common::http::metrics(&b.url).await;
     assert!(
         metrics.contains(r#"wasm_apiserver_server_info{server_id="replica-b"} 1"#),
         "{metrics}"

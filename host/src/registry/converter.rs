@@ -170,7 +170,7 @@ impl Converter {
     /// converts: it calls the plugin. Errors: `metadata` that is not an object (400, as kube's
     /// unstructured decoding answers), the plugin's fault or refusal (500 naming the plugin).
     pub fn to_storage(&self, obj: Value) -> ApiResult<Value> {
-        if !self.is_stale_version(&obj) && (self.is_identity() || api_version(&obj).is_some()) {
+        if self.is_storage_ready(&obj) {
             return Ok(obj);
         }
         if !obj.get("metadata").is_none_or(Value::is_object) {
@@ -179,6 +179,12 @@ impl Converter {
             ));
         }
         self.convert(&obj, &self.storage_api_version)
+    }
+
+    /// Whether a request's object needs no conversion to the storage version: it is in it, or
+    /// carries no `apiVersion` while requests are in the storage version.
+    fn is_storage_ready(&self, obj: &Value) -> bool {
+        !self.is_stale_version(obj) && (self.is_identity() || api_version(obj).is_some())
     }
 
     /// Whether a stored object is to be converted to the request's version.
@@ -316,7 +322,7 @@ impl Converter {
 
     /// [`Converter::to_storage`] off the async workers (on them when nothing converts).
     pub async fn to_storage_async(self: &Arc<Self>, obj: Value) -> ApiResult<Value> {
-        if !self.is_stale_version(&obj) && (self.is_identity() || api_version(&obj).is_some()) {
+        if self.is_storage_ready(&obj) {
             return Ok(obj);
         }
         let c = self.clone();

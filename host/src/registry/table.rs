@@ -136,14 +136,13 @@ async fn rows(
                 .iter()
                 .map(|o| {
                     // printer-cells sees the storage version, as every hook.
-                    if converter.is_stale_version(o) {
-                        let o = converter.stored_to_storage((**o).clone())?;
-                        return strategy
-                            .printer_cells(&o)
-                            .map_err(|e| ApiError::from_strategy(e, &gk, ""));
-                    }
+                    let o = if converter.is_stale_version(o) {
+                        std::borrow::Cow::Owned(converter.stored_to_storage((**o).clone())?)
+                    } else {
+                        std::borrow::Cow::Borrowed(&**o)
+                    };
                     strategy
-                        .printer_cells(o)
+                        .printer_cells(&o)
                         .map_err(|e| ApiError::from_strategy(e, &gk, ""))
                 })
                 .collect::<ApiResult<Vec<_>>>()

@@ -40,3 +40,15 @@ pub async fn namespace(url: &str, name: &str) {
     .await;
     assert!(code == 201 || code == 409 || code == 404, "{body}");
 }
+
+/// The server's `/metrics` text (Prometheus exposition format).
+pub async fn metrics(url: &str) -> String {
+    client()
+        .get(format!("{url}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
