@@ -171,11 +171,12 @@ pub fn authenticated_user_request(username: &str) {
         .inc();
 }
 
-/// Whether this server leads its controllers' lease.
-pub fn leader(leading: bool) {
+/// Whether this server leads the lease named `lease` (one label value per lease the server
+/// contends for).
+pub fn leader(lease: &str, leading: bool) {
     metrics()
         .leader
-        .with_label_values(&[crate::controllers::leader_election::LEASE_NAME])
+        .with_label_values(&[lease])
         .set(leading as i64);
 }
 
@@ -208,13 +209,9 @@ pub fn authentication_failure() {
         .inc();
 }
 
-/// Count the authorizer chain's decision on a request.
-pub fn authorization_decision(decision: crate::authorization::Decision) {
-    let label = if decision == crate::authorization::Decision::Allow {
-        "allowed"
-    } else {
-        "denied"
-    };
+/// Count the authorizer chain's decision on a request (allowed, or denied / no opinion).
+pub fn authorization_decision(allowed: bool) {
+    let label = if allowed { "allowed" } else { "denied" };
     metrics()
         .authorization_decisions
         .with_label_values(&[label])

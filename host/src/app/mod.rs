@@ -15,6 +15,8 @@ use crate::cli::{Cli, Command, PluginCommand, ServeArgs};
 use crate::plugin::PluginRuntime;
 use crate::registry::Served;
 use crate::reload::PluginManager;
+use crate::server::filters::max_in_flight::InFlightLimits;
+use crate::server::filters::HandlerChain;
 use crate::server::{router, serving, AppState};
 use std::sync::Arc;
 use std::time::Duration;
@@ -193,17 +195,21 @@ pub async fn serve_on(
         address: address.clone(),
         shutdown: watches_end,
         terminating: std::sync::atomic::AtomicBool::new(false),
-        request_timeout: args.request_timeout,
-        authenticator: security.authenticator,
-        authorizer: security.authorizer,
-        audit: security.audit,
+        authorizer: security.authorizer.clone(),
         components: manager.components().clone(),
         max_component_bytes: args.max_plugin_component_bytes,
-        in_flight: crate::server::max_in_flight::InFlightLimits::new(
+    });
+    let chain = HandlerChain {
+        served: served.clone(),
+        request_timeout: args.request_timeout,
+        authenticator: security.authenticator,
+        audit: security.audit.clone(),
+        authorizer: security.authorizer,
+        in_flight: InFlightLimits::new(
             args.max_requests_inflight,
             args.max_mutating_requests_inflight,
         ),
-    });
+    };
     crate::reload::watch_folder(manager.clone(), args.plugin_reload);
     manager.rescan().await;
     // What the StrategyPlugin objects say is served before the first request, then kept so.
@@ -266,8 +272,8 @@ pub async fn serve_on(
         tracing::info!("shutting down: finishing requests in flight, closing watches");
         let _ = shutdown_tx.send(true);
     }));
-    let audit = state.audit.clone();
-    let app = router(state);
+    let audit = security.audit;
+    let app = router(state, chain);
     let secure = serving::serve(
         listeners.secure,
         Some(security.tls),

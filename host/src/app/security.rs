@@ -22,7 +22,7 @@ pub struct Security {
     /// Where the admin kubeconfig was written, when the client CA was generated.
     pub admin_kubeconfig: Option<PathBuf>,
     /// Auditing, when a policy and a log are given.
-    pub audit: Option<crate::server::audit::Auditing>,
+    pub audit: Option<crate::server::filters::audit::Auditing>,
 }
 
 /// Build them for a secure port listening on `secure_port`. Errors: a certificate, key, CA
@@ -75,7 +75,7 @@ pub fn security(args: &ServeArgs, secure_port: u16) -> anyhow::Result<Security> 
         None => None,
     };
     let audit = match (&args.audit_policy_file, &args.audit_log_path) {
-        (Some(policy), Some(path)) => Some(crate::server::audit::Auditing {
+        (Some(policy), Some(path)) => Some(crate::server::filters::audit::Auditing {
             policy: Arc::new(crate::audit::Policy::load(policy)?),
             backend: crate::audit::LogBackend::start(&crate::audit::LogOptions {
                 path: path.clone(),

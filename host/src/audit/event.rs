@@ -168,7 +168,7 @@ pub struct Event<'a> {
 }
 
 /// An event's `annotations`: key → value, in key order.
-type Annotations = BTreeMap<&'static str, Cow<'static, str>>;
+type Annotations = BTreeMap<Cow<'static, str>, Cow<'static, str>>;
 
 impl Serialize for Event<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -274,8 +274,12 @@ impl RequestAudit {
     }
 
     /// Add an annotation (`authorization.k8s.io/decision`, …) to the events from now on.
-    pub fn annotate(&mut self, key: &'static str, value: impl Into<Cow<'static, str>>) {
-        self.annotations.insert(key, value.into());
+    pub fn annotate(
+        &mut self,
+        key: impl Into<Cow<'static, str>>,
+        value: impl Into<Cow<'static, str>>,
+    ) {
+        self.annotations.insert(key.into(), value.into());
     }
 
     /// The event of `stage`, now: with the response's status and, when recorded, the bodies.

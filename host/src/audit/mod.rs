@@ -8,7 +8,7 @@
 //!   (`plugin/pkg/audit/log`, lumberjack in kube; the `file-rotate` crate here), written by a
 //!   thread of its own so a slow or failing disk never blocks a request.
 //!
-//! The filter that records every request is [`crate::server::audit`].
+//! The filter that records every request is [`crate::server::filters::audit`].
 
 pub mod event;
 pub mod log_backend;

@@ -10,7 +10,7 @@
 //!   users in `system:authenticated`, anonymous last.
 //! - `self_subject_review.rs`: `authentication.k8s.io/v1` `SelfSubjectReview`.
 //!
-//! The filter that runs it for every request is [`crate::server::authentication`].
+//! The filter that runs it for every request is [`crate::server::filters::authentication`].
 
 pub mod authenticator;
 pub mod self_subject_review;

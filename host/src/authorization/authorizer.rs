@@ -6,7 +6,9 @@
 
 use super::rbac::RbacAuthorizer;
 use crate::authentication::user::{UserInfo, SYSTEM_PRIVILEGED_GROUP};
+use crate::status::ApiError;
 use std::sync::Arc;
+use wasm_apiserver_apimachinery::GroupResource;
 
 /// One request, as authorizers see it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -118,6 +120,20 @@ impl Authorizer {
         }
         (Decision::NoOpinion, reasons.join("\n"))
     }
+}
+
+/// The 403 for a request the authorizer did not allow: kube's message, then `: <reason>` when
+/// the authorizer gave one (`responsewriters.Forbidden`).
+pub fn forbidden(attrs: &Attributes, reason: &str) -> ApiError {
+    let mut message = forbidden_message(attrs);
+    if !reason.is_empty() {
+        message = format!("{message}: {reason}");
+    }
+    let gr = GroupResource {
+        group: attrs.api_group.clone(),
+        resource: attrs.resource.clone(),
+    };
+    ApiError::forbidden(&gr, &attrs.name, &message)
 }
 
 /// The message of a 403 (`k8s.io/apiserver/pkg/endpoints/handlers/responsewriters/errors.go`

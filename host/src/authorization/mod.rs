@@ -10,7 +10,7 @@
 //! - `access_review.rs`: `SelfSubjectAccessReview`, `SubjectAccessReview`,
 //!   `LocalSubjectAccessReview`, `SelfSubjectRulesReview`.
 //!
-//! The filter that runs it for every request is [`crate::server::authorization`].
+//! The filter that runs it for every request is [`crate::server::filters::authorization`].
 
 pub mod access_review;
 pub mod authorizer;

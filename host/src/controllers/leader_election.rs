@@ -98,7 +98,7 @@ pub fn run(
                 tokio::time::sleep(jitter(elector.config.retry_period)).await;
             }
             tracing::info!(identity = %elector.config.identity, lease = %format!("{LEASE_NAMESPACE}/{LEASE_NAME}"), "leading: controllers started");
-            crate::metrics::leader(true);
+            crate::metrics::leader(LEASE_NAME, true);
             let running = on_started_leading();
             // renew: each attempt bounded by what is left of the renew deadline (client-go's
             // PollUntilContextTimeout), a renewal counted from when its attempt started.
@@ -119,7 +119,7 @@ pub fn run(
             for task in running {
                 task.abort();
             }
-            crate::metrics::leader(false);
+            crate::metrics::leader(LEASE_NAME, false);
             tracing::warn!(identity = %elector.config.identity, "leadership lost: controllers stopped");
         }
     });
@@ -165,7 +165,7 @@ impl Elector {
             return true;
         };
         self.leases_seen = true;
-        let now = crate::registry::meta::now_micro();
+        let now = wasm_apiserver_apimachinery::time::now_micro();
         let id = self.config.identity.clone();
         let existing = match leases.get(LEASE_NAMESPACE, LEASE_NAME, "").await {
             Ok(l) => l,

@@ -229,7 +229,7 @@ async fn set_conditions(
     if current.len() == wanted.len() && current.iter().zip(&wanted).all(|(a, b)| same(a, b)) {
         return Ok(());
     }
-    let now = crate::registry::meta::now();
+    let now = wasm_apiserver_apimachinery::time::now();
     let conditions: Vec<Value> = wanted
         .into_iter()
         .map(|mut c| {

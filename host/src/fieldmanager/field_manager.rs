@@ -228,9 +228,10 @@ impl FieldManager {
                 None => vs,
             };
             managed.fields.insert(id.to_string(), merged);
-            managed
-                .times
-                .insert(id.to_string(), Some(crate::registry::meta::now()));
+            managed.times.insert(
+                id.to_string(),
+                Some(wasm_apiserver_apimachinery::time::now()),
+            );
         }
         cap_update_managers(managed, MAX_UPDATE_MANAGERS);
         Ok(())
@@ -339,7 +340,7 @@ impl FieldManager {
             Some(new) => {
                 managed
                     .times
-                    .insert(id.clone(), Some(crate::registry::meta::now()));
+                    .insert(id.clone(), Some(wasm_apiserver_apimachinery::time::now()));
                 new
             }
             None => live.clone(),

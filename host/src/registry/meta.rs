@@ -10,25 +10,7 @@ use serde_json::{json, Map, Value};
 use wasm_apiserver_apimachinery::field::Path;
 use wasm_apiserver_apimachinery::validation::{self, NameRule};
 
-/// Now as a `metav1.Time` string (RFC 3339, seconds, UTC), e.g. `2026-11-21T08:00:00Z`.
-pub fn now() -> String {
-    chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string()
-}
-
-/// Now as a `metav1.MicroTime` string (RFC 3339, microseconds, UTC), e.g.
-/// `2026-11-21T08:00:00.123456Z`.
-pub fn now_micro() -> String {
-    chrono::Utc::now()
-        .format("%Y-%m-%dT%H:%M:%S%.6fZ")
-        .to_string()
-}
-
-/// Seconds after now as a `metav1.Time` string.
-pub fn now_plus(seconds: i64) -> String {
-    (chrono::Utc::now() + chrono::Duration::seconds(seconds))
-        .format("%Y-%m-%dT%H:%M:%SZ")
-        .to_string()
-}
+use wasm_apiserver_apimachinery::time::now;
 
 /// The `metadata` map of an object, created if missing. Panics if `obj` is not an object (the
 /// HTTP layer only lets objects through).

@@ -4,7 +4,6 @@
 //! delete once `spec.finalizers` is empty — which the namespace controller brings about after
 //! emptying it ([`finalize_namespace`], `FinalizeREST`).
 
-use super::meta;
 use super::store::{DeleteOptions, DeleteResult, Store};
 use crate::status::{ApiError, ApiResult};
 use futures::FutureExt;
@@ -74,7 +73,8 @@ pub async fn delete_namespace(
     if !is_terminating(&existing) {
         let mark = |ns: &mut Value| {
             if !is_terminating(ns) {
-                ns["metadata"]["deletionTimestamp"] = json!(meta::now());
+                ns["metadata"]["deletionTimestamp"] =
+                    json!(wasm_apiserver_apimachinery::time::now());
                 ns["metadata"]["deletionGracePeriodSeconds"] = json!(0);
             }
             ns["status"]["phase"] = json!("Terminating");

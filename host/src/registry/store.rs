@@ -960,7 +960,10 @@ impl Store {
             }
             if let Some(new_grace) = new_grace {
                 let m = meta_mut(&mut updated);
-                m.insert("deletionTimestamp".into(), json!(meta::now_plus(new_grace)));
+                m.insert(
+                    "deletionTimestamp".into(),
+                    json!(wasm_apiserver_apimachinery::time::now_plus(new_grace)),
+                );
                 m.insert("deletionGracePeriodSeconds".into(), json!(new_grace));
                 if !terminating {
                     if let Some(g) = m

@@ -587,7 +587,7 @@ fn record(name: &str, e: &mut Entry, outcome: Result<WasmStrategy, String>, sha:
             e.status.state = PluginState::Active;
             e.status.activations += 1;
             e.status.last_error = None;
-            e.status.loaded_at = Some(crate::registry::meta::now());
+            e.status.loaded_at = Some(wasm_apiserver_apimachinery::time::now());
             e.status.sha256 = Some(sha.to_string());
             e.active = Some(Arc::new(s));
             tracing::info!(plugin = %name, resource = %e.status.resource, activations = e.status.activations, "plugin activated");

@@ -6,7 +6,7 @@
 //! reviews to every authenticated user). Bodies are JSON, at most
 //! [`crate::limits::MAX_BODY_BYTES`].
 
-use super::authentication::user_of;
+use super::context::user_of;
 use super::state::AppState;
 use crate::authentication::self_subject_review;
 use crate::authorization::access_review;

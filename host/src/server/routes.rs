@@ -1,11 +1,9 @@
 //! The router (kube-apiserver's `pkg/server/routes` for the non-resource paths, the
-//! `/api` and `/apis` trees to discovery and the resource handlers) with its filters.
+//! `/api` and `/apis` trees to discovery and the resource handlers) inside the filter chain.
 
+use super::filters::HandlerChain;
 use super::state::AppState;
-use super::{
-    audit, authentication, authorization, components, discovery, handlers, impersonation,
-    max_in_flight, openapi, request_metrics, reviews, timeout,
-};
+use super::{components, discovery, handlers, openapi, reviews};
 use crate::status::ApiError;
 use axum::extract::{OriginalUri, State};
 use axum::http::StatusCode;
@@ -33,9 +31,9 @@ pub fn version_info() -> Value {
 }
 
 /// The router: non-resource paths by name, everything under `/api` and `/apis` through
-/// discovery or the resource handler.
-pub fn router(state: Arc<AppState>) -> Router {
-    Router::new()
+/// discovery or the resource handler, inside `chain`'s filters.
+pub fn router(state: Arc<AppState>, chain: HandlerChain) -> Router {
+    let routes = Router::new()
         .route("/version", get(|| async { Json(version_info()) }))
         // The Python client asks for `/version/`, `/api/` and `/apis/`; go-restful serves both.
         .route("/version/", get(|| async { Json(version_info()) }))
@@ -79,38 +77,9 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/apis/{*rest}", any(handlers::resource))
         .fallback(|OriginalUri(uri): OriginalUri| async move {
             ApiError::no_route(uri.path()).into_response()
-        })
-        // Innermost first: kube's chain (`pkg/server/config.go` `DefaultBuildHandlerChain`)
-        // is, from the outside, metrics → timeout → authentication → audit →
-        // impersonation → max-in-flight → authorization → handler.
-        .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            authorization::with_authorization,
-        ))
-        .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            max_in_flight::with_max_in_flight,
-        ))
-        .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            impersonation::with_impersonation,
-        ))
-        .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            audit::with_audit,
-        ))
-        .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            authentication::with_authentication,
-        ))
-        .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            timeout::with_timeout,
-        ))
-        .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            request_metrics::observe,
-        ))
+        });
+    chain
+        .build(routes)
         // The resource handler enforces its own limit and answers 413 as a Status.
         .layer(axum::extract::DefaultBodyLimit::disable())
         .with_state(state)

@@ -1,5 +1,6 @@
 //! What every handler shares: the served snapshot, the storage backend (for `/readyz`),
-//! watch and request deadlines, and the shutdown signals.
+//! the watch deadline, the authorizer (reviews, escalation checks) and the shutdown signals.
+//! The filters' own state is theirs ([`super::filters::HandlerChain`]).
 
 use crate::registry::Served;
 use std::sync::Arc;
@@ -21,19 +22,11 @@ pub struct AppState {
     pub shutdown: tokio::sync::watch::Receiver<bool>,
     /// Set at SIGTERM, before the shutdown delay: `/readyz` fails from then on.
     pub terminating: std::sync::atomic::AtomicBool,
-    /// Deadline of a non-long-running request (`--request-timeout`); see [`timeout`].
-    pub request_timeout: Duration,
-    /// Who a request comes from (`--client-ca-file`, `--token-auth-file`,
-    /// `--anonymous-auth`).
-    pub authenticator: crate::authentication::Authenticator,
-    /// Whether they may (`--authorization-mode`).
+    /// Whether they may (`--authorization-mode`): the access reviews and the escalation
+    /// checks of RBAC writes ask it.
     pub authorizer: crate::authorization::Authorizer,
-    /// Auditing, when `--audit-policy-file` and `--audit-log-path` are given.
-    pub audit: Option<super::audit::Auditing>,
     /// Uploaded strategy plugin components (`components.rs`).
     pub components: wasm_apiserver_storage::blob_store::BlobStore,
     /// `--max-plugin-component-bytes`: the largest upload.
     pub max_component_bytes: u64,
-    /// `--max-requests-inflight`, `--max-mutating-requests-inflight`.
-    pub in_flight: super::max_in_flight::InFlightLimits,
 }

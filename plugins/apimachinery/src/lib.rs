@@ -12,7 +12,8 @@
 //! - [`labels`] and [`fields`]: label and field selectors with their parsers
 //!   (`pkg/labels/selector.go`, `pkg/fields/selector.go`);
 //! - [`resource`]: `GroupResource`, the resource description a plugin gives and the printer
-//!   columns of its Tables, an object's selectable attributes.
+//!   columns of its Tables, an object's selectable attributes;
+//! - [`time`]: `metav1.Time` / `MicroTime` strings (`pkg/apis/meta/v1/time.go`).
 //!
 //! The plugin SDK re-exports it (plugins build it for `wasm32-wasip2`), the storage crate uses
 //! its selectors, the host its types. It depends on nothing of either.
@@ -23,6 +24,7 @@ pub mod fields;
 pub mod labels;
 pub mod quantity;
 pub mod resource;
+pub mod time;
 pub mod validation;
 pub mod version;
 

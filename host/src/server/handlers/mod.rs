@@ -19,7 +19,8 @@ pub mod response;
 pub mod update;
 pub mod watch;
 
-use super::request_info::{self, RequestInfo};
+use super::context::Warnings;
+use super::request_info::RequestInfo;
 use super::state::AppState;
 use super::{discovery, options};
 use crate::admission::namespace_lifecycle::admit_update;
@@ -27,7 +28,7 @@ use crate::authentication::UserInfo;
 use crate::registry::store::Subresource;
 use crate::status::{ApiError, ApiResult};
 use axum::body::{Body, Bytes};
-use axum::extract::{OriginalUri, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, Method};
 use axum::response::{IntoResponse, Response};
 use options::Query;
@@ -35,18 +36,19 @@ use std::sync::Arc;
 
 pub use crate::limits::MAX_BODY_BYTES;
 
-/// The one entry point for resource paths (`/api/v1/...`, `/apis/<g>/<v>/...`).
+/// The one entry point for resource paths (`/api/v1/...`, `/apis/<g>/<v>/...`): the request
+/// as the filters left it — its [`RequestInfo`] (read once by the request-info filter), user
+/// and [`Warnings`] sink.
 pub async fn resource(
     State(state): State<Arc<AppState>>,
     method: Method,
-    OriginalUri(uri): OriginalUri,
+    axum::Extension(info): axum::Extension<Arc<RequestInfo>>,
+    axum::Extension(warnings): axum::Extension<Warnings>,
     headers: HeaderMap,
-    axum::extract::Query(q): axum::extract::Query<Query>,
     user: Option<axum::Extension<UserInfo>>,
     body: Body,
 ) -> Response {
     let user = user.map(|u| u.0).unwrap_or_else(UserInfo::anonymous);
-    let path = uri.path().to_string();
     // `limitedReadBody` (handlers/rest.go): read at most the limit, answer 413 as a Status
     // without reading the rest. (Answering on the announced length alone, before reading,
     // would reset the connection under a client still sending: it would see no answer.)
@@ -57,7 +59,7 @@ pub async fn resource(
                 .into_response()
         }
     };
-    match dispatch(&state, &method, &path, &headers, &q, &user, body).await {
+    match dispatch(&state, &method, &info, &warnings, &headers, &user, body).await {
         Ok(r) => r,
         Err(e) => e.into_response(),
     }
@@ -66,27 +68,33 @@ pub async fn resource(
 async fn dispatch(
     state: &Arc<AppState>,
     method: &Method,
-    path: &str,
+    info: &RequestInfo,
+    warnings: &Warnings,
     headers: &HeaderMap,
-    q: &Query,
     user: &UserInfo,
     body: Bytes,
 ) -> ApiResult<Response> {
     let snapshot = state.served.load();
     let map = &snapshot.resources;
-    let Some(info) = request_info::parse(path) else {
+    let path = info.path.as_str();
+    let q: &Query = &info.query;
+    if !info.is_resource_request {
         if *method == Method::GET {
             if let Some(resp) = discovery::legacy(map, path) {
                 return Ok(resp);
             }
         }
         return Err(ApiError::no_route(path));
-    };
+    }
     let Some(r) = map.get(&info.group, &info.version, &info.resource) else {
         return Err(ApiError::no_route(path));
     };
-    let warning = r.deprecation_warning.clone();
-    let result = async {
+    // A deprecated version's `Warning` on every answer, errors included (apiextensions-apiserver's
+    // `customresource_handler.go` adds it before serving the request).
+    if let Some(warning) = &r.deprecation_warning {
+        warnings.add(warning);
+    }
+    async {
         let sub = match info.subresource.as_str() {
             "" => Subresource::Main,
             "status" if r.description.has_status() => Subresource::Status,
@@ -98,7 +106,7 @@ async fn dispatch(
         if r.description.namespaced && info.namespace.is_empty() && !info.name.is_empty() {
             return Err(ApiError::no_route(path));
         }
-        let watch = info.watch_path || options::query_bool(q, "watch").unwrap_or(false);
+        let watch = info.long_running;
         let out = response::output(headers, q)?;
         if r.read_only && *method != Method::GET {
             return Err(ApiError::method_not_supported(
@@ -108,11 +116,7 @@ async fn dispatch(
         }
         // `NamespaceLifecycle` reads namespaces through their Store, when one is served.
         let namespaces = map.get("", "v1", "namespaces");
-        let RequestInfo {
-            namespace: ns,
-            name,
-            ..
-        } = info;
+        let (ns, name) = (info.namespace.clone(), info.name.clone());
         match *method {
             Method::GET if watch => watch::watch(state, &r, &ns, &name, q, out).await,
             Method::GET if !name.is_empty() => get::get(&r, &ns, &name, q, out).await,
@@ -154,15 +158,7 @@ async fn dispatch(
             _ => Err(ApiError::method_not_supported(&r.gr, method.as_str())),
         }
     }
-    .await;
-    // A deprecated version's `Warning` on every answer, errors included (apiextensions-apiserver's
-    // `customresource_handler.go` adds it before serving the request).
-    let Some(warning) = &warning else {
-        return result;
-    };
-    let mut resp = result.unwrap_or_else(|e| e.into_response());
-    response::append_warnings(&mut resp, std::slice::from_ref(warning));
-    Ok(resp)
+    .await
 }
 
 /// The request's `User-Agent` (empty when absent or not text).

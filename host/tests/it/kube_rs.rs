@@ -1,0 +1,229 @@
+//! kube-rs 5 (`kube::runtime`) against the real server over TLS with the generated admin
+//! kubeconfig, as a controller author meets it: the `finalizer()` helper adds its finalizer
+//! to an object that has none (its JSON patch tests the missing `/metadata/finalizers`
+//! against null), runs the cleanup when the object is deleted and removes the finalizer, so
+//! the object goes; the events `Recorder` publishes an `events.k8s.io/v1` Event found by
+//! field selector; the `watcher` lists (paged and as a watch-list stream); a `core/v1` Event
+//! goes through `Api<Event>`; server-side apply by two managers (`Patch::Apply`, conflict,
+//! `force()`). On both stores.
+
+use crate::common;
+
+use common::server::{Backend, TestServer};
+use futures::{StreamExt, TryStreamExt};
+use k8s_openapi::api::core::v1::{ConfigMap, Event as CoreEvent, ObjectReference};
+use k8s_openapi::api::events::v1::Event as EventV1;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::runtime::controller::Action;
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::runtime::finalizer::{finalizer, Event as Finalizer};
+use kube::runtime::watcher;
+use kube::{Api, Client, Config, Resource, ResourceExt};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+const FINALIZER: &str = "example.dev/cleanup";
+
+async fn client(s: &TestServer) -> Client {
+    let kubeconfig = Kubeconfig::read_from(s.kubeconfig()).unwrap();
+    let config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+        .await
+        .unwrap();
+    Client::try_from(config).unwrap()
+}
+
+/// One pass of a reconciler guarded by the finalizer helper; true when cleanup ran.
+async fn reconcile(cms: &Api<ConfigMap>, name: &str) -> bool {
+    let cleaned = Arc::new(AtomicBool::new(false));
+    let obj = Arc::new(cms.get(name).await.unwrap());
+    let c = cleaned.clone();
+    finalizer(cms, FINALIZER, obj, |event| async move {
+        if let Finalizer::Cleanup(_) = event {
+            c.store(true, Ordering::SeqCst);
+        }
+        Ok::<_, std::io::Error>(Action::await_change())
+    })
+    .await
+    .unwrap_or_else(|e| panic!("finalizer helper: {e:?}"));
+    cleaned.load(Ordering::SeqCst)
+}
+
+async fn controller_flows(backend: Backend) {
+    let s = TestServer::start_with(
+        backend,
+        &["configmaps", "namespaces", "events", "events-k8s-io"],
+        &[],
+    );
+    let client = client(&s).await;
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let cm = |name: &str| ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    cms.create(&PostParams::default(), &cm("guarded"))
+        .await
+        .unwrap();
+
+    // First pass: the helper adds its finalizer (test null, add) and does not clean up.
+    assert!(!reconcile(&cms, "guarded").await);
+    let got = cms.get("guarded").await.unwrap();
+    assert_eq!(got.metadata.finalizers, Some(vec![FINALIZER.to_string()]));
+    // Second pass: an Apply.
+    assert!(!reconcile(&cms, "guarded").await);
+    // Deleted: it stays, terminating, until the next pass cleans up and drops the finalizer.
+    cms.delete("guarded", &DeleteParams::default())
+        .await
+        .unwrap();
+    let terminating = cms.get("guarded").await.unwrap();
+    assert!(terminating.metadata.deletion_timestamp.is_some());
+    assert!(reconcile(&cms, "guarded").await);
+    assert!(cms.get_opt("guarded").await.unwrap().is_none());
+
+    // The Recorder publishes to events.k8s.io/v1.
+    let recorded = cms
+        .create(&PostParams::default(), &cm("recorded"))
+        .await
+        .unwrap();
+    let recorder = Recorder::new(
+        client.clone(),
+        Reporter {
+            controller: "example.dev/test-controller".into(),
+            instance: Some("test-controller-0".into()),
+        },
+    );
+    let reference: ObjectReference = recorded.object_ref(&());
+    recorder
+        .publish(
+            &Event {
+                type_: EventType::Normal,
+                reason: "Reconciled".into(),
+                note: Some("all good".into()),
+                action: "Reconcile".into(),
+                secondary: None,
+            },
+            &reference,
+        )
+        .await
+        .unwrap();
+    let events: Api<EventV1> = Api::namespaced(client.clone(), "default");
+    let found = events
+        .list(&ListParams::default().fields("regarding.name=recorded"))
+        .await
+        .unwrap();
+    assert_eq!(found.items.len(), 1, "{found:?}");
+    assert_eq!(found.items[0].reason.as_deref(), Some("Reconciled"));
+    assert_eq!(
+        found.items[0].reporting_controller.as_deref(),
+        Some("example.dev/test-controller")
+    );
+
+    // The watcher's initial list, paged and as a watch-list stream (`streaming_lists`: a
+    // watch with sendInitialEvents from resourceVersion 0): the objects, then InitDone.
+    for config in [
+        watcher::Config::default(),
+        watcher::Config::default().streaming_lists(),
+    ] {
+        let mut stream = watcher::watcher(cms.clone(), config).boxed();
+        let mut names = Vec::new();
+        loop {
+            let next = tokio::time::timeout(std::time::Duration::from_secs(10), stream.try_next())
+                .await
+                .expect("the watcher's initial list in time")
+                .expect("watcher");
+            match next {
+                Some(watcher::Event::InitApply(o)) => names.push(o.name_any()),
+                Some(watcher::Event::InitDone) | None => break,
+                Some(_) => {}
+            }
+        }
+        assert_eq!(names, vec!["recorded".to_string()]);
+    }
+
+    // A legacy core/v1 Event, as client-go's old recorder writes it.
+    let core: Api<CoreEvent> = Api::namespaced(client.clone(), "default");
+    let legacy = CoreEvent {
+        metadata: ObjectMeta {
+            name: Some("recorded.legacy".into()),
+            ..Default::default()
+        },
+        involved_object: reference,
+        reason: Some("Synced".into()),
+        message: Some("legacy recorder".into()),
+        type_: Some("Normal".into()),
+        count: Some(1),
+        ..Default::default()
+    };
+    core.create(&PostParams::default(), &legacy).await.unwrap();
+    let found = core
+        .list(&ListParams::default().fields("involvedObject.name=recorded"))
+        .await
+        .unwrap();
+    assert_eq!(found.items.len(), 1, "{found:?}");
+    assert_eq!(found.items[0].reason.as_deref(), Some("Synced"));
+
+    // Server-side apply as a kube-rs controller does it (`Patch::Apply`): a second manager's
+    // change to an owned field is a 409 `Conflict` naming it; `force()` takes it.
+    let config = |value: &str| {
+        serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "applied"}, "data": {"k": value}})
+    };
+    let applied = cms
+        .patch(
+            "applied",
+            &PatchParams::apply("ctrl-a"),
+            &Patch::Apply(config("a")),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        applied.managed_fields()[0].manager.as_deref(),
+        Some("ctrl-a")
+    );
+    match cms
+        .patch(
+            "applied",
+            &PatchParams::apply("ctrl-b"),
+            &Patch::Apply(config("b")),
+        )
+        .await
+    {
+        Err(kube::Error::Api(e)) => {
+            assert_eq!((e.code, e.reason.as_str()), (409, "Conflict"), "{e:?}");
+            assert_eq!(
+                e.message,
+                r#"Apply failed with 1 conflict: conflict with "ctrl-a": .data.k"#
+            );
+        }
+        other => panic!("expected a conflict, got {other:?}"),
+    }
+    let forced = cms
+        .patch(
+            "applied",
+            &PatchParams::apply("ctrl-b").force(),
+            &Patch::Apply(config("b")),
+        )
+        .await
+        .unwrap();
+    assert_eq!(forced.data.as_ref().unwrap()["k"], "b");
+    let managers: Vec<_> = forced
+        .managed_fields()
+        .iter()
+        .filter_map(|e| e.manager.clone())
+        .collect();
+    assert_eq!(managers, ["ctrl-b"], "ctrl-a owned nothing else");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn kube_rs_controller_flows_embedded() {
+    controller_flows(Backend::Embedded).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn kube_rs_controller_flows_etcd() {
+    controller_flows(Backend::Etcd).await;
+}

@@ -1,0 +1,31 @@
+//! The host's integration tests, in one binary (as rust-analyzer's `tests/it`): each linked
+//! test binary carries wasmtime, so one binary links it once. A module per suite; what they
+//! share is in `common/`. `cargo test --release -p wasm-apiserver --test it <module>::` runs
+//! one suite.
+
+mod common;
+
+mod architecture;
+mod audit_and_limits;
+mod client_answers;
+mod conversion;
+mod fuzz_requests;
+mod garbage_collection;
+mod hardening;
+mod hot_reload;
+mod http_api;
+mod kube_rs;
+mod kubectl_e2e;
+mod kubectl_protobuf;
+mod language_plugins;
+mod leader_election;
+mod metrics_health;
+mod namespace_lifecycle;
+mod plugin_cli;
+mod plugin_runtime;
+mod python_client;
+mod replicas;
+mod secure_serving;
+mod server_side_apply;
+mod storage_factory;
+mod wit_versions;

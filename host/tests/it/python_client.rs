@@ -1,0 +1,34 @@
+//! The official Python client (`kubernetes`, installed by `setup.sh --test` into the venv
+//! `target/pyenv`; `python3` when there is none) against the real
+//! server: `tests/python/client_answers.py` sends the requests it sends (trailing-slash paths,
+//! typed objects without apiVersion/kind, a watch with a timeout, a pod's delete, events through
+//! both Event APIs) and checks what it decodes.
+
+use crate::common;
+
+use common::server::{Backend, TestServer};
+
+#[test]
+fn python_client_sees_kube_answers() {
+    let s = TestServer::start_with(
+        Backend::Embedded,
+        &[
+            "pods",
+            "configmaps",
+            "namespaces",
+            "widgets",
+            "events",
+            "events-k8s-io",
+        ],
+        &[],
+    );
+    common::run_python_client("client_answers.py", &s.url);
+    // kubectl lists the events the script published, with kube's columns.
+    let events = s.ok(&["get", "events", "-n", "py"]);
+    assert!(
+        events.starts_with("LAST SEEN")
+            && events.contains("configmap/c")
+            && events.contains("Changed"),
+        "{events}"
+    );
+}
