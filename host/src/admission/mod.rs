@@ -1,6 +1,21 @@
-//! Admission (`k8s.io/apiserver/pkg/admission`, `plugin/pkg/admission`): checks between
-//! authorization and storage that no strategy can make, because they look at other objects.
+//! Admission (`k8s.io/apiserver/pkg/admission`, `plugin/pkg/admission`): checks and changes
+//! between authorization and storage that no strategy can make, because they look at other
+//! objects or at who asks. A chain of members built once at start, bound to each write request
+//! and run by the registry Store at kube's points (create, update inside its retry loop,
+//! delete): the mutating stage before the strategy, the validating stage after it.
 //!
-//! - `namespace_lifecycle.rs`: `NamespaceLifecycle`.
+//! - `interface.rs`: `Admission` (a member), `Attributes`, `Operation`;
+//! - `chain.rs`: the chain, and its binding to one request (the registry's `WriteAdmission`);
+//! - `plugins.rs`: the members by name, in order, and their factories;
+//! - the members, one file each: `namespace_lifecycle.rs` (`NamespaceLifecycle`),
+//!   `rbac_escalation.rs` (the RBAC escalation checks).
 
+pub mod chain;
+pub mod interface;
 pub mod namespace_lifecycle;
+pub mod plugins;
+pub mod rbac_escalation;
+
+pub use chain::{AdmissionRequest, Chain};
+pub use interface::{Admission, AdmissionFuture, Attributes, Operation};
+pub use plugins::{Initializer, Plugins};

@@ -1,14 +1,16 @@
-//! `NamespaceLifecycle` (`plugin/pkg/admission/namespace/lifecycle/admission.go`): a namespaced
-//! object may only be created in a namespace that exists (else 404 `namespaces "x" not found`)
-//! and is not terminating (else 403 `unable to create new content in namespace x because it is
-//! being terminated`, cause `NamespaceTerminating`); `default`, `kube-system` and
-//! `kube-public` may not be deleted. The namespace is read from the watch cache, then — when
-//! the cache does not have it — from storage, as kube falls back to a live lookup. When no
-//! plugin serves namespaces there is nothing to check.
+//! `NamespaceLifecycle` (`plugin/pkg/admission/namespace/lifecycle/admission.go`), a mutating
+//! member (kube's `Admit`) handling create, update and delete: a namespaced object may only be
+//! written in a namespace that exists (else 404 `namespaces "x" not found`), and created only
+//! in one that is not terminating (else 403 `unable to create new content in namespace x
+//! because it is being terminated`, cause `NamespaceTerminating`); `default`, `kube-system`
+//! and `kube-public` may not be deleted (403). The namespace is read from the watch cache,
+//! then — when the cache does not have it — from storage, as kube falls back to a live
+//! lookup. When no plugin serves namespaces there is nothing to check.
 
+use super::interface::{Admission, AdmissionFuture, Attributes, Operation};
 use crate::registry::Store;
 use crate::status::{ApiError, ApiResult};
-use serde_json::json;
+use serde_json::{json, Value};
 use wasm_apiserver_apimachinery::GroupResource;
 
 /// Namespaces that may not be deleted (`immortalNamespaces`).
@@ -21,31 +23,69 @@ fn namespaces_gr() -> GroupResource {
     }
 }
 
-/// Admit the create of `name` (may be empty with `generateName`) of `store`'s resource in
-/// namespace `ns`, given the namespaces' Store. Errors: 404 or 403 as above.
-pub async fn admit_create(
-    namespaces: Option<&Store>,
-    store: &Store,
-    ns: &str,
-    name: &str,
-) -> ApiResult<()> {
-    let Some(namespace) = lookup(namespaces, store, ns).await? else {
-        return Ok(());
-    };
-    if namespace.pointer("/status/phase").and_then(|p| p.as_str()) != Some("Terminating") {
-        return Ok(());
+/// The member.
+pub struct NamespaceLifecycle;
+
+impl Admission for NamespaceLifecycle {
+    fn name(&self) -> &'static str {
+        "NamespaceLifecycle"
     }
-    let mut e = ApiError::forbidden(
-        &store.gr,
-        name,
-        &format!("unable to create new content in namespace {ns} because it is being terminated"),
-    );
-    if let Some(d) = e.details.as_mut() {
-        d["causes"] = json!([{"reason": "NamespaceTerminating",
-                              "message": format!("namespace {ns} is being terminated"),
-                              "field": "metadata.namespace"}]);
+
+    fn handles(&self, operation: Operation) -> bool {
+        matches!(
+            operation,
+            Operation::Create | Operation::Update | Operation::Delete
+        )
     }
-    Err(e)
+
+    fn admit<'a>(
+        &'a self,
+        a: &'a Attributes<'a>,
+        object: Option<&'a mut Value>,
+    ) -> AdmissionFuture<'a> {
+        Box::pin(async move {
+            let store = a.store;
+            if a.operation == Operation::Delete {
+                // Deleting a namespace never waits for its namespace: only the immortal rule.
+                if store.is_namespaces() && IMMORTAL.contains(&a.name) {
+                    return Err(ApiError::forbidden(
+                        &namespaces_gr(),
+                        a.name,
+                        "this namespace may not be deleted",
+                    ));
+                }
+                return Ok(());
+            }
+            let namespaces = a.resources.get("", "v1", "namespaces");
+            let Some(namespace) = lookup(namespaces.as_deref(), store, a.namespace).await? else {
+                return Ok(());
+            };
+            let terminating =
+                namespace.pointer("/status/phase").and_then(|p| p.as_str()) == Some("Terminating");
+            if a.operation != Operation::Create || !terminating {
+                return Ok(());
+            }
+            let name = object
+                .as_deref()
+                .and_then(|o| o.pointer("/metadata/name"))
+                .and_then(Value::as_str)
+                .unwrap_or(a.name);
+            let ns = a.namespace;
+            let mut e = ApiError::forbidden(
+                &store.gr,
+                name,
+                &format!(
+                    "unable to create new content in namespace {ns} because it is being terminated"
+                ),
+            );
+            if let Some(d) = e.details.as_mut() {
+                d["causes"] = json!([{"reason": "NamespaceTerminating",
+                                      "message": format!("namespace {ns} is being terminated"),
+                                      "field": "metadata.namespace"}]);
+            }
+            Err(e)
+        })
+    }
 }
 
 /// The namespace a write of `store`'s resource in `ns` goes to; `None` when nothing is to be
@@ -71,39 +111,4 @@ async fn lookup(
         Err(e) => return Err(e),
     };
     shared.to_arc().map(Some).map_err(ApiError::internal)
-}
-
-/// Admit an update or patch (which may create: create-on-update, server-side apply) in `ns`.
-/// Errors: 404 when the namespace is missing, as kube answers every write but a delete.
-pub async fn admit_update(namespaces: Option<&Store>, store: &Store, ns: &str) -> ApiResult<()> {
-    lookup(namespaces, store, ns).await.map(|_| ())
-}
-
-/// Admit the delete of namespace `name`. Errors: 403 `this namespace may not be deleted`.
-pub fn admit_namespace_delete(name: &str) -> ApiResult<()> {
-    if IMMORTAL.contains(&name) {
-        return Err(ApiError::forbidden(
-            &namespaces_gr(),
-            name,
-            "this namespace may not be deleted",
-        ));
-    }
-    Ok(())
-}
-
-/// A delete as every caller makes it (the DELETE handler, the garbage collector): a namespace
-/// through `NamespaceLifecycle` and its own deletion (Terminating first), anything else
-/// through `Store.delete`. Errors: 403 for an immortal namespace, the store's errors.
-pub async fn delete(
-    r: &Store,
-    ns: &str,
-    name: &str,
-    opts: &crate::registry::store::DeleteOptions,
-) -> ApiResult<crate::registry::store::DeleteResult> {
-    if r.is_namespaces() {
-        admit_namespace_delete(name)?;
-        crate::registry::namespace_rest::delete_namespace(r, name, opts).await
-    } else {
-        r.delete(ns, name, opts).await
-    }
 }

@@ -11,6 +11,7 @@ pub mod plugin_tools;
 pub mod security;
 pub mod storage;
 
+use crate::admission::{Initializer, Plugins};
 use crate::cli::{Cli, Command, PluginCommand, ServeArgs};
 use crate::plugin::PluginRuntime;
 use crate::registry::Served;
@@ -155,8 +156,24 @@ pub async fn serve_on(
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     compile: Compile,
 ) -> anyhow::Result<()> {
+    serve_with_admission(args, listeners, shutdown, compile, Plugins::standard()).await
+}
+
+/// [`serve_on`] with the admission members `plugins` (in their order) instead of the
+/// standard ones — how an embedding program or a test adds a member of its own.
+pub async fn serve_with_admission(
+    args: ServeArgs,
+    listeners: Listeners,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    compile: Compile,
+    plugins: Plugins,
+) -> anyhow::Result<()> {
     let secure_address = listeners.secure.local_addr()?;
     let security = security::security(&args, secure_address.port())?;
+    let admission = plugins.chain(&Initializer {
+        authorizer: security.authorizer.clone(),
+    });
+    tracing::debug!(members = ?admission.names(), "admission chain");
     let (backend, factory) = storage::storage_factory(&args).await?;
     let mut runtime_config = args.limits.runtime_config();
     // Compiled artifacts are kept under the data dir unless told otherwise, and (for the
@@ -196,6 +213,7 @@ pub async fn serve_on(
         shutdown: watches_end,
         terminating: std::sync::atomic::AtomicBool::new(false),
         authorizer: security.authorizer.clone(),
+        admission: admission.clone(),
         components: manager.components().clone(),
         max_component_bytes: args.max_plugin_component_bytes,
     });
@@ -240,6 +258,7 @@ pub async fn serve_on(
         &crate::controllers::ControllerOptions {
             list: args.controllers.clone(),
             leader_election,
+            admission,
         },
     );
     crate::authorization::rbac::policy_watcher::watch_policy(

@@ -21,6 +21,8 @@
 //! and preconditions apply); every delete is preconditioned on the uid the decision was made
 //! on.
 
+use crate::admission::AdmissionRequest;
+use crate::authentication::UserInfo;
 use crate::registry::meta::{finalizers, meta_str};
 use crate::registry::propagation::{
     PropagationPolicy, FINALIZER_DELETE_DEPENDENTS, FINALIZER_ORPHAN_DEPENDENTS,
@@ -168,9 +170,16 @@ enum ItemState {
     Processing { dirty: bool },
 }
 
+/// Who the garbage collector's deletes are made as: kube's controller-manager service
+/// account for it.
+pub const GARBAGE_COLLECTOR_USER: &str =
+    "system:serviceaccount:kube-system:generic-garbage-collector";
+
 /// The garbage collector's shared state.
 pub struct GarbageCollector {
     served: Arc<Served>,
+    /// The admission chain its deletes go through.
+    admission: crate::admission::Chain,
     graph: Mutex<Graph>,
     items: Mutex<HashMap<Item, ItemState>>,
     queue: mpsc::UnboundedSender<Item>,
@@ -182,10 +191,14 @@ pub struct GarbageCollector {
 
 /// Start the garbage collector (a fresh graph): its monitors and workers, stopped by
 /// aborting the returned tasks.
-pub fn start(served: Arc<Served>) -> Vec<tokio::task::AbortHandle> {
+pub fn start(
+    served: Arc<Served>,
+    admission: crate::admission::Chain,
+) -> Vec<tokio::task::AbortHandle> {
     let (queue, rx) = mpsc::unbounded_channel();
     let gc = Arc::new(GarbageCollector {
         served,
+        admission,
         graph: Mutex::new(Graph::default()),
         items: Mutex::new(HashMap::new()),
         queue,
@@ -629,7 +642,7 @@ impl GarbageCollector {
     /// the immortal ones refused).
     async fn delete(
         &self,
-        store: &Store,
+        store: &Arc<Store>,
         node: &Node,
         obj: &Value,
         policy: PropagationPolicy,
@@ -641,16 +654,28 @@ impl GarbageCollector {
                 resource_version: Some(meta_str(obj, "resourceVersion").to_string()),
             },
             propagation_policy: Some(policy),
+            admission: self.admission.bind(AdmissionRequest {
+                store: store.clone(),
+                snapshot: self.served.load(),
+                namespace: node.namespace.clone(),
+                name: node.name.clone(),
+                subresource: String::new(),
+                user: UserInfo {
+                    name: GARBAGE_COLLECTOR_USER.into(),
+                    groups: vec![
+                        "system:serviceaccounts".into(),
+                        "system:serviceaccounts:kube-system".into(),
+                        crate::authentication::user::ALL_AUTHENTICATED.into(),
+                    ],
+                    ..Default::default()
+                },
+                dry_run: false,
+            }),
             ..Default::default()
         };
         for attempt in 0..2 {
-            let result = crate::admission::namespace_lifecycle::delete(
-                store,
-                &node.namespace,
-                &node.name,
-                &opts,
-            )
-            .await;
+            let result =
+                crate::registry::rest::delete(store, &node.namespace, &node.name, &opts).await;
             match result {
                 Ok(_) => return Ok(()),
                 // Gone, or a namespace that may not be deleted.
@@ -815,10 +840,7 @@ impl GarbageCollector {
                 &node.namespace,
                 &node.name,
                 UpdatedObject::Patch(patch),
-                Subresource::Main,
-                false,
-                false,
-                Some(crate::fieldmanager::HOST_MANAGER),
+                &crate::registry::UpdateOptions::host(Subresource::Main),
             )
             .await
         {

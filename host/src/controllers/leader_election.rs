@@ -179,8 +179,7 @@ impl Elector {
                     .create(
                         LEASE_NAMESPACE,
                         lease,
-                        false,
-                        Some(crate::fieldmanager::HOST_MANAGER),
+                        &crate::registry::CreateOptions::host(),
                     )
                     .await
                 {
@@ -264,10 +263,7 @@ async fn update(leases: &Store, lease: Value) -> crate::status::ApiResult<()> {
             LEASE_NAMESPACE,
             LEASE_NAME,
             UpdatedObject::Replace(lease),
-            Subresource::Main,
-            false,
-            false,
-            Some(crate::fieldmanager::HOST_MANAGER),
+            &crate::registry::UpdateOptions::host(Subresource::Main),
         )
         .await
         .map(|_| ())

@@ -48,6 +48,9 @@ pub struct ControllerOptions {
     pub list: Vec<String>,
     /// `Some`: run the elected controllers only while holding their lease.
     pub leader_election: Option<leader_election::LeaderElectionConfig>,
+    /// The admission chain the garbage collector's deletes go through (as kube's go through
+    /// the API).
+    pub admission: crate::admission::Chain,
 }
 
 /// Start the enabled controllers. The system namespaces are ensured by every server (as each
@@ -58,12 +61,13 @@ pub fn start(served: Arc<Served>, opts: &ControllerOptions) {
         system_namespaces::start(served.clone());
     }
     let list = opts.list.clone();
+    let admission = opts.admission.clone();
     let elected = {
         let served = served.clone();
         move || {
             let mut tasks = Vec::new();
             if enabled(&list, "garbagecollector") {
-                tasks.extend(garbage_collector::start(served.clone()));
+                tasks.extend(garbage_collector::start(served.clone(), admission.clone()));
             }
             if enabled(&list, "namespace") {
                 tasks.push(namespace::start(served.clone()));

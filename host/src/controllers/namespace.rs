@@ -251,10 +251,7 @@ async fn set_conditions(
             "",
             name,
             UpdatedObject::Patch(patch),
-            Subresource::Status,
-            false,
-            false,
-            Some(crate::fieldmanager::HOST_MANAGER),
+            &crate::registry::UpdateOptions::host(Subresource::Status),
         )
         .await?;
     Ok(())

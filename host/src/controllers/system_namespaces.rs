@@ -26,7 +26,7 @@ pub async fn ensure(namespaces: &Store) {
         }
         let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
         match namespaces
-            .create("", ns, false, Some(crate::fieldmanager::HOST_MANAGER))
+            .create("", ns, &crate::registry::CreateOptions::host())
             .await
         {
             Ok(_) => tracing::info!(namespace = name, "created system namespace"),

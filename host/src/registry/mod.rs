@@ -8,7 +8,9 @@
 //!   delete-collection); `list_options.rs`: the request's list options and the
 //!   `SelectionPredicate` built from them; `meta.rs`: the system metadata the host manages
 //!   around the strategy hooks; `propagation.rs`: a delete's `propagationPolicy` and the
-//!   garbage-collection finalizers it sets.
+//!   garbage-collection finalizers it sets; `write_admission.rs`: admission as the Store runs
+//!   it (the interface the admission chain implements); `rest.rs`: the one delete entry point
+//!   (a namespace through its own REST, `namespace_rest.rs`, anything else through the Store).
 //! - `converter.rs`: conversion between a request's version and the storage version (the
 //!   plugin's `convert`), cached per stored state;
 //! - `resource_map.rs`: the path-to-storage map; `snapshot.rs`: the served snapshot; `discovery.rs`, `openapi.rs`: the documents derived
@@ -26,11 +28,14 @@ pub mod namespace_rest;
 pub mod openapi;
 pub mod propagation;
 pub mod resource_map;
+pub mod rest;
 pub mod snapshot;
 pub mod store;
 pub mod table;
+pub mod write_admission;
 
 pub use list_options::ListOptions;
 pub use resource_map::ResourceMap;
 pub use snapshot::{Served, Snapshot};
-pub use store::{resource_prefix, Store};
+pub use store::{resource_prefix, CreateOptions, Store, UpdateOptions};
+pub use write_admission::WriteAdmission;

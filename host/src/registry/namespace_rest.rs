@@ -71,6 +71,10 @@ pub async fn delete_namespace(
         .check(&store.key("", name), &existing)
         .map_err(|e| ApiError::conflict(&store.gr, name, &e.to_string()))?;
     if !is_terminating(&existing) {
+        // The generic delete below runs admission itself; marking is this REST's own.
+        if let Some(admission) = &opts.admission {
+            admission.admit_delete(&existing).await?;
+        }
         let mark = |ns: &mut Value| {
             if !is_terminating(ns) {
                 ns["metadata"]["deletionTimestamp"] =

@@ -7,6 +7,7 @@ use super::converter::{Converter, Sharing};
 use super::list_options::ListOptions;
 use super::meta::{self, meta_mut, meta_str};
 use super::propagation::{deletion_finalizers, PropagationPolicy};
+use super::write_admission::WriteAdmission;
 use crate::status::{ApiError, ApiResult};
 use crate::strategy::ResourceDescription;
 use crate::strategy::{sequence, Strategy, StrategyError};
@@ -87,9 +88,77 @@ pub fn list_meta(list: &SharedListResult) -> Value {
     meta
 }
 
+/// `metav1.CreateOptions` as far as the Store uses them, with the request's admission.
+#[derive(Clone, Debug, Default)]
+pub struct CreateOptions<'a> {
+    /// `dryRun=All`: everything but the write.
+    pub dry_run: bool,
+    /// Who the write is recorded under in `managedFields` (`None`: not tracked).
+    pub field_manager: Option<&'a str>,
+    /// The request's admission (`None`: the host's own writes, which kube makes through a
+    /// loopback client without admission plugins that concern them).
+    pub admission: Option<Arc<dyn WriteAdmission>>,
+}
+
+impl CreateOptions<'static> {
+    /// The host's own create (system namespaces, leases, bootstrap RBAC, plugin status):
+    /// written, tracked as [`crate::fieldmanager::HOST_MANAGER`], without admission.
+    pub fn host() -> Self {
+        CreateOptions {
+            dry_run: false,
+            field_manager: Some(crate::fieldmanager::HOST_MANAGER),
+            admission: None,
+        }
+    }
+}
+
+/// `metav1.UpdateOptions` (and `PatchOptions`) as far as the Store uses them, with the
+/// request's admission.
+#[derive(Clone, Debug)]
+pub struct UpdateOptions<'a> {
+    /// The object itself or its `/status`.
+    pub subresource: Subresource,
+    /// Create when missing even if the strategy does not allow create-on-update (server-side
+    /// apply, `patch.go`'s `forceAllowCreate`).
+    pub force_allow_create: bool,
+    /// `dryRun=All`.
+    pub dry_run: bool,
+    /// Who the write is recorded under in `managedFields` (`None`: not tracked here — apply
+    /// records in the patch).
+    pub field_manager: Option<&'a str>,
+    /// The request's admission.
+    pub admission: Option<Arc<dyn WriteAdmission>>,
+}
+
+impl Default for UpdateOptions<'_> {
+    fn default() -> Self {
+        UpdateOptions {
+            subresource: Subresource::Main,
+            force_allow_create: false,
+            dry_run: false,
+            field_manager: None,
+            admission: None,
+        }
+    }
+}
+
+impl UpdateOptions<'static> {
+    /// The host's own update of `subresource`: written, tracked as
+    /// [`crate::fieldmanager::HOST_MANAGER`], without admission.
+    pub fn host(subresource: Subresource) -> Self {
+        UpdateOptions {
+            subresource,
+            field_manager: Some(crate::fieldmanager::HOST_MANAGER),
+            ..UpdateOptions::default()
+        }
+    }
+}
+
 /// `metav1.DeleteOptions` as far as the Store uses them.
 #[derive(Clone, Debug, Default)]
 pub struct DeleteOptions {
+    /// The request's admission (run on the object being deleted).
+    pub admission: Option<Arc<dyn WriteAdmission>>,
     /// `gracePeriodSeconds`.
     pub grace_period_seconds: Option<i64>,
     /// `preconditions`.
@@ -411,16 +480,21 @@ impl Store {
         &self,
         ns: &str,
         obj: Value,
-        dry_run: bool,
-        manager: Option<&str>,
+        opts: &CreateOptions<'_>,
     ) -> ApiResult<WriteResult> {
-        let tracking = self.tracking(manager, Subresource::Main);
+        let tracking = self.tracking(opts.field_manager, Subresource::Main);
+        let mut obj = obj;
+        meta::ensure_namespace(&mut obj, self.description.namespaced, ns)
+            .map_err(ApiError::bad_request)?;
+        // Mutating admission before the Store (create.go runs it before `r.Create`), once.
+        if let Some(admission) = &opts.admission {
+            admission.admit(&mut obj, None).await?;
+        }
         // Kept for the retry only when there can be one.
         let retry = tracking.as_ref().map(|_| obj.clone());
-        match (self.create_with(ns, obj, dry_run, tracking).await, retry) {
+        match (self.create_with(ns, obj, opts, tracking).await, retry) {
             (Err(e), Some(obj)) if is_storage_too_large(&e) => {
-                self.create_with(ns, obj, dry_run, Some(Tracking::Strip))
-                    .await
+                self.create_with(ns, obj, opts, Some(Tracking::Strip)).await
             }
             (r, _) => r,
         }
@@ -430,9 +504,10 @@ impl Store {
         &self,
         ns: &str,
         obj: Value,
-        dry_run: bool,
+        opts: &CreateOptions<'_>,
         tracking: Option<Tracking>,
     ) -> ApiResult<WriteResult> {
+        let dry_run = opts.dry_run;
         let mut obj = obj;
         meta::wipe_system_fields(&mut obj);
         meta::ensure_namespace(&mut obj, self.description.namespaced, ns)
@@ -459,6 +534,10 @@ impl Store {
                 return Err(ApiError::internal(
                     "the object has no name after validation",
                 ));
+            }
+            // Validating admission after the strategy (store.go `Create`: `createValidation`).
+            if let Some(admission) = &opts.admission {
+                admission.validate(&object, None).await?;
             }
             let key = self.key(ns, &name);
             if dry_run {
@@ -554,60 +633,38 @@ impl Store {
     /// `rest.BeforeUpdate` (or `BeforeCreate` when the object is missing and the strategy
     /// allows create-on-update). Then delete-on-update when the last finalizer of a
     /// terminating object was removed (`ShouldDeleteDuringUpdate`).
-    #[allow(clippy::too_many_arguments)]
     pub async fn update(
         &self,
         ns: &str,
         name: &str,
         updated: UpdatedObject,
-        subresource: Subresource,
-        force_allow_create: bool,
-        dry_run: bool,
-        manager: Option<&str>,
+        opts: &UpdateOptions<'_>,
     ) -> ApiResult<WriteResult> {
         // update.go / patch.go: a tracked write the storage finds too large is written again
         // without managedFields.
-        let tracking = self.tracking(manager, subresource);
+        let tracking = self.tracking(opts.field_manager, opts.subresource);
         let retry = tracking.as_ref().map(|_| updated.clone());
-        let first = self
-            .update_with(
-                ns,
-                name,
-                updated,
-                subresource,
-                force_allow_create,
-                dry_run,
-                tracking,
-            )
-            .await;
+        let first = self.update_with(ns, name, updated, opts, tracking).await;
         match (first, retry) {
             (Err(e), Some(updated)) if is_storage_too_large(&e) => {
-                self.update_with(
-                    ns,
-                    name,
-                    updated,
-                    subresource,
-                    force_allow_create,
-                    dry_run,
-                    Some(Tracking::Strip),
-                )
-                .await
+                self.update_with(ns, name, updated, opts, Some(Tracking::Strip))
+                    .await
             }
             (r, _) => r,
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
     async fn update_with(
         &self,
         ns: &str,
         name: &str,
         updated: UpdatedObject,
-        subresource: Subresource,
-        force_allow_create: bool,
-        dry_run: bool,
+        opts: &UpdateOptions<'_>,
         tracking: Option<Tracking>,
     ) -> ApiResult<WriteResult> {
+        let (subresource, force_allow_create, dry_run) =
+            (opts.subresource, opts.force_allow_create, opts.dry_run);
+        let admission = opts.admission.clone();
         let key = self.key(ns, name);
         let allow_create = subresource == Subresource::Main
             && (force_allow_create || self.strategy.allow_create_on_update());
@@ -626,20 +683,20 @@ impl Store {
             let this = this.clone();
             let updated = updated.clone();
             let tracking = tracking.clone();
+            let admission = admission.clone();
             let (ns, name) = (ns_owned.clone(), name_owned.clone());
             let out = out.clone();
             async move {
+                let attempt = UpdateAttempt {
+                    existing,
+                    rm,
+                    subresource,
+                    allow_create,
+                    tracking,
+                    admission,
+                };
                 let (obj, warnings, created) = this
-                    .try_update(
-                        &ns,
-                        &name,
-                        existing,
-                        rm,
-                        &updated,
-                        subresource,
-                        allow_create,
-                        tracking,
-                    )
+                    .try_update(&ns, &name, &updated, attempt)
                     .await
                     .map_err(aborted)?;
                 *out.lock().unwrap() = (warnings, created);
@@ -714,18 +771,21 @@ impl Store {
     }
 
     /// The `GuaranteedUpdate` callback of `Store.Update`.
-    #[allow(clippy::too_many_arguments)]
     async fn try_update(
         &self,
         ns: &str,
         name: &str,
-        existing: Value,
-        rm: ResponseMeta,
         updated: &UpdatedObject,
-        subresource: Subresource,
-        allow_create: bool,
-        tracking: Option<Tracking>,
+        attempt: UpdateAttempt,
     ) -> ApiResult<(Value, Vec<String>, bool)> {
+        let UpdateAttempt {
+            existing,
+            rm,
+            subresource,
+            allow_create,
+            tracking,
+            admission,
+        } = attempt;
         let existing = self.in_storage_version(existing).await?;
         // A patch (server-side apply's merge included) is bounded work, but not small: off the
         // async workers, as the strategy is.
@@ -749,14 +809,25 @@ impl Store {
         }
         meta::ensure_namespace(&mut obj, self.description.namespaced, ns)
             .map_err(ApiError::bad_request)?;
-        if rm.resource_version == 0 {
-            if !allow_create {
-                return Err(ApiError::not_found(&self.gr, name));
-            }
+        let exists = rm.resource_version != 0;
+        if !exists && !allow_create {
+            return Err(ApiError::not_found(&self.gr, name));
+        }
+        // Mutating admission inside the retry loop, on the updated object (update.go's
+        // transformer): a create when nothing exists yet.
+        if let Some(admission) = &admission {
+            admission
+                .admit(&mut obj, exists.then_some(&existing))
+                .await?;
+        }
+        if !exists {
             meta::wipe_system_fields(&mut obj);
             meta::fill_system_fields(&mut obj);
             meta_mut(&mut obj).remove("resourceVersion");
             let (object, warnings) = self.before_create(obj, tracking).await?;
+            if let Some(admission) = &admission {
+                admission.validate(&object, None).await?;
+            }
             return Ok((object, warnings, true));
         }
         let existing_rv = rm.resource_version.to_string();
@@ -796,34 +867,41 @@ impl Store {
         let namespaced = self.description.namespaced;
         let gk = self.gk.clone();
         let name = name.to_string();
+        let existing = Arc::new(existing);
+        let current = existing.clone();
         let (object, warnings) = blocking(move || {
+            let existing = &*current;
             let mut obj = obj;
-            let managed = tracking.as_ref().map(|t| t.prepare(&existing, &mut obj));
-            let restore = |o: &mut Value| meta::restore_from_old(o, &existing);
-            let validate = |o: &Value| meta::validate_update(o, &existing, namespaced);
+            let managed = tracking.as_ref().map(|t| t.prepare(existing, &mut obj));
+            let restore = |o: &mut Value| meta::restore_from_old(o, existing);
+            let validate = |o: &Value| meta::validate_update(o, existing, namespaced);
             let r = match subresource {
                 Subresource::Main => {
-                    sequence::update(&*strategy, &obj, &existing, &restore, &validate)
+                    sequence::update(&*strategy, &obj, existing, &restore, &validate)
                 }
                 Subresource::Status => {
-                    sequence::update_status(&*strategy, &obj, &existing, &restore, &validate)
+                    sequence::update_status(&*strategy, &obj, existing, &restore, &validate)
                 }
             };
             r.map(|o| {
                 let mut object = match (&tracking, managed) {
-                    (Some(t), Some(m)) => t.finish(&existing, o.object, m),
+                    (Some(t), Some(m)) => t.finish(existing, o.object, m),
                     _ => o.object,
                 };
                 // store.go: a write that would change only managedFields times is none.
                 crate::fieldmanager::field_manager::ignore_managed_fields_timestamps(
                     &mut object,
-                    &existing,
+                    existing,
                 );
                 (object, o.warnings)
             })
             .map_err(|e: StrategyError| ApiError::from_strategy(e, &gk, &name))
         })
         .await??;
+        // Validating admission after the strategy (`updateValidation`).
+        if let Some(admission) = &admission {
+            admission.validate(&object, Some(&existing)).await?;
+        }
         Ok((object, warnings, false))
     }
 
@@ -874,6 +952,9 @@ impl Store {
     }
 
     /// One try of [`Store::delete`]; `None` when the object changed under it.
+    ///
+    /// Admission sees the current object after the preconditions (store.go `Delete`:
+    /// `deleteValidation`), before the strategy's delete checks.
     async fn delete_attempt(
         &self,
         ns: &str,
@@ -888,6 +969,9 @@ impl Store {
         opts.preconditions
             .check(&key, &existing)
             .map_err(|e| ApiError::conflict(&self.gr, name, &e.to_string()))?;
+        if let Some(admission) = &opts.admission {
+            admission.admit_delete(&existing).await?;
+        }
         // validate-delete against the stored object.
         let strategy = self.strategy();
         let gk = self.gk.clone();
@@ -1029,6 +1113,17 @@ impl Store {
             .map(DeleteResult::Deleted)
             .map_err(|e| self.storage_err(e, name))
     }
+}
+
+/// What one `GuaranteedUpdate` attempt of [`Store::update`] works with.
+struct UpdateAttempt {
+    /// The current object (`Null`: none) and its metadata.
+    existing: Value,
+    rm: ResponseMeta,
+    subresource: Subresource,
+    allow_create: bool,
+    tracking: Option<Tracking>,
+    admission: Option<Arc<dyn WriteAdmission>>,
 }
 
 /// `ShouldDeleteDuringUpdate`: terminating, no finalizers left, no grace left.

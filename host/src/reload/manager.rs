@@ -298,8 +298,7 @@ impl PluginManager {
                     .create(
                         "",
                         file_record(name, file),
-                        false,
-                        Some(crate::fieldmanager::HOST_MANAGER),
+                        &crate::registry::CreateOptions::host(),
                     )
                     .await
                     .map_err(|e| e.message)?;
@@ -553,10 +552,7 @@ impl PluginManager {
                 "",
                 name,
                 UpdatedObject::Patch(merge),
-                Subresource::Status,
-                false,
-                false,
-                Some(crate::fieldmanager::HOST_MANAGER),
+                &crate::registry::UpdateOptions::host(Subresource::Status),
             )
             .await;
         if let Err(e) = written {

@@ -25,6 +25,8 @@ pub struct AppState {
     /// Whether they may (`--authorization-mode`): the access reviews and the escalation
     /// checks of RBAC writes ask it.
     pub authorizer: crate::authorization::Authorizer,
+    /// The admission chain, bound to each write request and run by the registry Store.
+    pub admission: crate::admission::Chain,
     /// Uploaded strategy plugin components (`components.rs`).
     pub components: wasm_apiserver_storage::blob_store::BlobStore,
     /// `--max-plugin-component-bytes`: the largest upload.

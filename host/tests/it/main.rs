@@ -5,6 +5,7 @@
 
 mod common;
 
+mod admission;
 mod architecture;
 mod audit_and_limits;
 mod client_answers;

@@ -70,7 +70,7 @@ async fn ensure_bootstrap_policy(stores: &[Option<Arc<Store>>]) {
         let Some(store) = store else { continue };
         for obj in objects {
             match store
-                .create("", obj, false, Some(crate::fieldmanager::HOST_MANAGER))
+                .create("", obj, &crate::registry::CreateOptions::host())
                 .await
             {
                 Ok(created) => tracing::info!(
@@ -110,10 +110,7 @@ fn write_aggregated(store: &Option<Arc<Store>>, cluster_roles: &Objects) {
                     "",
                     &name,
                     UpdatedObject::Patch(patch),
-                    Subresource::Main,
-                    false,
-                    false,
-                    Some(crate::fieldmanager::HOST_MANAGER),
+                    &crate::registry::UpdateOptions::host(Subresource::Main),
                 )
                 .await
             {

@@ -109,6 +109,7 @@ mod tests {
             shutdown,
             terminating: Default::default(),
             authorizer: authorizer.clone(),
+            admission: Default::default(),
             components: BlobStore::new(backend.backend(), "/registry"),
             max_component_bytes: 1 << 20,
         });

@@ -4,7 +4,7 @@
 use super::response::{json_response, respond_object, Output};
 use crate::registry::propagation::PropagationPolicy;
 use crate::registry::store::{DeleteOptions, DeleteResult};
-use crate::registry::Store;
+use crate::registry::{Store, WriteAdmission};
 use crate::server::options;
 use crate::server::options::Query;
 use crate::status::{ApiError, ApiResult};
@@ -12,14 +12,15 @@ use axum::body::Bytes;
 use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::{json, Value};
+use std::sync::Arc;
 use wasm_apiserver_apimachinery::GroupKind;
 use wasm_apiserver_storage::Preconditions;
 
 /// `DeleteResource`: 200 with a `Success` Status when the object is gone (with the deleted
 /// object instead when the resource returns it, as pods do), 200 with the object when it
-/// remains terminating (graceful deletion or finalizers). Namespaces go through
-/// `NamespaceLifecycle` (the immortal ones) and their own deletion
-/// ([`crate::registry::namespace_rest`]).
+/// remains terminating (graceful deletion or finalizers). Admission runs in the Store on the
+/// object being deleted; namespaces go through their own deletion
+/// ([`crate::registry::rest::delete`]).
 pub async fn delete(
     r: &Store,
     ns: &str,
@@ -27,9 +28,11 @@ pub async fn delete(
     body: &Bytes,
     q: &Query,
     out: Output,
+    admission: Option<Arc<dyn WriteAdmission>>,
 ) -> ApiResult<Response> {
-    let opts = delete_options(body, q)?;
-    let result = crate::admission::namespace_lifecycle::delete(r, ns, name, &opts).await?;
+    let mut opts = delete_options(body, q)?;
+    opts.admission = admission;
+    let result = crate::registry::rest::delete(r, ns, name, &opts).await?;
     match result {
         // 202 when it was not deleted at once and the client asked for cascading deletion
         // with `orphanDependents: false` (kube keeps 200 otherwise, for old clients).
@@ -65,8 +68,10 @@ pub async fn delete_collection(
     ns: &str,
     body: &Bytes,
     q: &Query,
+    admission: Option<Arc<dyn WriteAdmission>>,
 ) -> ApiResult<Response> {
-    let opts = delete_options(body, q)?;
+    let mut opts = delete_options(body, q)?;
+    opts.admission = admission;
     let list_opts = options::list_options(r, q, false)?;
     let deleted = r.delete_collection(ns, &list_opts, &opts).await?;
     let items = r

@@ -4,15 +4,16 @@
 //!
 //! - `get.rs` (get, list), `watch.rs`, `create.rs`, `update.rs`, `patch.rs`, `delete.rs`
 //!   (delete, delete-collection): one verb family each;
-//! - `body.rs`: decoding an object body; `response.rs`: writing answers (JSON, Tables);
-//! - `escalation.rs`: RBAC's escalation checks on writes of roles and bindings.
+//! - `body.rs`: decoding an object body; `response.rs`: writing answers (JSON, Tables).
+//!
+//! Writes carry the request's admission ([`crate::admission::Chain::bind`]), which the
+//! registry Store runs; no handler calls an admission member.
 //!
 //! Query options are decoded in [`crate::server::options`].
 
 pub mod body;
 pub mod create;
 pub mod delete;
-pub mod escalation;
 pub mod get;
 pub mod patch;
 pub mod response;
@@ -23,7 +24,7 @@ use super::context::Warnings;
 use super::request_info::RequestInfo;
 use super::state::AppState;
 use super::{discovery, options};
-use crate::admission::namespace_lifecycle::admit_update;
+use crate::admission::AdmissionRequest;
 use crate::authentication::UserInfo;
 use crate::registry::store::Subresource;
 use crate::status::{ApiError, ApiResult};
@@ -114,46 +115,41 @@ async fn dispatch(
                 &method.as_str().to_lowercase(),
             ));
         }
-        // `NamespaceLifecycle` reads namespaces through their Store, when one is served.
-        let namespaces = map.get("", "v1", "namespaces");
         let (ns, name) = (info.namespace.clone(), info.name.clone());
+        // The request's admission, for the Store to run (writes only).
+        let admission = || {
+            state.admission.bind(AdmissionRequest {
+                store: r.clone(),
+                snapshot: snapshot.clone(),
+                namespace: ns.clone(),
+                name: name.clone(),
+                subresource: info.subresource.clone(),
+                user: user.clone(),
+                dry_run: q.get("dryRun").is_some_and(|d| d == "All"),
+            })
+        };
         match *method {
             Method::GET if watch => watch::watch(state, &r, &ns, &name, q, out).await,
             Method::GET if !name.is_empty() => get::get(&r, &ns, &name, q, out).await,
             Method::GET => get::list(&r, &ns, q, out).await,
             Method::POST if name.is_empty() && sub == Subresource::Main => {
-                let check = escalation::write_check(&state.authorizer, user, &r.gr, &ns, "");
-                create::create(
-                    &r,
-                    &ns,
-                    &body,
-                    headers,
-                    q,
-                    out,
-                    check,
-                    namespaces.as_deref(),
-                )
-                .await
+                create::create(&r, &ns, &body, headers, q, out, admission()).await
             }
             Method::PUT if !name.is_empty() => {
-                let check = escalation::write_check(&state.authorizer, user, &r.gr, &ns, &name);
-                admit_update(namespaces.as_deref(), &r, &ns).await?;
-                update::update(&r, &ns, &name, sub, &body, headers, q, out, check).await
+                update::update(&r, &ns, &name, sub, &body, headers, q, out, admission()).await
             }
             Method::PATCH if !name.is_empty() => {
-                let check = escalation::write_check(&state.authorizer, user, &r.gr, &ns, &name);
-                admit_update(namespaces.as_deref(), &r, &ns).await?;
-                patch::patch(&r, &ns, &name, sub, &body, headers, q, out, check).await
+                patch::patch(&r, &ns, &name, sub, &body, headers, q, out, admission()).await
             }
             Method::DELETE if !name.is_empty() && sub == Subresource::Main => {
-                delete::delete(&r, &ns, &name, &body, q, out).await
+                delete::delete(&r, &ns, &name, &body, q, out, admission()).await
             }
             // Namespaces have no deletecollection in kube (405): it would bypass their lifecycle.
             Method::DELETE if name.is_empty() && r.is_namespaces() => {
                 Err(ApiError::method_not_supported(&r.gr, "deletecollection"))
             }
             Method::DELETE if name.is_empty() && sub == Subresource::Main => {
-                delete::delete_collection(&r, &ns, &body, q).await
+                delete::delete_collection(&r, &ns, &body, q, admission()).await
             }
             _ => Err(ApiError::method_not_supported(&r.gr, method.as_str())),
         }

@@ -20,7 +20,8 @@ use wasm_apiserver_apimachinery::GroupResource;
 pub use crate::registry::store::PatchFn;
 
 /// `PatchResource`: the patch type from the `Content-Type` ([`patcher`]), one registry update
-/// that applies it to the current object (then `check`, on the patched object). Errors: `fieldValidation`'s and `dryRun`'s 400/422,
+/// that applies it to the current object (admission then runs in the Store on the patched
+/// and the current object). Errors: `fieldValidation`'s and `dryRun`'s 400/422,
 /// a body over [`limits::MAX_BODY_BYTES`] (413), the patcher's, the registry's.
 #[allow(clippy::too_many_arguments)]
 pub async fn patch(
@@ -32,7 +33,7 @@ pub async fn patch(
     headers: &axum::http::HeaderMap,
     q: &HashMap<String, String>,
     out: super::response::Output,
-    check: Option<super::escalation::WriteCheck>,
+    admission: Option<Arc<dyn crate::registry::WriteAdmission>>,
 ) -> ApiResult<axum::response::Response> {
     crate::server::options::field_validation(q, crate::server::options::WriteOptions::Patch)?;
     let ct = headers
@@ -109,25 +110,20 @@ pub async fn patch(
             Ok(new)
         });
     }
-    if let Some(check) = check {
-        // `rest.WrapUpdatedObjectInfo`: the check sees the patched object and the current one.
-        let inner = patch_fn;
-        patch_fn = Arc::new(move |current: &Value| {
-            let new = inner(current)?;
-            check(&new, Some(current))?;
-            Ok(new)
-        });
-    }
+    let opts = crate::registry::UpdateOptions {
+        subresource: sub,
+        force_allow_create: force_create,
+        dry_run: crate::server::options::is_dry_run(q)?,
+        // Apply records its manager in the patch; other patches when written.
+        field_manager: (!apply).then_some(manager.as_str()),
+        admission,
+    };
     let res = r
         .update(
             ns,
             name,
             crate::registry::store::UpdatedObject::Patch(patch_fn),
-            sub,
-            force_create,
-            crate::server::options::is_dry_run(q)?,
-            // Apply records its manager in the patch; other patches when written.
-            (!apply).then_some(manager.as_str()),
+            &opts,
         )
         .await?;
     let warnings = res.warnings.clone();

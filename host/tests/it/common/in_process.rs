@@ -7,7 +7,8 @@
 use super::server::Backend;
 use clap::Parser;
 use std::time::Duration;
-use wasm_apiserver::app::{serve_on, Compile, Listeners};
+use wasm_apiserver::admission::Plugins;
+use wasm_apiserver::app::{serve_with_admission, Compile, Listeners};
 use wasm_apiserver::cli::Cli;
 use wasm_apiserver_storage::testing::etcd::EtcdServer;
 
@@ -35,6 +36,16 @@ impl InProcessServer {
     /// Start with the named plugins (from `target/plugins` or `target/test-plugins`) and extra
     /// flags; the precompiled plugins come from the shared test cache.
     pub fn start_with(backend: Backend, plugins: &[&str], extra_args: &[&str]) -> InProcessServer {
+        InProcessServer::start_with_admission(backend, plugins, extra_args, Plugins::standard())
+    }
+
+    /// [`InProcessServer::start_with`], with the admission members `admission` (in order).
+    pub fn start_with_admission(
+        backend: Backend,
+        plugins: &[&str],
+        extra_args: &[&str],
+        admission: Plugins,
+    ) -> InProcessServer {
         let dir = tempfile::tempdir().unwrap();
         let plugin_dir = super::plugin_dir(dir.path(), plugins);
         let etcd = (backend == Backend::Etcd).then(EtcdServer::start);
@@ -86,7 +97,14 @@ impl InProcessServer {
                 let shutdown = async move {
                     let _ = stopped.await;
                 };
-                if let Err(e) = serve_on(cli.serve, listener, shutdown, Compile::InProcess).await {
+                let served = serve_with_admission(
+                    cli.serve,
+                    listener,
+                    shutdown,
+                    Compile::InProcess,
+                    admission,
+                );
+                if let Err(e) = served.await {
                     panic!("in-process server failed: {e:#}");
                 }
             });

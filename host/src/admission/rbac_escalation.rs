@@ -1,57 +1,77 @@
-//! The RBAC REST storage's escalation checks around writes of roles and bindings
+//! The RBAC escalation checks on writes of roles and bindings, as an admission member
 //! (`pkg/registry/rbac/{role,clusterrole,rolebinding,clusterrolebinding}/policybased/
 //! storage.go`, `pkg/registry/rbac/escalation_check.go`): members of `system:masters` write
 //! freely; otherwise writing a Role or ClusterRole needs the `escalate` verb on it or holding
 //! every rule it grants (a ClusterRole with an `aggregationRule` counts as granting
 //! everything), and writing a binding needs the `bind` verb on the role it references or
 //! holding that role's rules. An update that only changes what the garbage collector changes
-//! (owner references, finalizers, managed fields) is never checked.
+//! (owner references, finalizers, managed fields) is never checked. kube runs these in the
+//! RBAC REST storage, before the generic Store and its strategy: here they are the mutating
+//! stage (which they never use to mutate), so they too come before the strategy.
 
+use super::interface::{Admission, AdmissionFuture, Attributes, Operation};
 use crate::authentication::user::SYSTEM_PRIVILEGED_GROUP;
 use crate::authentication::UserInfo;
 use crate::authorization::rbac::escalation::confirm_no_escalation;
 use crate::authorization::rbac::{PolicyRule, RoleRef};
-use crate::authorization::{Attributes, Authorizer, Decision};
+use crate::authorization::{Attributes as AuthorizationAttributes, Authorizer, Decision};
 use crate::status::{ApiError, ApiResult};
 use serde_json::Value;
-use std::sync::Arc;
 use wasm_apiserver_apimachinery::GroupResource;
 
 const GROUP: &str = "rbac.authorization.k8s.io";
 
-/// A check of a new object (and the current one, for updates) before it is written.
-pub type WriteCheck = Arc<dyn Fn(&Value, Option<&Value>) -> ApiResult<()> + Send + Sync>;
+/// The member: checks writes of the four RBAC resources with the server's authorizer.
+pub struct RbacEscalation {
+    /// Asked for `escalate` and `bind`; its RBAC policy gives the writer's own rules.
+    pub authorizer: Authorizer,
+}
 
-/// The check for writes by `user` to `gr` in `ns` at the URL's `name` (`""` for a create, as
-/// kube authorizes `escalate` with the request's name); `None` when there is nothing to check
-/// (not an RBAC resource, or a privileged user).
-pub fn write_check(
-    authorizer: &Authorizer,
-    user: &UserInfo,
-    gr: &GroupResource,
-    ns: &str,
-    name: &str,
-) -> Option<WriteCheck> {
-    if gr.group != GROUP || user.in_group(SYSTEM_PRIVILEGED_GROUP) {
-        return None;
+impl Admission for RbacEscalation {
+    fn name(&self) -> &'static str {
+        "RBACEscalation"
     }
-    let role = match gr.resource.as_str() {
-        "roles" | "clusterroles" => true,
-        "rolebindings" | "clusterrolebindings" => false,
-        _ => return None,
-    };
-    let (authorizer, user, gr, ns) = (authorizer.clone(), user.clone(), gr.clone(), ns.to_string());
-    let url_name = name.to_string();
-    Some(Arc::new(move |new: &Value, old: Option<&Value>| {
-        if old.is_some_and(|old| !old.is_null() && only_gc_fields_changed(new, old)) {
+
+    fn handles(&self, operation: Operation) -> bool {
+        matches!(operation, Operation::Create | Operation::Update)
+    }
+
+    fn admit<'a>(
+        &'a self,
+        a: &'a Attributes<'a>,
+        object: Option<&'a mut Value>,
+    ) -> AdmissionFuture<'a> {
+        let result = match object {
+            Some(new) => self.check(a, new),
+            None => Ok(()),
+        };
+        Box::pin(async move { result })
+    }
+}
+
+impl RbacEscalation {
+    fn check(&self, a: &Attributes<'_>, new: &Value) -> ApiResult<()> {
+        let gr = &a.store.gr;
+        if gr.group != GROUP || a.user.in_group(SYSTEM_PRIVILEGED_GROUP) {
             return Ok(());
         }
-        if role {
-            check_role(&authorizer, &user, &gr, &ns, &url_name, new)
-        } else {
-            check_binding(&authorizer, &user, &gr, &ns, new)
+        let role = match gr.resource.as_str() {
+            "roles" | "clusterroles" => true,
+            "rolebindings" | "clusterrolebindings" => false,
+            _ => return Ok(()),
+        };
+        if a.old_object
+            .is_some_and(|old| !old.is_null() && only_gc_fields_changed(new, old))
+        {
+            return Ok(());
         }
-    }))
+        // kube authorizes `escalate` with the request's name (`""` for a create).
+        if role {
+            check_role(&self.authorizer, a.user, gr, a.namespace, a.name, new)
+        } else {
+            check_binding(&self.authorizer, a.user, gr, a.namespace, new)
+        }
+    }
 }
 
 fn allowed(
@@ -62,7 +82,7 @@ fn allowed(
     ns: &str,
     name: &str,
 ) -> bool {
-    let attrs = Attributes {
+    let attrs = AuthorizationAttributes {
         user: user.clone(),
         verb: verb.into(),
         resource_request: true,

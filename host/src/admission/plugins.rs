@@ -1,0 +1,66 @@
+//! The admission members a server runs, by name, in order (`k8s.io/apiserver/pkg/admission/
+//! plugins.go` `Plugins` and kube-apiserver's `AllOrderedPlugins`): each is made by a factory
+//! from what members may need ([`Initializer`], kube's `initializer.Wants*`). Adding a member
+//! is its own file plus one [`Plugins::register`] — at start for the standard members, or by
+//! whoever builds a server (a test, an embedding program) — never a handler change.
+
+use super::chain::Chain;
+use super::interface::Admission;
+use super::namespace_lifecycle::NamespaceLifecycle;
+use super::rbac_escalation::RbacEscalation;
+use crate::authorization::Authorizer;
+use std::sync::Arc;
+
+/// What a member's factory may use.
+#[derive(Clone)]
+pub struct Initializer {
+    /// The server's authorizer (`WantsAuthorizer`).
+    pub authorizer: Authorizer,
+}
+
+/// Makes a member.
+pub type Factory = Arc<dyn Fn(&Initializer) -> Arc<dyn Admission> + Send + Sync>;
+
+/// The registered members, in the order they run.
+#[derive(Clone, Default)]
+pub struct Plugins {
+    factories: Vec<(String, Factory)>,
+}
+
+impl Plugins {
+    /// The standard members: `NamespaceLifecycle`, then the RBAC escalation checks.
+    pub fn standard() -> Plugins {
+        let mut p = Plugins::default();
+        p.register(
+            "NamespaceLifecycle",
+            Arc::new(|_| Arc::new(NamespaceLifecycle)),
+        );
+        p.register(
+            "RBACEscalation",
+            Arc::new(|i: &Initializer| {
+                Arc::new(RbacEscalation {
+                    authorizer: i.authorizer.clone(),
+                })
+            }),
+        );
+        p
+    }
+
+    /// Add a member after those registered, replacing one of the same name in its place.
+    pub fn register(&mut self, name: &str, factory: Factory) {
+        match self.factories.iter_mut().find(|(n, _)| n == name) {
+            Some(slot) => slot.1 = factory,
+            None => self.factories.push((name.to_string(), factory)),
+        }
+    }
+
+    /// The registered names, in order.
+    pub fn names(&self) -> Vec<&str> {
+        self.factories.iter().map(|(n, _)| n.as_str()).collect()
+    }
+
+    /// The chain of every registered member, made once.
+    pub fn chain(&self, initializer: &Initializer) -> Chain {
+        Chain::new(self.factories.iter().map(|(_, f)| f(initializer)).collect())
+    }
+}
