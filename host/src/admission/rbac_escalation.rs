@@ -97,7 +97,7 @@ fn allowed(
 }
 
 fn name_of(obj: &Value) -> &str {
-    obj["metadata"]["name"].as_str().unwrap_or("")
+    wasm_apiserver_apimachinery::meta::accessor(obj).name()
 }
 
 fn check_role(

@@ -23,7 +23,6 @@
 
 use crate::admission::AdmissionRequest;
 use crate::authentication::UserInfo;
-use crate::registry::meta::{finalizers, meta_str};
 use crate::registry::propagation::{
     PropagationPolicy, FINALIZER_DELETE_DEPENDENTS, FINALIZER_ORPHAN_DEPENDENTS,
 };
@@ -36,6 +35,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{mpsc, Semaphore};
+use wasm_apiserver_apimachinery::meta::accessor;
 use wasm_apiserver_storage::{ResourceVersionMatch, WatchEvent};
 
 /// Items processed at once (kube's `--concurrent-gc-syncs`, default 20).
@@ -88,10 +88,9 @@ struct OwnerRef {
 
 fn owner_refs(obj: &Value) -> Vec<OwnerRef> {
     let s = |o: &Value, k: &str| o.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-    obj.pointer("/metadata/ownerReferences")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
+    accessor(obj)
+        .owner_references()
+        .iter()
         .map(|o| OwnerRef {
             uid: s(o, "uid"),
             api_version: s(o, "apiVersion"),
@@ -308,13 +307,13 @@ impl GarbageCollector {
                     WatchEvent::Added(o) | WatchEvent::Modified(o) => {
                         let Ok(obj) = o.to_arc() else { continue };
                         if let Some(seen) = initial.as_mut() {
-                            seen.insert(meta_str(&obj, "uid").to_string());
+                            seen.insert(accessor(&obj).uid().to_string());
                         }
                         self.observe(&key, &obj);
                     }
                     WatchEvent::Deleted(o) => {
                         if let Ok(obj) = o.to_arc() {
-                            self.observe_deleted(meta_str(&obj, "uid"));
+                            self.observe_deleted(accessor(&obj).uid());
                         }
                     }
                     WatchEvent::Bookmark(b) => {
@@ -340,17 +339,17 @@ impl GarbageCollector {
 
     /// `processGraphChanges` for an added or updated object.
     fn observe(&self, key: &ResourceKey, obj: &Value) {
-        let uid = meta_str(obj, "uid").to_string();
+        let uid = accessor(obj).uid().to_string();
         if uid.is_empty() {
             return;
         }
         let node = Node {
             resource: key.clone(),
-            namespace: meta_str(obj, "namespace").to_string(),
-            name: meta_str(obj, "name").to_string(),
+            namespace: accessor(obj).namespace().to_string(),
+            name: accessor(obj).name().to_string(),
             owners: owner_refs(obj),
-            deleting: !meta_str(obj, "deletionTimestamp").is_empty(),
-            finalizers: finalizers(obj),
+            deleting: accessor(obj).is_terminating(),
+            finalizers: accessor(obj).finalizers(),
         };
         let mut work = Vec::new();
         {
@@ -555,7 +554,7 @@ impl GarbageCollector {
             return Ok(None);
         };
         match store.get(&node.namespace, &node.name, "").await {
-            Ok(obj) if meta_str(&obj, "uid") == uid => Ok(Some((node, store, obj))),
+            Ok(obj) if accessor(&obj).uid() == uid => Ok(Some((node, store, obj))),
             Ok(_) => Ok(None),
             Err(e) if e.code == 404 => Ok(None),
             Err(e) => Err(e),
@@ -567,8 +566,9 @@ impl GarbageCollector {
         let Some((node, store, obj)) = self.live(uid).await? else {
             return Ok(());
         };
-        if !meta_str(&obj, "deletionTimestamp").is_empty() {
-            if finalizers(&obj)
+        if accessor(&obj).is_terminating() {
+            if accessor(&obj)
+                .finalizers()
                 .iter()
                 .any(|f| f == FINALIZER_DELETE_DEPENDENTS)
             {
@@ -624,7 +624,7 @@ impl GarbageCollector {
             }
             PropagationPolicy::Foreground
         } else {
-            let f = finalizers(&obj);
+            let f = accessor(&obj).finalizers();
             if f.iter().any(|x| x == FINALIZER_ORPHAN_DEPENDENTS) {
                 PropagationPolicy::Orphan
             } else if f.iter().any(|x| x == FINALIZER_DELETE_DEPENDENTS) {
@@ -647,11 +647,11 @@ impl GarbageCollector {
         obj: &Value,
         policy: PropagationPolicy,
     ) -> ApiResult<()> {
-        let uid = meta_str(obj, "uid").to_string();
+        let uid = accessor(obj).uid().to_string();
         let mut opts = DeleteOptions {
             preconditions: wasm_apiserver_storage::Preconditions {
                 uid: Some(uid.clone()),
-                resource_version: Some(meta_str(obj, "resourceVersion").to_string()),
+                resource_version: Some(accessor(obj).resource_version().to_string()),
             },
             propagation_policy: Some(policy),
             admission: self.admission.bind(AdmissionRequest {
@@ -682,7 +682,7 @@ impl GarbageCollector {
                 Err(e) if e.code == 404 || e.code == 403 => return Ok(()),
                 Err(e) if e.code == 409 && attempt == 0 => {
                     match store.get(&node.namespace, &node.name, "").await {
-                        Ok(live) if meta_str(&live, "uid") != uid => return Ok(()),
+                        Ok(live) if accessor(&live).uid() != uid => return Ok(()),
                         Ok(live) if owner_refs(&live) == owner_refs(obj) => {
                             opts.preconditions.resource_version = None;
                         }
@@ -732,10 +732,11 @@ impl GarbageCollector {
             }
         }
         match store.get(ns, &owner.name, "").await {
-            Ok(o) if meta_str(&o, "uid") != owner.uid => Ok(OwnerState::Dangling),
+            Ok(o) if accessor(&o).uid() != owner.uid => Ok(OwnerState::Dangling),
             Ok(o) => Ok(
-                if !meta_str(&o, "deletionTimestamp").is_empty()
-                    && finalizers(&o)
+                if accessor(&o).is_terminating()
+                    && accessor(&o)
+                        .finalizers()
                         .iter()
                         .any(|f| f == FINALIZER_DELETE_DEPENDENTS)
                 {
@@ -822,7 +823,7 @@ impl GarbageCollector {
         let gr = store.gr.clone();
         let name = node.name.clone();
         let patch = Arc::new(move |current: &Value| -> ApiResult<Value> {
-            if current.is_null() || meta_str(current, "uid") != expected {
+            if current.is_null() || accessor(current).uid() != expected {
                 return Err(ApiError::not_found(&gr, &name));
             }
             let mut obj = current.clone();

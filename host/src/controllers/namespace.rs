@@ -55,7 +55,7 @@ pub fn start(served: Arc<Served>) -> tokio::task::AbortHandle {
                         Err(e)
                     }
                 }) {
-                    tracing::warn!(namespace = ns["metadata"]["name"].as_str().unwrap_or(""), error = %e, "namespace deletion");
+                    tracing::warn!(namespace = wasm_apiserver_apimachinery::meta::accessor(ns).name(), error = %e, "namespace deletion");
                 }
             }
             if !pending.is_empty() {
@@ -85,7 +85,9 @@ fn condition(kind: &str, status: bool, reason: &str, message: &str) -> Value {
 
 /// One pass over namespace `ns`.
 async fn sync(snapshot: &Snapshot, namespaces: &Store, ns: &Value) -> ApiResult<()> {
-    let name = ns["metadata"]["name"].as_str().unwrap_or("").to_string();
+    let name = wasm_apiserver_apimachinery::meta::accessor(ns)
+        .name()
+        .to_string();
     if !has_kubernetes_finalizer(ns) {
         delete_namespace(namespaces, &name, &DeleteOptions::default()).await?;
         return Ok(());

@@ -404,10 +404,7 @@ impl Converter {
     }
 
     fn convert(&self, obj: &Value, to: &str) -> ApiResult<Value> {
-        let name = obj
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or("");
+        let name = wasm_apiserver_apimachinery::meta::accessor(obj).name();
         self.strategy
             .convert(obj, to)
             .map_err(|e| ApiError::from_strategy(e, &self.gk, name))

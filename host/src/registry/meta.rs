@@ -6,48 +6,16 @@
 
 use crate::strategy::{ErrorType, FieldError};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use wasm_apiserver_apimachinery::field::Path;
 use wasm_apiserver_apimachinery::validation::{self, NameRule};
 
+use wasm_apiserver_apimachinery::meta::accessor_mut;
 use wasm_apiserver_apimachinery::time::now;
-
-/// The `metadata` map of an object, created if missing. Panics if `obj` is not an object (the
-/// HTTP layer only lets objects through).
-pub fn meta_mut(obj: &mut Value) -> &mut Map<String, Value> {
-    let m = obj
-        .as_object_mut()
-        .expect("objects are JSON objects")
-        .entry("metadata")
-        .or_insert_with(|| json!({}));
-    if !m.is_object() {
-        *m = json!({});
-    }
-    m.as_object_mut().expect("just made an object")
-}
-
-/// A string field of `metadata` (`""` when absent).
-pub fn meta_str<'a>(obj: &'a Value, field: &str) -> &'a str {
-    obj.get("metadata")
-        .and_then(|m| m.get(field))
-        .and_then(Value::as_str)
-        .unwrap_or("")
-}
-
-/// `metadata.finalizers` of an object (empty when unset; entries that are not strings
-/// skipped).
-pub fn finalizers(obj: &Value) -> Vec<String> {
-    obj.pointer("/metadata/finalizers")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|f| f.as_str().map(String::from))
-        .collect()
-}
 
 /// `WipeObjectMetaSystemFields`: a client may not set these on create.
 pub fn wipe_system_fields(obj: &mut Value) {
-    let m = meta_mut(obj);
+    let m = accessor_mut(obj).into_map();
     for f in [
         "creationTimestamp",
         "uid",
@@ -61,7 +29,7 @@ pub fn wipe_system_fields(obj: &mut Value) {
 
 /// `FillObjectMetaSystemFields`: a new uid and `creationTimestamp = now`.
 pub fn fill_system_fields(obj: &mut Value) {
-    let m = meta_mut(obj);
+    let m = accessor_mut(obj).into_map();
     m.insert("creationTimestamp".into(), json!(now()));
     m.insert("uid".into(), json!(uuid::Uuid::new_v4().to_string()));
 }
@@ -84,7 +52,7 @@ pub fn generate_name(base: &str) -> String {
 /// cluster-scoped objects lose any namespace; namespaced ones take the request's when empty.
 /// Errors: a mismatch (400 at the edge), with kube-apiserver's message.
 pub fn ensure_namespace(obj: &mut Value, namespaced: bool, request_ns: &str) -> Result<(), String> {
-    let m = meta_mut(obj);
+    let m = accessor_mut(obj).into_map();
     if !namespaced {
         m.remove("namespace");
         return Ok(());
@@ -112,7 +80,7 @@ pub fn ensure_namespace(obj: &mut Value, namespaced: bool, request_ns: &str) -> 
 /// `old`.
 pub fn restore_from_old(new: &mut Value, old: &Value) {
     let old_meta = old.get("metadata").cloned().unwrap_or(json!({}));
-    let m = meta_mut(new);
+    let m = accessor_mut(new).into_map();
     if m.get("uid")
         .and_then(Value::as_str)
         .unwrap_or("")

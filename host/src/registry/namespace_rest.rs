@@ -26,9 +26,7 @@ fn spec_finalizers(ns: &Value) -> Vec<String> {
 
 /// Whether `ns` is being deleted.
 pub fn is_terminating(ns: &Value) -> bool {
-    ns.pointer("/metadata/deletionTimestamp")
-        .and_then(Value::as_str)
-        .is_some_and(|s| !s.is_empty())
+    wasm_apiserver_apimachinery::meta::accessor(ns).is_terminating()
 }
 
 /// Write `f(current)` to namespace `name` directly (a `GuaranteedUpdate` without the strategy,

@@ -5,7 +5,7 @@
 
 use super::converter::{Converter, Sharing};
 use super::list_options::ListOptions;
-use super::meta::{self, meta_mut, meta_str};
+use super::meta;
 use super::propagation::{deletion_finalizers, PropagationPolicy};
 use super::write_admission::WriteAdmission;
 use crate::status::{ApiError, ApiResult};
@@ -14,6 +14,7 @@ use crate::strategy::{sequence, Strategy, StrategyError};
 use futures::FutureExt;
 use serde_json::{json, Value};
 use std::sync::Arc;
+use wasm_apiserver_apimachinery::meta::{accessor, accessor_mut};
 use wasm_apiserver_apimachinery::{GroupKind, GroupResource};
 use wasm_apiserver_storage::selection::default_attrs;
 use wasm_apiserver_storage::SelectionPredicate;
@@ -455,8 +456,8 @@ impl Store {
         let list = self.list(ns, list_opts).await?;
         let mut items = Vec::new();
         for item in self.decode_items(&list)? {
-            let name = meta_str(&item, "name");
-            let item_ns = meta_str(&item, "namespace");
+            let name = accessor(&item).name();
+            let item_ns = accessor(&item).namespace();
             match self.delete(item_ns, name, opts).await {
                 Ok(DeleteResult::Deleted(o)) | Ok(DeleteResult::Pending(o)) => items.push(o),
                 Err(e) if e.code == 404 => {}
@@ -513,7 +514,7 @@ impl Store {
         meta::ensure_namespace(&mut obj, self.description.namespaced, ns)
             .map_err(ApiError::bad_request)?;
         let generate =
-            meta_str(&obj, "name").is_empty() && !meta_str(&obj, "generateName").is_empty();
+            accessor(&obj).name().is_empty() && !accessor(&obj).generate_name().is_empty();
         let attempts = if generate {
             MAX_NAME_GENERATION_ATTEMPTS
         } else {
@@ -524,10 +525,12 @@ impl Store {
             let mut attempt = obj.clone();
             meta::fill_system_fields(&mut attempt);
             if generate {
-                let name = meta::generate_name(meta_str(&attempt, "generateName"));
-                meta_mut(&mut attempt).insert("name".into(), json!(name));
+                let name = meta::generate_name(accessor(&attempt).generate_name());
+                accessor_mut(&mut attempt)
+                    .into_map()
+                    .insert("name".into(), json!(name));
             }
-            let name = meta_str(&attempt, "name").to_string();
+            let name = accessor(&attempt).name().to_string();
             last_name = name.clone();
             let (object, warnings) = self.before_create(attempt, tracking.clone()).await?;
             if name.is_empty() {
@@ -595,7 +598,7 @@ impl Store {
         if let Ok(Some(existing)) =
             existing.and_then(|o| o.map(SharedObject::into_value).transpose())
         {
-            if !meta_str(&existing, "deletionTimestamp").is_empty() {
+            if accessor(&existing).is_terminating() {
                 e.message = format!("object is being deleted: {}", e.message);
             }
         }
@@ -612,7 +615,7 @@ impl Store {
         let strategy = self.strategy();
         let namespaced = self.description.namespaced;
         let gk = self.gk.clone();
-        let name = meta_str(&obj, "name").to_string();
+        let name = accessor(&obj).name().to_string();
         blocking(move || {
             let mut obj = obj;
             let managed = tracking.as_ref().map(|t| t.prepare(&Value::Null, &mut obj));
@@ -669,8 +672,8 @@ impl Store {
         let allow_create = subresource == Subresource::Main
             && (force_allow_create || self.strategy.allow_create_on_update());
         let preconditions = match &updated {
-            UpdatedObject::Replace(obj) if !meta_str(obj, "uid").is_empty() => Preconditions {
-                uid: Some(meta_str(obj, "uid").to_string()),
+            UpdatedObject::Replace(obj) if !accessor(obj).uid().is_empty() => Preconditions {
+                uid: Some(accessor(obj).uid().to_string()),
                 resource_version: None,
             },
             _ => Preconditions::default(),
@@ -725,7 +728,7 @@ impl Store {
                 ttl: 0,
                 resource_version: current
                     .as_ref()
-                    .map(|c| meta_str(c, "resourceVersion").parse().unwrap_or(0))
+                    .map(|c| accessor(c).resource_version().parse().unwrap_or(0))
                     .unwrap_or(0),
             };
             if current.is_none() && !allow_create {
@@ -751,7 +754,7 @@ impl Store {
         if !dry_run && should_delete_during_update(&object) && !namespace_finalizers {
             let pre = Preconditions {
                 uid: None,
-                resource_version: Some(meta_str(&object, "resourceVersion").to_string()),
+                resource_version: Some(accessor(&object).resource_version().to_string()),
             };
             let mut no_validation = |_: Value| async { Ok(()) }.boxed();
             match self
@@ -801,10 +804,10 @@ impl Store {
                 "the updated object is not a JSON object",
             ));
         }
-        if meta_str(&obj, "name") != name {
+        if accessor(&obj).name() != name {
             return Err(ApiError::bad_request(format!(
                 "the name of the object ({}) does not match the name on the URL ({name})",
-                meta_str(&obj, "name")
+                accessor(&obj).name()
             )));
         }
         meta::ensure_namespace(&mut obj, self.description.namespaced, ns)
@@ -823,7 +826,7 @@ impl Store {
         if !exists {
             meta::wipe_system_fields(&mut obj);
             meta::fill_system_fields(&mut obj);
-            meta_mut(&mut obj).remove("resourceVersion");
+            accessor_mut(&mut obj).into_map().remove("resourceVersion");
             let (object, warnings) = self.before_create(obj, tracking).await?;
             if let Some(admission) = &admission {
                 admission.validate(&object, None).await?;
@@ -831,10 +834,12 @@ impl Store {
             return Ok((object, warnings, true));
         }
         let existing_rv = rm.resource_version.to_string();
-        let new_rv = meta_str(&obj, "resourceVersion").to_string();
+        let new_rv = accessor(&obj).resource_version().to_string();
         if new_rv.is_empty() || new_rv == "0" {
             if self.strategy.allow_unconditional_update() || subresource == Subresource::Status {
-                meta_mut(&mut obj).insert("resourceVersion".into(), json!(existing_rv));
+                accessor_mut(&mut obj)
+                    .into_map()
+                    .insert("resourceVersion".into(), json!(existing_rv));
             } else {
                 return Err(ApiError::invalid(
                     // kube's Store names the resource as the kind here (store.go `Update`).
@@ -855,12 +860,12 @@ impl Store {
             return Err(ApiError::optimistic_lock(&self.gr, name));
         }
         // BeforeUpdate: clients never set generation.
-        match existing.pointer("/metadata/generation") {
+        match accessor(&existing).get("generation") {
             Some(g) => {
-                meta_mut(&mut obj).insert("generation".into(), g.clone());
+                accessor_mut(&mut obj).set("generation", g.clone());
             }
             None => {
-                meta_mut(&mut obj).remove("generation");
+                accessor_mut(&mut obj).remove("generation");
             }
         }
         let strategy = self.strategy();
@@ -979,7 +984,7 @@ impl Store {
         let requested = opts.grace_period_seconds.map(|g| g.max(0));
         let (errs, grace) = blocking(move || {
             let errs = strategy.validate_delete(&e)?;
-            let terminating = !meta_str(&e, "deletionTimestamp").is_empty();
+            let terminating = accessor(&e).is_terminating();
             let grace = if terminating {
                 None
             } else {
@@ -992,15 +997,13 @@ impl Store {
         if !errs.is_empty() {
             return Err(ApiError::invalid(&self.gk, name, &errs));
         }
-        let terminating = !meta_str(&existing, "deletionTimestamp").is_empty();
-        let stored_grace = existing
-            .pointer("/metadata/deletionGracePeriodSeconds")
-            .and_then(Value::as_i64);
+        let terminating = accessor(&existing).is_terminating();
+        let stored_grace = accessor(&existing).deletion_grace_period_seconds();
         // The garbage-collection finalizers the policy asks for; not while a graceful
         // deletion is pending (kube: "finalizers cannot be updated via DeleteOptions if a
         // deletion is already pending").
         let graceful_pending = terminating && stored_grace.unwrap_or(0) > 0;
-        let current = meta::finalizers(&existing);
+        let current = accessor(&existing).finalizers();
         let new_finalizers = if graceful_pending {
             None
         } else {
@@ -1031,7 +1034,7 @@ impl Store {
             };
             let mut updated = existing.clone();
             {
-                let m = meta_mut(&mut updated);
+                let m = accessor_mut(&mut updated).into_map();
                 match &new_finalizers {
                     Some(f) if f.is_empty() => {
                         m.remove("finalizers");
@@ -1043,7 +1046,7 @@ impl Store {
                 }
             }
             if let Some(new_grace) = new_grace {
-                let m = meta_mut(&mut updated);
+                let m = accessor_mut(&mut updated).into_map();
                 m.insert(
                     "deletionTimestamp".into(),
                     json!(wasm_apiserver_apimachinery::time::now_plus(new_grace)),
@@ -1064,7 +1067,7 @@ impl Store {
             }
             let pre = Preconditions {
                 uid: None,
-                resource_version: Some(meta_str(&existing, "resourceVersion").to_string()),
+                resource_version: Some(accessor(&existing).resource_version().to_string()),
             };
             let new_obj = updated.clone();
             let mut write = move |_: Value, _: ResponseMeta| {
@@ -1128,15 +1131,10 @@ struct UpdateAttempt {
 
 /// `ShouldDeleteDuringUpdate`: terminating, no finalizers left, no grace left.
 fn should_delete_during_update(obj: &Value) -> bool {
-    let terminating = !meta_str(obj, "deletionTimestamp").is_empty();
-    let finalizers = obj
-        .pointer("/metadata/finalizers")
-        .and_then(Value::as_array)
-        .is_some_and(|f| !f.is_empty());
-    let grace = obj
-        .pointer("/metadata/deletionGracePeriodSeconds")
-        .and_then(Value::as_i64)
-        .unwrap_or(0);
+    let meta = accessor(obj);
+    let terminating = meta.is_terminating();
+    let finalizers = !meta.finalizers().is_empty();
+    let grace = meta.deletion_grace_period_seconds().unwrap_or(0);
     terminating && !finalizers && grace == 0
 }
 

@@ -51,9 +51,9 @@ fn cell(c: &PrinterColumn, obj: &Value, computed: &mut std::vec::IntoIter<Value>
             .pointer("/metadata/name")
             .cloned()
             .unwrap_or(Value::Null),
-        "@age" => json!(age(obj
-            .pointer("/metadata/creationTimestamp")
-            .and_then(Value::as_str))),
+        "@age" => json!(age(Some(
+            wasm_apiserver_apimachinery::meta::accessor(obj).creation_timestamp()
+        ))),
         // A computed `date` cell is a timestamp rendered as an age here, as a JSONPath one
         // is (a plugin has no clock; kube's printers compute ages with `time.Now()`).
         "" => match (c.type_.as_str(), computed.next()) {

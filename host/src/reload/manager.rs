@@ -6,7 +6,6 @@ use super::strategyplugins::{
     COMPONENTS_PLURAL, STATUS_GROUP,
 };
 use crate::plugin::{PluginRuntime, WasmStrategy};
-use crate::registry::meta::meta_str;
 use crate::registry::store::{PatchFn, Subresource, UpdatedObject};
 use crate::registry::{ResourceMap, Served, Store};
 use crate::strategy::{ResourceDescription, Strategy};
@@ -16,6 +15,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use wasm_apiserver_apimachinery::meta::accessor;
 use wasm_apiserver_storage::blob_store::BlobStore;
 use wasm_apiserver_storage::factory::StorageFactory;
 use wasm_apiserver_storage::Storage;
@@ -320,7 +320,7 @@ impl PluginManager {
         let wanted: BTreeMap<&str, &Value> = objects
             .iter()
             .filter(|o| o.pointer("/spec/sha256").is_some())
-            .map(|o| (meta_str(o, "name"), o.as_ref()))
+            .map(|o| (accessor(o).name(), o.as_ref()))
             .collect();
 
         // Deleted objects.
@@ -346,12 +346,9 @@ impl PluginManager {
         // Oldest claim first (then by name): when two objects claim one resource, every
         // replica — also one that starts later — serves the older and refuses the newer.
         let mut by_age: Vec<(&str, &Value)> = wanted.iter().map(|(n, o)| (*n, *o)).collect();
-        by_age.sort_by_key(|(n, o)| (meta_str(o, "creationTimestamp"), *n));
+        by_age.sort_by_key(|(n, o)| (accessor(o).creation_timestamp(), *n));
         for (name, obj) in &by_age {
-            let generation = obj
-                .pointer("/metadata/generation")
-                .and_then(Value::as_i64)
-                .unwrap_or(1);
+            let generation = accessor(obj).generation().unwrap_or(1);
             let sha = obj["spec"]["sha256"].as_str().unwrap_or("").to_string();
             let active = obj["spec"]["active"].as_bool().unwrap_or(true);
             let attempt = {
@@ -431,7 +428,7 @@ impl PluginManager {
 
         let by_name: BTreeMap<&str, &Value> = objects
             .iter()
-            .map(|o| (meta_str(o, "name"), o.as_ref()))
+            .map(|o| (accessor(o).name(), o.as_ref()))
             .collect();
         for (name, st) in statuses {
             self.write_status(&name, &st, by_name.get(name.as_str()).copied())

@@ -162,10 +162,7 @@ pub fn with_replica_status(obj: &Value, entry: &PluginStatus) -> Option<Value> {
 /// The one-word summary of the replicas' entries: `Pending` (none yet), the common state,
 /// `Progressing` (entries behind `metadata.generation`, or mixed), or `Failed` if any failed.
 pub fn summary(obj: &Value) -> &'static str {
-    let generation = obj
-        .pointer("/metadata/generation")
-        .and_then(Value::as_i64)
-        .unwrap_or(1);
+    let generation = generation(obj);
     let replicas = obj
         .pointer("/status/replicas")
         .and_then(Value::as_array)
@@ -346,12 +343,12 @@ fn content(obj: &Value) -> Value {
 }
 
 fn set_generation(obj: &mut Value, g: i64) {
-    crate::registry::meta::meta_mut(obj).insert("generation".into(), json!(g));
+    wasm_apiserver_apimachinery::meta::accessor_mut(obj).set("generation", g);
 }
 
 fn generation(obj: &Value) -> i64 {
-    obj.pointer("/metadata/generation")
-        .and_then(Value::as_i64)
+    wasm_apiserver_apimachinery::meta::accessor(obj)
+        .generation()
         .unwrap_or(1)
 }
 

@@ -25,14 +25,9 @@ impl Preconditions {
     /// uid and resourceVersion must be the ones given. Errors: `InvalidObj` at `key` with
     /// kube-apiserver's "Precondition failed: …" message.
     pub fn check(&self, key: &str, obj: &Value) -> Result<()> {
-        let meta_str = |field: &str| {
-            obj.get("metadata")
-                .and_then(|m| m.get(field))
-                .and_then(Value::as_str)
-                .unwrap_or("")
-        };
+        let meta = wasm_apiserver_apimachinery::meta::accessor(obj);
         if let Some(uid) = &self.uid {
-            let have = meta_str("uid");
+            let have = meta.uid();
             if uid != have {
                 return Err(StorageError::InvalidObj {
                     key: key.to_string(),
@@ -43,7 +38,7 @@ impl Preconditions {
             }
         }
         if let Some(rv) = &self.resource_version {
-            let have = meta_str("resourceVersion");
+            let have = meta.resource_version();
             if rv != have {
                 return Err(StorageError::InvalidObj {
                     key: key.to_string(),

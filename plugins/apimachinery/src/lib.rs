@@ -13,6 +13,7 @@
 //!   (`pkg/labels/selector.go`, `pkg/fields/selector.go`);
 //! - [`resource`]: `GroupResource`, the resource description a plugin gives and the printer
 //!   columns of its Tables, an object's selectable attributes;
+//! - [`meta`]: an object's `metadata` read and written in place (`meta.Accessor`);
 //! - [`time`]: `metav1.Time` / `MicroTime` strings (`pkg/apis/meta/v1/time.go`).
 //!
 //! The plugin SDK re-exports it (plugins build it for `wasm32-wasip2`), the storage crate uses
@@ -22,6 +23,7 @@ pub mod duration;
 pub mod field;
 pub mod fields;
 pub mod labels;
+pub mod meta;
 pub mod quantity;
 pub mod resource;
 pub mod time;

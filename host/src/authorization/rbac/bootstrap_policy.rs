@@ -351,7 +351,7 @@ pub fn policy() -> super::Policy {
         .collect();
     let rules = super::cluster_role_aggregation::aggregate(&roles);
     for r in roles.iter_mut() {
-        if let Some(new) = rules.get(r["metadata"]["name"].as_str().unwrap_or("")) {
+        if let Some(new) = rules.get(wasm_apiserver_apimachinery::meta::accessor(r).name()) {
             std::sync::Arc::make_mut(r)["rules"] = new.clone();
         }
     }

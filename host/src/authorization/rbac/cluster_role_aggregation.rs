@@ -38,8 +38,8 @@ fn selector(s: &Value) -> Option<LabelSelector> {
 }
 
 fn labels(role: &Value) -> BTreeMap<String, String> {
-    role["metadata"]["labels"]
-        .as_object()
+    wasm_apiserver_apimachinery::meta::accessor(role)
+        .labels()
         .map(|m| {
             m.iter()
                 .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
@@ -49,7 +49,7 @@ fn labels(role: &Value) -> BTreeMap<String, String> {
 }
 
 fn name(role: &Value) -> &str {
-    role["metadata"]["name"].as_str().unwrap_or("")
+    wasm_apiserver_apimachinery::meta::accessor(role).name()
 }
 
 /// The rules each aggregated ClusterRole should hold, by name, given every ClusterRole.

@@ -44,7 +44,9 @@ pub struct Policy {
 }
 
 fn meta(obj: &Value, field: &str) -> String {
-    obj["metadata"][field].as_str().unwrap_or("").to_string()
+    wasm_apiserver_apimachinery::meta::accessor(obj)
+        .str(field)
+        .to_string()
 }
 
 fn rules(obj: &Value) -> Vec<PolicyRule> {

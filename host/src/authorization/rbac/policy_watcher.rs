@@ -75,7 +75,7 @@ async fn ensure_bootstrap_policy(stores: &[Option<Arc<Store>>]) {
             {
                 Ok(created) => tracing::info!(
                     resource = %store.gr,
-                    name = created.object["metadata"]["name"].as_str().unwrap_or(""),
+                    name = wasm_apiserver_apimachinery::meta::accessor(&created.object).name(),
                     "created bootstrap RBAC policy"
                 ),
                 Err(e) if e.code == 409 => {}
@@ -121,11 +121,8 @@ fn write_aggregated(store: &Option<Arc<Store>>, cluster_roles: &Objects) {
 }
 
 fn key(obj: &Value) -> (String, String) {
-    let m = &obj["metadata"];
-    (
-        m["namespace"].as_str().unwrap_or("").to_string(),
-        m["name"].as_str().unwrap_or("").to_string(),
-    )
+    let m = wasm_apiserver_apimachinery::meta::accessor(obj);
+    (m.namespace().to_string(), m.name().to_string())
 }
 
 fn build(objects: &[Objects]) -> Policy {

@@ -112,10 +112,7 @@ pub fn check_kind(
         // A custom group decodes any kind of its group/version; the custom resource
         // validator then refuses it (apiextensions-apiserver customresource/validator.go
         // `ValidateTypeMeta`): 422 `kind: Invalid value: "X": must be <Kind>`.
-        let name = obj
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or("");
+        let name = wasm_apiserver_apimachinery::meta::accessor(obj).name();
         return Err(ApiError::invalid(
             gk,
             name,

@@ -113,9 +113,9 @@ pub(crate) struct CacheState {
 
 /// The resourceVersion of an object (`0` when missing or not a number).
 pub(crate) fn rv_of(obj: &Value) -> u64 {
-    obj.pointer("/metadata/resourceVersion")
-        .and_then(Value::as_str)
-        .and_then(|s| s.parse().ok())
+    wasm_apiserver_apimachinery::meta::accessor(obj)
+        .resource_version()
+        .parse()
         .unwrap_or(0)
 }
 

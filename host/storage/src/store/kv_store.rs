@@ -251,7 +251,10 @@ pub(super) fn matches(pred: &SelectionPredicate, obj: &Value) -> Result<bool> {
 impl<B: Backend> Storage for KvStore<B> {
     async fn create(&self, key: &str, obj: Value, ttl: u64) -> Result<Value> {
         let key = self.prepare_key(key, false)?;
-        if !meta_str(&obj, "resourceVersion").is_empty() {
+        if !wasm_apiserver_apimachinery::meta::accessor(&obj)
+            .resource_version()
+            .is_empty()
+        {
             // etcd3 `ErrResourceVersionSetOnCreate`: a plain error, a 500 at the edge.
             return Err(StorageError::Internal(
                 "resourceVersion should not be set on objects to be created".into(),
@@ -477,12 +480,4 @@ impl<B: Backend> Storage for KvStore<B> {
     async fn readiness_check(&self) -> Result<()> {
         Ok(self.backend.health().await?)
     }
-}
-
-/// `metadata.<field>` as a string, `""` when absent.
-fn meta_str<'a>(obj: &'a Value, field: &str) -> &'a str {
-    obj.get("metadata")
-        .and_then(|m| m.get(field))
-        .and_then(Value::as_str)
-        .unwrap_or("")
 }

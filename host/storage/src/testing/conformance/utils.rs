@@ -18,6 +18,7 @@ use futures::future::BoxFuture;
 use serde_json::{json, Map, Value};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use wasm_apiserver_apimachinery::meta::{accessor, accessor_mut};
 
 /// How long a watch assertion waits for the next event before failing.
 pub const EVENT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -361,26 +362,19 @@ pub(super) fn deep_equal_safe_pod_spec() -> Value {
     json!({"restartPolicy": "Always", "terminationGracePeriodSeconds": 30, "schedulerName": "default-scheduler"})
 }
 
-pub(super) fn meta_str(obj: &Value, field: &str) -> String {
-    obj.pointer(&format!("/metadata/{field}"))
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string()
-}
-
 /// `metadata.name`.
 pub fn name_of(obj: &Value) -> String {
-    meta_str(obj, "name")
+    accessor(obj).name().to_string()
 }
 
 /// `metadata.namespace`.
 pub fn namespace_of(obj: &Value) -> String {
-    meta_str(obj, "namespace")
+    accessor(obj).namespace().to_string()
 }
 
 /// `metadata.resourceVersion` (`""` when unset).
 pub fn rv_of(obj: &Value) -> String {
-    meta_str(obj, "resourceVersion")
+    accessor(obj).resource_version().to_string()
 }
 
 pub(super) fn rv_u64(obj: &Value) -> u64 {
@@ -389,17 +383,8 @@ pub(super) fn rv_u64(obj: &Value) -> u64 {
         .unwrap_or_else(|_| panic!("object without a numeric resourceVersion: {obj}"))
 }
 
-pub(super) fn meta_mut(obj: &mut Value) -> &mut Map<String, Value> {
-    if !obj.get("metadata").is_some_and(Value::is_object) {
-        obj["metadata"] = json!({});
-    }
-    obj["metadata"]
-        .as_object_mut()
-        .expect("metadata is an object")
-}
-
 pub(super) fn set_meta(obj: &mut Value, field: &str, value: Value) {
-    let meta = meta_mut(obj);
+    let meta = accessor_mut(obj).into_map();
     if value.is_null() || value.as_str() == Some("") {
         meta.remove(field);
     } else {
@@ -437,7 +422,7 @@ pub(super) fn with_labels(obj: &Value, labels: &[(&str, &str)]) -> Value {
 
 pub(super) fn set_annotations(obj: &mut Value, annotations: &[(&str, &str)]) {
     if annotations.is_empty() {
-        meta_mut(obj).remove("annotations");
+        accessor_mut(obj).remove("annotations");
         return;
     }
     let m: Map<String, Value> = annotations
