@@ -23,10 +23,11 @@
 
 use crate::admission::AdmissionRequest;
 use crate::authentication::UserInfo;
+use crate::registry::deletion::DeleteOptions;
 use crate::registry::propagation::{
     PropagationPolicy, FINALIZER_DELETE_DEPENDENTS, FINALIZER_ORPHAN_DEPENDENTS,
 };
-use crate::registry::store::{DeleteOptions, Subresource, UpdatedObject};
+use crate::registry::store::{Subresource, UpdatedObject};
 use crate::registry::{ListOptions, Served, Store};
 use crate::status::{ApiError, ApiResult};
 use futures::FutureExt;

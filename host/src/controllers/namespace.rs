@@ -9,11 +9,12 @@
 //! Driven by a watch of namespaces from the watch cache; while a namespace terminates it is
 //! retried every [`RETRY`] (kube requeues with back-off).
 
+use crate::registry::deletion::DeleteOptions;
 use crate::registry::namespace_rest::{
     delete_namespace, finalize_namespace, has_kubernetes_finalizer, is_terminating,
     FINALIZER_KUBERNETES,
 };
-use crate::registry::store::{DeleteOptions, Subresource, UpdatedObject};
+use crate::registry::store::{Subresource, UpdatedObject};
 use crate::registry::{ListOptions, Served, Snapshot, Store};
 use crate::status::ApiResult;
 use serde_json::{json, Value};

@@ -4,8 +4,9 @@
 //! kube-apiserver's `APIGroupInfo.VersionedResourcesStorageMap`) and the [`Snapshot`] of what
 //! is served, published as a whole when a plugin changes.
 //!
-//! - `store.rs`: `genericregistry.Store` (get, list, watch, create, update, delete,
-//!   delete-collection); `list_options.rs`: the request's list options and the
+//! - `store.rs`: `genericregistry.Store` (get, list, watch, create, update), its delete path
+//!   in `deletion.rs` (delete, delete-collection, graceful deletion, finalizers), what a write
+//!   asks in `write_options.rs`, its `managedFields` tracking in `tracking.rs`; `list_options.rs`: the request's list options and the
 //!   `SelectionPredicate` built from them; `meta.rs`: the system metadata the host manages
 //!   around the strategy hooks; `propagation.rs`: a delete's `propagationPolicy` and the
 //!   garbage-collection finalizers it sets; `write_admission.rs`: admission as the Store runs
@@ -21,6 +22,7 @@
 //! and re-exports).
 
 pub mod converter;
+pub mod deletion;
 pub mod discovery;
 pub mod list_options;
 pub mod meta;
@@ -32,10 +34,13 @@ pub mod rest;
 pub mod snapshot;
 pub mod store;
 pub mod table;
+pub mod tracking;
 pub mod write_admission;
+pub mod write_options;
 
 pub use list_options::ListOptions;
 pub use resource_map::ResourceMap;
 pub use snapshot::{Served, Snapshot};
-pub use store::{resource_prefix, CreateOptions, Store, UpdateOptions};
+pub use store::{resource_prefix, Store};
 pub use write_admission::WriteAdmission;
+pub use write_options::{CreateOptions, UpdateOptions};

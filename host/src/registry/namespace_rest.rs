@@ -4,7 +4,8 @@
 //! delete once `spec.finalizers` is empty — which the namespace controller brings about after
 //! emptying it ([`finalize_namespace`], `FinalizeREST`).
 
-use super::store::{DeleteOptions, DeleteResult, Store};
+use super::deletion::{DeleteOptions, DeleteResult};
+use super::store::Store;
 use crate::status::{ApiError, ApiResult};
 use futures::FutureExt;
 use serde_json::{json, Value};

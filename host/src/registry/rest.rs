@@ -4,8 +4,9 @@
 //! namespace-specific `REST` in front of the generic Store
 //! (`pkg/registry/core/namespace/storage/storage.go`).
 
+use super::deletion::{DeleteOptions, DeleteResult};
 use super::namespace_rest::delete_namespace;
-use super::store::{DeleteOptions, DeleteResult, Store};
+use super::store::Store;
 use crate::status::ApiResult;
 
 /// Delete `name` in `ns` of `store`'s resource with `opts` (admission included, when the

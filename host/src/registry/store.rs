@@ -6,8 +6,9 @@
 use super::converter::{Converter, Sharing};
 use super::list_options::ListOptions;
 use super::meta;
-use super::propagation::{deletion_finalizers, PropagationPolicy};
+use super::tracking::Tracking;
 use super::write_admission::WriteAdmission;
+pub use super::write_options::{CreateOptions, Subresource, UpdateOptions};
 use crate::status::{ApiError, ApiResult};
 use crate::strategy::ResourceDescription;
 use crate::strategy::{sequence, Strategy, StrategyError};
@@ -26,15 +27,6 @@ use wasm_apiserver_storage::{
 
 /// `maxNameGenerationCreateAttempts` (store.go).
 const MAX_NAME_GENERATION_ATTEMPTS: usize = 8;
-
-/// Which strategy an update goes through.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Subresource {
-    /// The main resource.
-    Main,
-    /// `/status`: the status strategy; create-on-update never applies.
-    Status,
-}
 
 /// A patch as a function of the current object (`Value::Null` when it does not exist).
 pub type PatchFn = Arc<dyn Fn(&Value) -> ApiResult<Value> + Send + Sync>;
@@ -59,24 +51,6 @@ pub struct WriteResult {
     pub created: bool,
 }
 
-/// The result of a delete.
-#[derive(Clone, Debug)]
-pub enum DeleteResult {
-    /// The object is gone; this was its last state.
-    Deleted(Value),
-    /// The object remains, terminating (graceful deletion or finalizers); its current state.
-    Pending(Value),
-}
-
-/// The answer of [`Store::delete_collection`].
-#[derive(Clone, Debug)]
-pub struct DeletedCollection {
-    /// The objects deleted or marked for deletion, each in its last state.
-    pub items: Vec<Value>,
-    /// The resourceVersion the collection was listed at.
-    pub resource_version: u64,
-}
-
 /// `metav1.ListMeta` of a list: resourceVersion, and continue / remainingItemCount when set.
 pub fn list_meta(list: &SharedListResult) -> Value {
     let mut meta = json!({"resourceVersion": list.resource_version.to_string()});
@@ -88,93 +62,6 @@ pub fn list_meta(list: &SharedListResult) -> Value {
     }
     meta
 }
-
-/// `metav1.CreateOptions` as far as the Store uses them, with the request's admission.
-#[derive(Clone, Debug, Default)]
-pub struct CreateOptions<'a> {
-    /// `dryRun=All`: everything but the write.
-    pub dry_run: bool,
-    /// Who the write is recorded under in `managedFields` (`None`: not tracked).
-    pub field_manager: Option<&'a str>,
-    /// The request's admission (`None`: the host's own writes, which kube makes through a
-    /// loopback client without admission plugins that concern them).
-    pub admission: Option<Arc<dyn WriteAdmission>>,
-}
-
-impl CreateOptions<'static> {
-    /// The host's own create (system namespaces, leases, bootstrap RBAC, plugin status):
-    /// written, tracked as [`crate::fieldmanager::HOST_MANAGER`], without admission.
-    pub fn host() -> Self {
-        CreateOptions {
-            dry_run: false,
-            field_manager: Some(crate::fieldmanager::HOST_MANAGER),
-            admission: None,
-        }
-    }
-}
-
-/// `metav1.UpdateOptions` (and `PatchOptions`) as far as the Store uses them, with the
-/// request's admission.
-#[derive(Clone, Debug)]
-pub struct UpdateOptions<'a> {
-    /// The object itself or its `/status`.
-    pub subresource: Subresource,
-    /// Create when missing even if the strategy does not allow create-on-update (server-side
-    /// apply, `patch.go`'s `forceAllowCreate`).
-    pub force_allow_create: bool,
-    /// `dryRun=All`.
-    pub dry_run: bool,
-    /// Who the write is recorded under in `managedFields` (`None`: not tracked here — apply
-    /// records in the patch).
-    pub field_manager: Option<&'a str>,
-    /// The request's admission.
-    pub admission: Option<Arc<dyn WriteAdmission>>,
-}
-
-impl Default for UpdateOptions<'_> {
-    fn default() -> Self {
-        UpdateOptions {
-            subresource: Subresource::Main,
-            force_allow_create: false,
-            dry_run: false,
-            field_manager: None,
-            admission: None,
-        }
-    }
-}
-
-impl UpdateOptions<'static> {
-    /// The host's own update of `subresource`: written, tracked as
-    /// [`crate::fieldmanager::HOST_MANAGER`], without admission.
-    pub fn host(subresource: Subresource) -> Self {
-        UpdateOptions {
-            subresource,
-            field_manager: Some(crate::fieldmanager::HOST_MANAGER),
-            ..UpdateOptions::default()
-        }
-    }
-}
-
-/// `metav1.DeleteOptions` as far as the Store uses them.
-#[derive(Clone, Debug, Default)]
-pub struct DeleteOptions {
-    /// The request's admission (run on the object being deleted).
-    pub admission: Option<Arc<dyn WriteAdmission>>,
-    /// `gracePeriodSeconds`.
-    pub grace_period_seconds: Option<i64>,
-    /// `preconditions`.
-    pub preconditions: Preconditions,
-    /// `dryRun=All`.
-    pub dry_run: bool,
-    /// `propagationPolicy` (or `orphanDependents`); `None`: what the object's finalizers say,
-    /// else background.
-    pub propagation_policy: Option<PropagationPolicy>,
-    /// `orphanDependents` as sent (a pending delete answers 202 when it is `false`).
-    pub orphan_dependents: Option<bool>,
-}
-
-/// How many times [`Store::delete`] starts over when the object changes under it.
-pub const DELETE_ATTEMPTS: usize = 5;
 
 /// One served resource: `genericregistry.Store`
 /// (`k8s.io/apiserver/pkg/registry/generic/registry/store.go`) — the plugin's strategy, the
@@ -281,72 +168,15 @@ pub fn resource_prefix(d: &ResourceDescription) -> String {
     }
 }
 
-/// The field manager's update (`FieldManager.UpdateNoErrors`) for a write by `manager`, run
-/// on the strategy's output. kube runs it on the decoded object, whose defaults its decoder
-/// already set; plugins default in PrepareForCreate/PrepareForUpdate, so running it after them
-/// gives the same ownership: the writer owns what it sent and the defaults and canonical form
-/// its request produced, never `status` through the main resource (reset fields).
-#[derive(Clone)]
-enum Tracking {
-    /// Recorded under `manager`.
-    Manager {
-        field_manager: Arc<crate::fieldmanager::FieldManager>,
-        manager: String,
-        subresource: &'static str,
-    },
-    /// Written without `managedFields`: the retry of a write the storage found too large.
-    Strip,
-}
-
-impl Tracking {
-    /// Before the strategy: the entries the write starts from (`decodeLiveOrNew`), with a
-    /// reset or unreadable request value taken off `object`.
-    fn prepare(
-        &self,
-        live: &Value,
-        object: &mut Value,
-    ) -> crate::fieldmanager::managed_fields::Managed {
-        match self {
-            Tracking::Manager {
-                field_manager,
-                subresource,
-                ..
-            } => field_manager.prepare_update(live, object, subresource),
-            Tracking::Strip => Default::default(),
-        }
-    }
-
-    /// After the strategy: `object` with its managed fields after the write from `live`
-    /// (`Null` on create).
-    fn finish(
-        &self,
-        live: &Value,
-        mut object: Value,
-        managed: crate::fieldmanager::managed_fields::Managed,
-    ) -> Value {
-        match self {
-            Tracking::Manager {
-                field_manager,
-                manager,
-                subresource,
-            } => field_manager.finish_update(live, object, managed, manager, subresource),
-            Tracking::Strip => {
-                if let Some(m) = object.get_mut("metadata").and_then(Value::as_object_mut) {
-                    m.remove("managedFields");
-                }
-                object
-            }
-        }
-    }
-}
-
 /// Whether the storage refused a write as too large (etcd's `request is too large`).
 fn is_storage_too_large(e: &ApiError) -> bool {
     e.code == 413 && e.message.contains("request is too large")
 }
 
 /// Run strategy hooks (and patches, and the field manager) off the async workers.
-async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> ApiResult<T> {
+pub(super) async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> ApiResult<T> {
     tokio::task::spawn_blocking(f)
         .await
         .map_err(|e| ApiError::internal(format!("strategy call panicked: {e}")))
@@ -375,11 +205,11 @@ impl Store {
         }
     }
 
-    fn strategy(&self) -> Arc<dyn Strategy> {
+    pub(super) fn strategy(&self) -> Arc<dyn Strategy> {
         self.strategy.clone()
     }
 
-    fn storage_err(&self, e: StorageError, name: &str) -> ApiError {
+    pub(super) fn storage_err(&self, e: StorageError, name: &str) -> ApiError {
         ApiError::from_storage(&e, &self.gr, name)
     }
 
@@ -441,33 +271,6 @@ impl Store {
             .iter()
             .map(|i| i.to_arc().map_err(|e| self.storage_err(e, "")))
             .collect()
-    }
-
-    /// `Store.DeleteCollection`: list under `ns` with `list_opts`, then delete each object
-    /// with `opts` (an object already gone is skipped). Returns what was deleted (or marked
-    /// for deletion) and the list's resourceVersion. Errors: the list's, or the first delete
-    /// that fails otherwise than 404.
-    pub async fn delete_collection(
-        &self,
-        ns: &str,
-        list_opts: &ListOptions,
-        opts: &DeleteOptions,
-    ) -> ApiResult<DeletedCollection> {
-        let list = self.list(ns, list_opts).await?;
-        let mut items = Vec::new();
-        for item in self.decode_items(&list)? {
-            let name = accessor(&item).name();
-            let item_ns = accessor(&item).namespace();
-            match self.delete(item_ns, name, opts).await {
-                Ok(DeleteResult::Deleted(o)) | Ok(DeleteResult::Pending(o)) => items.push(o),
-                Err(e) if e.code == 404 => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(DeletedCollection {
-            items,
-            resource_version: list.resource_version,
-        })
     }
 
     /// `Store.Create` (with the generateName retry loop) through `rest.BeforeCreate`; with a
@@ -923,198 +726,15 @@ impl Store {
         })
     }
 
-    /// `Store.Delete`: preconditions, graceful deletion (`CheckGracefulDelete`), finalizers,
-    /// then the storage delete (`rest.BeforeDelete`, `updateForGracefulDeletionAndFinalizers`).
-    ///
-    /// kube computes the deletion's update inside `GuaranteedUpdate` from the current object;
-    /// here an update that lost a race with another write starts the delete over (at most
-    /// [`DELETE_ATTEMPTS`] times), so a concurrent update is never a 409 to the deleter.
-    pub async fn delete(
-        &self,
-        ns: &str,
-        name: &str,
-        opts: &DeleteOptions,
-    ) -> ApiResult<DeleteResult> {
-        for _ in 1..DELETE_ATTEMPTS {
-            if let Some(result) = self.delete_attempt(ns, name, opts).await? {
-                return Ok(result);
-            }
-        }
-        self.delete_attempt(ns, name, opts)
-            .await?
-            .ok_or_else(|| ApiError::optimistic_lock(&self.gr, name))
-    }
-
     /// A stored object (`Null`: none) in the storage version: one written under an earlier
     /// storage version is converted before any hook sees it
     /// ([`Converter::stored_to_storage`]).
-    async fn in_storage_version(&self, obj: Value) -> ApiResult<Value> {
+    pub(super) async fn in_storage_version(&self, obj: Value) -> ApiResult<Value> {
         if !self.converter.is_stale_version(&obj) {
             return Ok(obj);
         }
         let c = self.converter.clone();
         blocking(move || c.stored_to_storage(obj)).await?
-    }
-
-    /// One try of [`Store::delete`]; `None` when the object changed under it.
-    ///
-    /// Admission sees the current object after the preconditions (store.go `Delete`:
-    /// `deleteValidation`), before the strategy's delete checks.
-    async fn delete_attempt(
-        &self,
-        ns: &str,
-        name: &str,
-        opts: &DeleteOptions,
-    ) -> ApiResult<Option<DeleteResult>> {
-        let key = self.key(ns, name);
-        let existing = self
-            .in_storage_version(self.get(ns, name, "").await?)
-            .await?;
-        // BeforeDelete checks the preconditions early: a failure is 409 Conflict.
-        opts.preconditions
-            .check(&key, &existing)
-            .map_err(|e| ApiError::conflict(&self.gr, name, &e.to_string()))?;
-        if let Some(admission) = &opts.admission {
-            admission.admit_delete(&existing).await?;
-        }
-        // validate-delete against the stored object.
-        let strategy = self.strategy();
-        let gk = self.gk.clone();
-        let (n, e) = (name.to_string(), existing.clone());
-        let requested = opts.grace_period_seconds.map(|g| g.max(0));
-        let (errs, grace) = blocking(move || {
-            let errs = strategy.validate_delete(&e)?;
-            let terminating = accessor(&e).is_terminating();
-            let grace = if terminating {
-                None
-            } else {
-                strategy.check_graceful_delete(&e, requested)?
-            };
-            Ok::<_, StrategyError>((errs, grace))
-        })
-        .await?
-        .map_err(|e| ApiError::from_strategy(e, &gk, &n))?;
-        if !errs.is_empty() {
-            return Err(ApiError::invalid(&self.gk, name, &errs));
-        }
-        let terminating = accessor(&existing).is_terminating();
-        let stored_grace = accessor(&existing).deletion_grace_period_seconds();
-        // The garbage-collection finalizers the policy asks for; not while a graceful
-        // deletion is pending (kube: "finalizers cannot be updated via DeleteOptions if a
-        // deletion is already pending").
-        let graceful_pending = terminating && stored_grace.unwrap_or(0) > 0;
-        let current = accessor(&existing).finalizers();
-        let new_finalizers = if graceful_pending {
-            None
-        } else {
-            deletion_finalizers(&current, opts.propagation_policy)
-        };
-        let has_finalizers = !new_finalizers.as_ref().unwrap_or(&current).is_empty();
-        let graceful = grace.filter(|g| *g > 0);
-        if terminating || graceful.is_some() || has_finalizers {
-            // Pending: set (or shorten) deletionTimestamp instead of deleting.
-            if terminating && !has_finalizers && stored_grace.unwrap_or(0) == 0 {
-                // Recovery path: an already-terminating object with no grace left goes now.
-                return self.delete_now(&key, name, opts, existing).await.map(Some);
-            }
-            let new_grace = match (terminating, graceful, stored_grace) {
-                (false, g, _) => Some(g.unwrap_or(0)),
-                (true, Some(g), Some(s)) if g < s => Some(g),
-                (true, _, s) => {
-                    let requested_shorter = requested.zip(s).is_some_and(|(r, s)| r < s);
-                    if requested_shorter {
-                        requested
-                    } else if new_finalizers.is_some() {
-                        // Only the finalizers change (e.g. Orphan → Foreground).
-                        None
-                    } else {
-                        return Ok(Some(DeleteResult::Pending(existing)));
-                    }
-                }
-            };
-            let mut updated = existing.clone();
-            {
-                let m = accessor_mut(&mut updated).into_map();
-                match &new_finalizers {
-                    Some(f) if f.is_empty() => {
-                        m.remove("finalizers");
-                    }
-                    Some(f) => {
-                        m.insert("finalizers".into(), json!(f));
-                    }
-                    None => {}
-                }
-            }
-            if let Some(new_grace) = new_grace {
-                let m = accessor_mut(&mut updated).into_map();
-                m.insert(
-                    "deletionTimestamp".into(),
-                    json!(wasm_apiserver_apimachinery::time::now_plus(new_grace)),
-                );
-                m.insert("deletionGracePeriodSeconds".into(), json!(new_grace));
-                if !terminating {
-                    if let Some(g) = m
-                        .get("generation")
-                        .and_then(Value::as_i64)
-                        .filter(|g| *g > 0)
-                    {
-                        m.insert("generation".into(), json!(g + 1));
-                    }
-                }
-            }
-            if opts.dry_run {
-                return Ok(Some(DeleteResult::Pending(updated)));
-            }
-            let pre = Preconditions {
-                uid: None,
-                resource_version: Some(accessor(&existing).resource_version().to_string()),
-            };
-            let new_obj = updated.clone();
-            let mut write = move |_: Value, _: ResponseMeta| {
-                let o = new_obj.clone();
-                async move {
-                    Ok(UpdateOutcome {
-                        object: o,
-                        ttl: None,
-                    })
-                }
-                .boxed()
-            };
-            let stored = match self
-                .storage
-                .guaranteed_update(&key, false, &pre, &mut write, None)
-                .await
-            {
-                Ok(stored) => stored,
-                // Changed since it was read: start over from the current object.
-                Err(StorageError::InvalidObj { .. }) => return Ok(None),
-                Err(other) => return Err(self.storage_err(other, name)),
-            };
-            if new_grace.unwrap_or(0) == 0 && !has_finalizers {
-                return self.delete_now(&key, name, opts, stored).await.map(Some);
-            }
-            return Ok(Some(DeleteResult::Pending(stored)));
-        }
-        self.delete_now(&key, name, opts, existing).await.map(Some)
-    }
-
-    async fn delete_now(
-        &self,
-        key: &str,
-        name: &str,
-        opts: &DeleteOptions,
-        existing: Value,
-    ) -> ApiResult<DeleteResult> {
-        if opts.dry_run {
-            return Ok(DeleteResult::Deleted(existing));
-        }
-        let pre = opts.preconditions.clone();
-        let mut validate = |_: Value| async { Ok(()) }.boxed();
-        self.storage
-            .delete(key, &pre, &mut validate, Some(existing))
-            .await
-            .map(DeleteResult::Deleted)
-            .map_err(|e| self.storage_err(e, name))
     }
 }
 

@@ -606,10 +606,6 @@ fn imports_follow_the_layers_table() {
 /// `#[cfg(test)]` module (unit tests beside the code are not what the bound is about).
 const OVERSIZED: &[(&str, &str)] = &[
     (
-        "host/src/registry/store.rs",
-        "the Store's delete path is to move to its own file (issue 30, item 7)",
-    ),
-    (
         "host/src/controllers/garbage_collector.rs",
         "to split as upstream's graph / monitors / operations (issue 30, item 7)",
     ),

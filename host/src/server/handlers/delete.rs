@@ -2,8 +2,8 @@
 //! `DeleteResource`, `DeleteCollection`).
 
 use super::response::{json_response, respond_object, Output};
+use crate::registry::deletion::{DeleteOptions, DeleteResult};
 use crate::registry::propagation::PropagationPolicy;
-use crate::registry::store::{DeleteOptions, DeleteResult};
 use crate::registry::{Store, WriteAdmission};
 use crate::server::options;
 use crate::server::options::Query;
