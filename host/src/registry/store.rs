@@ -534,15 +534,14 @@ impl Store {
                     .map(|c| accessor(c).resource_version().parse().unwrap_or(0))
                     .unwrap_or(0),
             };
-            if current.is_none() && !allow_create {
-                return Err(ApiError::not_found(&self.gr, name));
-            }
             try_update(current.unwrap_or(Value::Null), rm)
                 .await
                 .map(|o| o.object)
         } else {
             self.storage
-                .guaranteed_update(&key, allow_create, &preconditions, &mut try_update, None)
+                // Missing objects reach `try_update`, as store.go's `GuaranteedUpdate(…, true, …)`:
+                // admission runs before the not-found answer.
+                .guaranteed_update(&key, true, &preconditions, &mut try_update, None)
                 .await
         };
         let object = result.map_err(|e| self.storage_err(e, name))?;
@@ -593,6 +592,10 @@ impl Store {
             admission,
         } = attempt;
         let existing = self.in_storage_version(existing).await?;
+        // patch.go's `applyPatch`: a patch of nothing is NotFound unless it may create.
+        if rm.resource_version == 0 && !allow_create && matches!(updated, UpdatedObject::Patch(_)) {
+            return Err(ApiError::not_found(&self.gr, name));
+        }
         // A patch (server-side apply's merge included) is bounded work, but not small: off the
         // async workers, as the strategy is.
         let mut obj = match updated {
@@ -616,15 +619,16 @@ impl Store {
         meta::ensure_namespace(&mut obj, self.description.namespaced, ns)
             .map_err(ApiError::bad_request)?;
         let exists = rm.resource_version != 0;
-        if !exists && !allow_create {
-            return Err(ApiError::not_found(&self.gr, name));
-        }
         // Mutating admission inside the retry loop, on the updated object (update.go's
-        // transformer): a create when nothing exists yet.
+        // transformer, which store.go runs before its not-found check): a create when nothing
+        // exists yet — so a write into a missing namespace is that namespace's 404.
         if let Some(admission) = &admission {
             admission
                 .admit(&mut obj, exists.then_some(&existing))
                 .await?;
+        }
+        if !exists && !allow_create {
+            return Err(ApiError::not_found(&self.gr, name));
         }
         if !exists {
             meta::wipe_system_fields(&mut obj);

@@ -212,4 +212,15 @@ async fn a_member_registered_from_one_file_runs_at_kubes_points() {
     .await;
     assert_eq!(code, 404, "{body}");
     assert!(take().is_empty());
+    // So is an update there of an object that does not exist (store.go runs the update's
+    // admission before its own not-found check): the namespace is what is missing.
+    let (code, body) = send(
+        client()
+            .put(format!("{}/api/v1/namespaces/missing/configmaps/d", s.url))
+            .json(&json!({"metadata": {"name": "d", "namespace": "missing"}})),
+    )
+    .await;
+    assert_eq!(code, 404, "{body}");
+    assert_eq!(body["details"]["kind"], "namespaces", "{body}");
+    assert!(take().is_empty());
 }
