@@ -125,7 +125,8 @@ async fn dispatch(
                 name: name.clone(),
                 subresource: info.subresource.clone(),
                 user: user.clone(),
-                dry_run: q.get("dryRun").is_some_and(|d| d == "All"),
+                // An invalid `dryRun` is refused by the handler before the Store runs anything.
+                dry_run: options::is_dry_run(q).unwrap_or(false),
             })
         };
         match *method {
