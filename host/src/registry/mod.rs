@@ -14,7 +14,10 @@
 //!   (a namespace through its own REST, `namespace_rest.rs`, anything else through the Store).
 //! - `converter.rs`: conversion between a request's version and the storage version (the
 //!   plugin's `convert`), cached per stored state;
-//! - `resource_map.rs`: the path-to-storage map; `snapshot.rs`: the served snapshot; `discovery.rs`, `openapi.rs`: the documents derived
+//! - `request_scope.rs`: kube's `RequestScope`, what a handler serves a resource in one
+//!   version through (its Store, the Converter, kind and resource, the field manager);
+//!   every conversion of the request path goes through it;
+//! - `resource_map.rs`: the path-to-storage map (with a scope per path); `snapshot.rs`: the served snapshot; `discovery.rs`, `openapi.rs`: the documents derived
 //!   from the map; `table.rs`: the `TableConvertor` over the plugin's printer columns.
 //!
 //! The registry never imports the HTTP layer: the server reads the snapshot, the plugin
@@ -29,6 +32,7 @@ pub mod meta;
 pub mod namespace_rest;
 pub mod openapi;
 pub mod propagation;
+pub mod request_scope;
 pub mod resource_map;
 pub mod rest;
 pub mod snapshot;
@@ -39,6 +43,7 @@ pub mod write_admission;
 pub mod write_options;
 
 pub use list_options::ListOptions;
+pub use request_scope::RequestScope;
 pub use resource_map::ResourceMap;
 pub use snapshot::{Served, Snapshot};
 pub use store::{resource_prefix, Store};

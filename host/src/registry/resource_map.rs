@@ -1,16 +1,18 @@
 //! The path-to-storage map (kube-apiserver's `APIGroupInfo.VersionedResourcesStorageMap`).
 
+use super::request_scope::RequestScope;
 use super::store::Store;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use wasm_apiserver_apimachinery::version::compare_kube_aware;
 
 /// The path-to-storage map: (group, version, plural) → resource, one entry per served version
-/// of each resource. Immutable once built; a change builds a new map (published in a new
-/// [`Snapshot`]).
+/// of each resource, with its [`RequestScope`] (built here once, as kube's installer builds
+/// one per path). Immutable once built; a change builds a new map (published in a new
+/// [`Snapshot`](super::Snapshot)).
 #[derive(Clone, Default)]
 pub struct ResourceMap {
-    by_path: BTreeMap<(String, String, String), Arc<Store>>,
+    by_path: BTreeMap<(String, String, String), Arc<RequestScope>>,
     /// Each resource once, as its storage version's Store (what controllers work on), by
     /// (group, storage version, plural).
     resources: BTreeMap<(String, String, String), Arc<Store>>,
@@ -40,7 +42,7 @@ impl ResourceMap {
                 return Err(format!(
                     "{} is already served by plugin {:?}",
                     d.group_resource(),
-                    existing.strategy.name()
+                    existing.store.strategy.name()
                 ));
             }
         }
@@ -52,8 +54,10 @@ impl ResourceMap {
                 Arc::new(storage.at_version(&v).expect("a served version"))
             };
             let d = &storage.description;
-            self.by_path
-                .insert((d.group.clone(), v, d.plural.clone()), store);
+            self.by_path.insert(
+                (d.group.clone(), v, d.plural.clone()),
+                Arc::new(RequestScope::new(store)),
+            );
         }
         let d = &storage.description;
         let k = (d.group.clone(), d.version.clone(), d.plural.clone());
@@ -63,6 +67,12 @@ impl ResourceMap {
 
     /// The resource at a group/version/plural, as served in that version.
     pub fn get(&self, group: &str, version: &str, plural: &str) -> Option<Arc<Store>> {
+        self.scope(group, version, plural).map(|s| s.store.clone())
+    }
+
+    /// The [`RequestScope`] of a group/version/plural: what a request in that version is
+    /// served through.
+    pub fn scope(&self, group: &str, version: &str, plural: &str) -> Option<Arc<RequestScope>> {
         self.by_path
             .get(&(group.to_string(), version.to_string(), plural.to_string()))
             .cloned()
@@ -75,7 +85,7 @@ impl ResourceMap {
 
     /// Every served version of every resource, ordered by group, version, plural.
     pub fn iter_served(&self) -> impl Iterator<Item = &Arc<Store>> {
-        self.by_path.values()
+        self.by_path.values().map(|s| &s.store)
     }
 
     /// Group → versions served, the preferred first (kube's version priority,

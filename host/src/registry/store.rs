@@ -90,18 +90,15 @@ pub struct Store {
     pub resource_prefix: String,
     /// Served by the host for reading only (writes answer 405).
     pub read_only: bool,
-    /// Its field manager (server-side apply, `metadata.managedFields`), built from the
-    /// schema of this Store's version: apply runs in the request's version, as kube's.
-    pub field_manager: Arc<crate::fieldmanager::FieldManager>,
-    /// The storage version's field manager: the writes of other requests are recorded by it,
-    /// on the storage-version object the hooks returned.
+    /// The storage version's field manager: writes other than server-side apply are
+    /// recorded by it, on the storage-version object the hooks returned (apply merges in the
+    /// request's version, with its [`RequestScope`](super::request_scope::RequestScope)'s).
     pub storage_field_manager: Arc<crate::fieldmanager::FieldManager>,
     /// Between this Store's version and the storage version (the identity in the storage
-    /// version).
+    /// version), for what the Store reads in its version: selection predicates, and objects
+    /// stored under an earlier storage version. Requests convert through their
+    /// [`RequestScope`](super::request_scope::RequestScope).
     pub converter: Arc<Converter>,
-    /// The `Warning` every response in this version carries when it is deprecated
-    /// ([`ResourceDescription::deprecation_warning`]).
-    pub deprecation_warning: Option<String>,
 }
 
 impl Store {
@@ -111,7 +108,7 @@ impl Store {
         let description = strategy.description().clone();
         let gr = description.group_resource();
         let gk = description.group_kind();
-        let field_manager = Arc::new(crate::fieldmanager::FieldManager::new(&description));
+        let storage_field_manager = Arc::new(crate::fieldmanager::FieldManager::new(&description));
         let api_version = description.api_version();
         Store {
             converter: Arc::new(Converter::new(
@@ -120,11 +117,9 @@ impl Store {
                 api_version.clone(),
                 api_version,
             )),
-            deprecation_warning: description.deprecation_warning(&description.version),
             gk,
             resource_prefix: resource_prefix(&description),
-            storage_field_manager: field_manager.clone(),
-            field_manager,
+            storage_field_manager,
             description,
             strategy,
             storage,
@@ -136,7 +131,7 @@ impl Store {
 
 impl Store {
     /// This resource as served in `version`: a Store sharing this one's strategy, storage and
-    /// storage field manager, with that version's description, field manager and converter.
+    /// storage field manager, with that version's description and converter.
     /// `None` when the resource does not serve `version`. Call it on the storage-version Store
     /// ([`Store::new`]).
     pub fn at_version(&self, version: &str) -> Option<Store> {
@@ -149,8 +144,6 @@ impl Store {
                 api_version,
                 self.converter.storage_api_version.clone(),
             )),
-            deprecation_warning: self.description.deprecation_warning(version),
-            field_manager: Arc::new(crate::fieldmanager::FieldManager::new(&description)),
             description,
             ..self.clone()
         })

@@ -4,7 +4,7 @@
 //! pre-formatted, computed cells from the plugin's `printer-cells`, `includeObject`.
 
 use super::converter::Sharing;
-use super::store::Store;
+use super::request_scope::RequestScope;
 use crate::status::{ApiError, ApiResult};
 use crate::strategy::PrinterColumn;
 use serde_json::{json, Value};
@@ -115,35 +115,28 @@ fn row_object(obj: &Value, include: IncludeObject) -> Option<Value> {
 /// `printer-cells` (which sees the storage version, as every hook), JSONPath cells and the
 /// row's object from the object in the Store's version.
 async fn rows(
-    r: &Store,
+    scope: &Arc<RequestScope>,
     stored: Vec<Arc<Value>>,
     include: IncludeObject,
     sharing: Sharing,
 ) -> ApiResult<Vec<Value>> {
-    let objs = r
-        .converter
-        .list_from_storage(stored.clone(), sharing)
-        .await?;
-    let columns = r.description.printer_columns.clone();
+    let objs = scope.encode_list(stored.clone(), sharing).await?;
+    let columns = scope.store.description.printer_columns.clone();
     let needs_computed = columns.iter().any(|c| c.json_path.is_empty());
     let computed: Vec<Vec<Value>> = if needs_computed {
-        let strategy = r.strategy.clone();
+        let scope = scope.clone();
         let objs_owned = stored;
-        let converter = r.converter.clone();
-        let gk = r.gk.clone();
         tokio::task::spawn_blocking(move || {
             objs_owned
                 .iter()
                 .map(|o| {
                     // printer-cells sees the storage version, as every hook.
-                    let o = if converter.is_stale_version(o) {
-                        std::borrow::Cow::Owned(converter.stored_to_storage((**o).clone())?)
-                    } else {
-                        std::borrow::Cow::Borrowed(&**o)
-                    };
-                    strategy
+                    let o = scope.for_hooks(o)?;
+                    scope
+                        .store
+                        .strategy
                         .printer_cells(&o)
-                        .map_err(|e| ApiError::from_strategy(e, &gk, ""))
+                        .map_err(|e| ApiError::from_strategy(e, scope.kind(), ""))
                 })
                 .collect::<ApiResult<Vec<_>>>()
         })
@@ -167,8 +160,10 @@ async fn rows(
         .collect())
 }
 
-fn columns(r: &Store) -> Vec<Value> {
-    r.description
+fn columns(scope: &RequestScope) -> Vec<Value> {
+    scope
+        .store
+        .description
         .printer_columns
         .iter()
         .map(column_definition)
@@ -177,13 +172,14 @@ fn columns(r: &Store) -> Vec<Value> {
 
 /// A Table of a list, with the list's resourceVersion, continue and remainingItemCount.
 pub async fn list_table(
-    r: &Store,
+    scope: &Arc<RequestScope>,
     list: &SharedListResult,
     include: IncludeObject,
 ) -> ApiResult<Value> {
+    let items = scope.store.decode_items(list)?;
     Ok(
         json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": super::store::list_meta(list),
-              "columnDefinitions": columns(r), "rows": rows(r, r.decode_items(list)?, include, Sharing::Stored).await?}),
+              "columnDefinitions": columns(scope), "rows": rows(scope, items, include, Sharing::Stored).await?}),
     )
 }
 
@@ -192,7 +188,7 @@ pub async fn list_table(
 /// `headers` = include the column definitions (a watch sends them with its first event only);
 /// the row carries the object as `include` says.
 pub async fn object_table(
-    r: &Store,
+    scope: &Arc<RequestScope>,
     obj: &Value,
     headers: bool,
     include: IncludeObject,
@@ -204,8 +200,8 @@ pub async fn object_table(
         .unwrap_or(json!(""));
     Ok(
         json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": {"resourceVersion": rv},
-              "columnDefinitions": if headers { columns(r) } else { Vec::new() },
-              "rows": rows(r, vec![Arc::new(obj.clone())], include, sharing).await?}),
+              "columnDefinitions": if headers { columns(scope) } else { Vec::new() },
+              "rows": rows(scope, vec![Arc::new(obj.clone())], include, sharing).await?}),
     )
 }
 

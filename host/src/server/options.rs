@@ -64,10 +64,10 @@ pub fn watch_duration(timeout_seconds: Option<i64>, default: Duration) -> Durati
     }
 }
 
-/// The verb whose options a `fieldValidation` or `dryRun` error names
-/// (`CreateOptions`, `UpdateOptions`, `PatchOptions`).
+/// Which options a write's query decodes into, naming its errors (`CreateOptions`,
+/// `UpdateOptions`, `PatchOptions` of `meta.k8s.io`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WriteOptions {
+pub enum OptionsKind {
     /// POST.
     Create,
     /// PUT.
@@ -76,58 +76,103 @@ pub enum WriteOptions {
     Patch,
 }
 
-impl WriteOptions {
+impl OptionsKind {
     fn kind(self) -> &'static str {
         match self {
-            WriteOptions::Create => "CreateOptions",
-            WriteOptions::Update => "UpdateOptions",
-            WriteOptions::Patch => "PatchOptions",
+            OptionsKind::Create => "CreateOptions",
+            OptionsKind::Update => "UpdateOptions",
+            OptionsKind::Patch => "PatchOptions",
         }
     }
 }
 
-/// `fieldValidation` (`ValidateCreateOptions` / `ValidateUpdateOptions` /
-/// `ValidatePatchOptions` → `ValidateFieldValidation`): one of `""`, `Ignore`, `Strict`,
-/// `Warn`; empty or absent means `Warn` (`handlers/rest.go` `fieldValidation`). Errors: 422
-/// `<Verb>Options.meta.k8s.io "" is invalid: fieldValidation: Unsupported value: …`.
-pub fn field_validation(q: &HashMap<String, String>, verb: WriteOptions) -> ApiResult<&str> {
-    match q.get("fieldValidation").map(String::as_str) {
-        None | Some("") => Ok("Warn"),
-        Some(v @ ("Ignore" | "Strict" | "Warn")) => Ok(v),
-        Some(other) => Err(ApiError::invalid(
-            &GroupKind {
-                kind: verb.kind().into(),
-                group: "meta.k8s.io".into(),
-            },
-            "",
-            &[FieldError {
-                error_type: ErrorType::NotSupported,
-                field: "fieldValidation".into(),
-                bad_value: Some(json!(other)),
-                detail: "supported values: \"\", \"Ignore\", \"Strict\", \"Warn\"".into(),
-            }],
-        )),
+/// `metav1.CreateOptions`, `UpdateOptions` or `PatchOptions` as a write's handler decodes them
+/// from its query (`ParameterCodec.DecodeParameters`) and validates them, before the body is
+/// decoded (`handlers/create.go`, `update.go`, `patch.go`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WriteOptions {
+    /// Which options these are.
+    pub kind: OptionsKind,
+    /// `dryRun=All`: everything but the write.
+    pub dry_run: bool,
+    /// The manager the write is recorded under: `fieldManager`, else from the User-Agent
+    /// (`handlers/rest.go` `managerOrUserAgent`).
+    pub field_manager: String,
+    /// `fieldValidation`: `Ignore`, `Strict` or `Warn` (the default).
+    pub field_validation: &'static str,
+    /// A server-side apply patch (`application/apply-patch+yaml`).
+    pub apply: bool,
+    /// `force` (apply only): take the conflicting fields from their managers.
+    pub force: bool,
+}
+
+impl WriteOptions {
+    /// Decode and validate a write's options as `ValidateCreateOptions` /
+    /// `ValidateUpdateOptions` / `ValidatePatchOptions` do
+    /// (`apimachinery/pkg/apis/meta/v1/validation/validation.go`): for a patch, `force` only
+    /// with apply and `fieldManager` required for apply; then `fieldManager`, `dryRun`,
+    /// `fieldValidation`. Errors: one 422 `<Kind>.meta.k8s.io "" is invalid` listing each.
+    pub fn decode(
+        q: &Query,
+        user_agent: &str,
+        kind: OptionsKind,
+        apply: bool,
+    ) -> ApiResult<WriteOptions> {
+        let mut errs = field_manager_errors(q, kind, apply);
+        let dry_run = match q.get("dryRun").map(String::as_str) {
+            None | Some("") => false,
+            Some("All") => true,
+            Some(other) => {
+                errs.push(dry_run_error(other));
+                false
+            }
+        };
+        let field_validation = match q.get("fieldValidation").map(String::as_str) {
+            None | Some("") => "Warn",
+            Some("Ignore") => "Ignore",
+            Some("Strict") => "Strict",
+            Some("Warn") => "Warn",
+            Some(other) => {
+                errs.push(FieldError {
+                    error_type: ErrorType::NotSupported,
+                    field: "fieldValidation".into(),
+                    bad_value: Some(json!(other)),
+                    detail: "supported values: \"\", \"Ignore\", \"Strict\", \"Warn\"".into(),
+                });
+                "Warn"
+            }
+        };
+        if !errs.is_empty() {
+            return Err(ApiError::invalid(
+                &GroupKind {
+                    kind: kind.kind().into(),
+                    group: "meta.k8s.io".into(),
+                },
+                "",
+                &errs,
+            ));
+        }
+        Ok(WriteOptions {
+            kind,
+            dry_run,
+            field_manager: manager_or_user_agent(q, user_agent),
+            field_validation,
+            apply,
+            force: apply && query_bool(q, "force").unwrap_or(false),
+        })
     }
 }
 
 /// `FieldManagerMaxLength`: a manager name is at most 128 bytes.
 pub const FIELD_MANAGER_MAX_LENGTH: usize = 128;
 
-/// The manager a write is recorded under (`handlers/rest.go` `managerOrUserAgent`): the
-/// `fieldManager` query parameter, else the User-Agent up to its first `/` without unprintable
-/// characters, cut to [`FIELD_MANAGER_MAX_LENGTH`]. Validated as `ValidateFieldManager` and,
-/// for PATCH, `ValidatePatchOptions` (`meta/v1/validation/validation.go`): `force` only with
-/// apply, `fieldManager` required for apply. Errors: 422 `<Verb>Options.meta.k8s.io "" is
-/// invalid` listing each.
-pub fn field_manager(
-    q: &HashMap<String, String>,
-    user_agent: &str,
-    verb: WriteOptions,
-    apply: bool,
-) -> ApiResult<String> {
+/// The errors of `ValidatePatchOptions`' apply rules (a patch: `force` only with apply,
+/// `fieldManager` required for apply) and of `ValidateFieldManager` (at most
+/// [`FIELD_MANAGER_MAX_LENGTH`] bytes, printable characters only).
+fn field_manager_errors(q: &Query, kind: OptionsKind, apply: bool) -> Vec<FieldError> {
     let manager = q.get("fieldManager").map(String::as_str).unwrap_or("");
     let mut errs = Vec::new();
-    if verb == WriteOptions::Patch {
+    if kind == OptionsKind::Patch {
         if !apply && q.contains_key("force") {
             errs.push(forbidden(
                 "force",
@@ -161,18 +206,16 @@ pub fn field_manager(
             });
         }
     }
-    if !errs.is_empty() {
-        return Err(ApiError::invalid(
-            &GroupKind {
-                kind: verb.kind().into(),
-                group: "meta.k8s.io".into(),
-            },
-            "",
-            &errs,
-        ));
-    }
+    errs
+}
+
+/// The manager a write is recorded under (`handlers/rest.go` `managerOrUserAgent`): the
+/// `fieldManager` query parameter, else the User-Agent up to its first `/` without unprintable
+/// characters, cut to [`FIELD_MANAGER_MAX_LENGTH`].
+fn manager_or_user_agent(q: &Query, user_agent: &str) -> String {
+    let manager = q.get("fieldManager").map(String::as_str).unwrap_or("");
     if !manager.is_empty() {
-        return Ok(manager.to_string());
+        return manager.to_string();
     }
     let mut out = String::new();
     for c in user_agent.split('/').next().unwrap_or("").chars() {
@@ -184,9 +227,8 @@ pub fn field_manager(
         }
         out.push(c);
     }
-    Ok(out)
+    out
 }
-
 /// Go's `unicode.IsPrint`: letters, marks, numbers, punctuation, symbols and the ASCII space
 /// — not other spaces, controls, format characters, surrogates, private use or unassigned
 /// code points.
@@ -206,25 +248,31 @@ fn is_print(c: char) -> bool {
         )
 }
 
-/// `dryRun` of a write: absent or empty → `false`, `All` → `true`. Errors: any other value,
-/// 422 as `ValidateDryRun` (`meta/v1/validation/validation.go`) answers.
-pub fn is_dry_run(q: &HashMap<String, String>) -> ApiResult<bool> {
+/// `dryRun` of a delete given in the query: absent or empty → `false`, `All` → `true`.
+/// Errors: any other value, 422 as `ValidateDryRun` (`meta/v1/validation/validation.go`)
+/// answers.
+pub fn is_dry_run(q: &Query) -> ApiResult<bool> {
     match q.get("dryRun").map(String::as_str) {
         None | Some("") => Ok(false),
         Some("All") => Ok(true),
         Some(other) => Err(ApiError::invalid(
             &GroupKind {
-                kind: "CreateOptions".into(),
-                group: String::new(),
+                kind: "DeleteOptions".into(),
+                group: "meta.k8s.io".into(),
             },
             "",
-            &[FieldError {
-                error_type: ErrorType::NotSupported,
-                field: "dryRun".into(),
-                bad_value: Some(json!([other])),
-                detail: "supported values: \"All\"".into(),
-            }],
+            &[dry_run_error(other)],
         )),
+    }
+}
+
+/// `ValidateDryRun`'s error for a value other than `All`.
+fn dry_run_error(value: &str) -> FieldError {
+    FieldError {
+        error_type: ErrorType::NotSupported,
+        field: "dryRun".into(),
+        bad_value: Some(json!([value])),
+        detail: "supported values: \"All\"".into(),
     }
 }
 
@@ -446,20 +494,61 @@ mod tests {
     }
 
     #[test]
-    fn field_validation_values() {
+    fn write_options_decoded_and_validated_together() {
+        let o = WriteOptions::decode(&HashMap::new(), "kubectl/v1.32", OptionsKind::Create, false)
+            .unwrap();
         assert_eq!(
-            field_validation(&HashMap::new(), WriteOptions::Create).unwrap(),
-            "Warn"
+            (o.dry_run, o.field_manager.as_str(), o.field_validation),
+            (false, "kubectl", "Warn")
         );
+        let o = WriteOptions::decode(
+            &HashMap::from([
+                ("fieldValidation".to_string(), "Strict".to_string()),
+                ("dryRun".to_string(), "All".to_string()),
+                ("fieldManager".to_string(), "me".to_string()),
+            ]),
+            "",
+            OptionsKind::Update,
+            false,
+        )
+        .unwrap();
         assert_eq!(
-            field_validation(&q("fieldValidation", "Strict"), WriteOptions::Create).unwrap(),
-            "Strict"
+            (o.dry_run, o.field_manager.as_str(), o.field_validation),
+            (true, "me", "Strict")
         );
-        let e =
-            field_validation(&q("fieldValidation", "Garbage"), WriteOptions::Patch).unwrap_err();
+        let e = WriteOptions::decode(
+            &q("fieldValidation", "Garbage"),
+            "",
+            OptionsKind::Patch,
+            false,
+        )
+        .unwrap_err();
         assert_eq!(e.code, 422);
         assert!(
             e.message.starts_with("PatchOptions.meta.k8s.io \"\" is invalid: fieldValidation: Unsupported value: \"Garbage\": supported values:"),
+            "{}",
+            e.message
+        );
+        // ValidatePatchOptions: every error of the options in one answer, in kube's order.
+        let e = WriteOptions::decode(
+            &HashMap::from([
+                ("dryRun".to_string(), "Some".to_string()),
+                ("fieldValidation".to_string(), "Garbage".to_string()),
+            ]),
+            "",
+            OptionsKind::Patch,
+            true,
+        )
+        .unwrap_err();
+        let fields: Vec<&str> = e.details.as_ref().unwrap()["causes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["field"].as_str().unwrap())
+            .collect();
+        assert_eq!(fields, ["fieldManager", "dryRun", "fieldValidation"]);
+        assert!(
+            e.message.starts_with("PatchOptions.meta.k8s.io"),
             "{}",
             e.message
         );

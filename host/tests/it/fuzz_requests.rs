@@ -7,7 +7,6 @@
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use wasm_apiserver::strategy::ResourceDescription;
@@ -107,16 +106,16 @@ fn current() -> Value {
 }
 
 fn apply(ct: &str, body: &[u8], group: &str) {
-    let q = HashMap::from([("fieldManager".to_string(), "fuzz".to_string())]);
     let gr = GroupResource::default();
     let d = description(group);
     let applier = wasm_apiserver::server::handlers::patch::Applier {
         field_manager: std::sync::Arc::new(wasm_apiserver::fieldmanager::FieldManager::new(&d)),
         manager: "fuzz".into(),
         subresource: "",
+        force: false,
     };
     if let Ok((f, _)) =
-        wasm_apiserver::server::handlers::patch::patcher(&d, &gr, ct, body, &q, &applier)
+        wasm_apiserver::server::handlers::patch::patcher(&d, &gr, ct, body, &applier)
     {
         let _ = f(&current());
         // Apply again onto what the first apply produced (now with managed fields).

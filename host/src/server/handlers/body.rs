@@ -3,31 +3,30 @@
 //! ([`crate::server::negotiation`]), the type meta must be the resource's, and unknown fields
 //! are refused, warned about or ignored as `fieldValidation` says.
 
+use super::request::Request;
 use crate::limits::{depth, MAX_BODY_BYTES, MAX_DEPTH};
-use crate::registry::Store;
+use crate::registry::{RequestScope, Store};
 use crate::server::negotiation;
-use crate::server::options::Query;
-use crate::server::options::{self, WriteOptions};
+use crate::server::options::WriteOptions;
 use crate::status::{ApiError, ApiResult};
 use crate::strategy::{ErrorType, FieldError};
 use axum::body::Bytes;
 use axum::http::HeaderMap;
 use serde_json::{json, Value};
 
-/// Decode, check the type meta and validate the fields of a create or update body. Returns
-/// the object and the `fieldValidation=Warn` warnings. Errors: those of [`decode_body`],
-/// [`check_kind`] and [`field_validation`].
+/// Decode, check the type meta and validate the fields of a create or update body (in the
+/// request's version; the handler then decodes it to the storage version through the scope).
+/// Returns the object and the `fieldValidation=Warn` warnings. Errors: those of
+/// [`decode_body`], [`check_kind`] and [`field_validation`].
 pub fn decode_object(
-    r: &Store,
-    body: &Bytes,
-    headers: &HeaderMap,
-    q: &Query,
-    verb: WriteOptions,
+    scope: &RequestScope,
+    req: &Request<'_>,
+    options: &WriteOptions,
 ) -> ApiResult<(Value, Vec<String>)> {
-    options::field_validation(q, verb)?;
-    let mut obj = decode_body(body, headers, r)?;
+    let r = &scope.store;
+    let mut obj = decode_body(&req.body, req.headers, r)?;
     check_kind(&r.description, &r.gk, &mut obj)?;
-    let warnings = field_validation(r, &obj, q, verb)?;
+    let warnings = field_validation(r, &obj, options.field_validation)?;
     Ok((obj, warnings))
 }
 
@@ -141,13 +140,7 @@ fn truncate(s: &str) -> String {
 /// `fieldValidation`: unknown fields against the plugin's schema, as `Strict` (400), `Warn`
 /// (warnings) or `Ignore`. Returns the warnings. (`k8s.io/apiserver` `fieldmanager` /
 /// `structured-merge-diff` strict decoding; the message matches kube-apiserver's.)
-fn field_validation(
-    r: &Store,
-    obj: &Value,
-    q: &Query,
-    verb: WriteOptions,
-) -> ApiResult<Vec<String>> {
-    let mode = options::field_validation(q, verb)?;
+fn field_validation(r: &Store, obj: &Value, mode: &str) -> ApiResult<Vec<String>> {
     if mode == "Ignore" {
         return Ok(Vec::new());
     }

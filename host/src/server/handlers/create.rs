@@ -2,42 +2,37 @@
 //! `createHandler`): decode, one registry create, 201 with the stored object.
 
 use super::body::decode_object;
-use super::response::{respond_write, Output};
-use super::user_agent;
-use crate::registry::{CreateOptions, Store, WriteAdmission};
-use crate::server::options::Query;
-use crate::server::options::{self, WriteOptions};
+use super::request::Request;
+use super::response::respond_write;
+use crate::registry::{CreateOptions, RequestScope, WriteAdmission};
+use crate::server::options::{OptionsKind, WriteOptions};
 use crate::status::ApiResult;
-use axum::body::Bytes;
-use axum::http::HeaderMap;
 use axum::response::Response;
 use std::sync::Arc;
 
-/// `createHandler`; the object's managed fields name the request's manager (`fieldManager` or
-/// the User-Agent prefix); the Store runs `admission` around the strategy. Errors: the
-/// body's ([`decode_object`]), `dryRun`'s, admission's and the registry's.
+/// `createHandler`: the options decoded and validated first, then the body; the object's
+/// managed fields name the request's manager (`fieldManager` or the User-Agent prefix); the
+/// Store runs `admission` around the strategy. Errors: the options' ([`WriteOptions::decode`]),
+/// the body's ([`decode_object`]), admission's and the registry's.
 pub async fn create(
-    r: &Store,
-    ns: &str,
-    body: &Bytes,
-    headers: &HeaderMap,
-    q: &Query,
-    out: Output,
+    scope: &Arc<RequestScope>,
+    req: &Request<'_>,
     admission: Option<Arc<dyn WriteAdmission>>,
 ) -> ApiResult<Response> {
-    let manager = options::field_manager(q, user_agent(headers), WriteOptions::Create, false)?;
-    let (mut obj, mut warnings) = decode_object(r, body, headers, q, WriteOptions::Create)?;
+    let options = WriteOptions::decode(req.query(), req.user_agent(), OptionsKind::Create, false)?;
+    let (mut obj, mut warnings) = decode_object(scope, req, &options)?;
     // `EnsureObjectNamespaceMatchesRequestNamespace` comes before admission, as in createHandler.
-    crate::registry::meta::ensure_namespace(&mut obj, r.description.namespaced, ns)
+    let namespaced = scope.store.description.namespaced;
+    crate::registry::meta::ensure_namespace(&mut obj, namespaced, req.namespace())
         .map_err(crate::status::ApiError::bad_request)?;
     // Every hook sees the storage version.
-    let obj = r.converter.to_storage_async(obj).await?;
+    let obj = scope.decode(obj).await?;
     let opts = CreateOptions {
-        dry_run: options::is_dry_run(q)?,
-        field_manager: Some(&manager),
+        dry_run: options.dry_run,
+        field_manager: Some(&options.field_manager),
         admission,
     };
-    let res = r.create(ns, obj, &opts).await?;
+    let res = scope.store.create(req.namespace(), obj, &opts).await?;
     warnings.extend(res.warnings.iter().cloned());
-    respond_write(r, res, out, &warnings).await
+    respond_write(scope, res, req.output, &warnings).await
 }

@@ -1,10 +1,12 @@
 //! DELETE of one object and of a collection (`k8s.io/apiserver/pkg/endpoints/handlers/delete.go`
 //! `DeleteResource`, `DeleteCollection`).
 
-use super::response::{json_response, respond_object, Output};
+use super::request::Request;
+use super::response::{json_response, respond_object};
+use crate::registry::converter::Sharing;
 use crate::registry::deletion::{DeleteOptions, DeleteResult};
 use crate::registry::propagation::PropagationPolicy;
-use crate::registry::{Store, WriteAdmission};
+use crate::registry::{RequestScope, WriteAdmission};
 use crate::server::options;
 use crate::server::options::Query;
 use crate::status::{ApiError, ApiResult};
@@ -22,17 +24,14 @@ use wasm_apiserver_storage::Preconditions;
 /// object being deleted; namespaces go through their own deletion
 /// ([`crate::registry::rest::delete`]).
 pub async fn delete(
-    r: &Store,
-    ns: &str,
-    name: &str,
-    body: &Bytes,
-    q: &Query,
-    out: Output,
+    scope: &Arc<RequestScope>,
+    req: &Request<'_>,
     admission: Option<Arc<dyn WriteAdmission>>,
 ) -> ApiResult<Response> {
-    let mut opts = delete_options(body, q)?;
+    let (r, name, out) = (&scope.store, req.name(), req.output);
+    let mut opts = delete_options(&req.body, req.query())?;
     opts.admission = admission;
-    let result = crate::registry::rest::delete(r, ns, name, &opts).await?;
+    let result = crate::registry::rest::delete(r, req.namespace(), name, &opts).await?;
     match result {
         // 202 when it was not deleted at once and the client asked for cascading deletion
         // with `orphanDependents: false` (kube keeps 200 otherwise, for old clients).
@@ -42,11 +41,11 @@ pub async fn delete(
             } else {
                 StatusCode::OK
             };
-            respond_object(r, obj, out, code, &[]).await
+            respond_object(scope, obj, out, code, &[]).await
         }
         // `ReturnDeletedObject` (pods and any resource whose description asks).
         DeleteResult::Deleted(obj) if r.description.return_deleted_object => {
-            respond_object(r, obj, out, StatusCode::OK, &[]).await
+            respond_object(scope, obj, out, StatusCode::OK, &[]).await
         }
         DeleteResult::Deleted(obj) => {
             let d = &r.description;
@@ -64,25 +63,25 @@ pub async fn delete(
 /// `DeleteCollection`: the list options select, the delete options apply to each object; the
 /// answer is the list of what was deleted.
 pub async fn delete_collection(
-    r: &Store,
-    ns: &str,
-    body: &Bytes,
-    q: &Query,
+    scope: &Arc<RequestScope>,
+    req: &Request<'_>,
     admission: Option<Arc<dyn WriteAdmission>>,
 ) -> ApiResult<Response> {
-    let mut opts = delete_options(body, q)?;
+    let r = &scope.store;
+    let mut opts = delete_options(&req.body, req.query())?;
     opts.admission = admission;
-    let list_opts = options::list_options(r, q, false)?;
-    let deleted = r.delete_collection(ns, &list_opts, &opts).await?;
-    let items = r
-        .converter
-        .list_from_storage(
-            deleted.items.into_iter().map(std::sync::Arc::new).collect(),
-            crate::registry::converter::Sharing::No,
+    let list_opts = options::list_options(r, req.query(), false)?;
+    let deleted = r
+        .delete_collection(req.namespace(), &list_opts, &opts)
+        .await?;
+    let items = scope
+        .encode_list(
+            deleted.items.into_iter().map(Arc::new).collect(),
+            Sharing::No,
         )
         .await?
         .into_iter()
-        .map(std::sync::Arc::unwrap_or_clone)
+        .map(Arc::unwrap_or_clone)
         .collect::<Vec<Value>>();
     let body = json!({"kind": r.description.list_kind, "apiVersion": r.description.api_version(),
                       "metadata": {"resourceVersion": deleted.resource_version.to_string()},

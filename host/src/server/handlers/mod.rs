@@ -2,20 +2,27 @@
 //! makes one registry call and encodes the answer. Every failure is an [`ApiError`] turned
 //! into a `metav1.Status` once, in [`resource`].
 //!
+//! Every handler takes the same arguments, as kube's: the resource's
+//! [`RequestScope`](crate::registry::RequestScope) (its Store, the Converter, kind and
+//! resource, the field manager — built once per path in the snapshot), the [`Request`]
+//! (namespace, name, subresource, query, headers, user, output, body) and, for writes, the
+//! request's admission ([`crate::admission::Chain::bind`]), which the registry Store runs; no
+//! handler calls an admission member, and every conversion goes through the scope.
+//!
 //! - `get.rs` (get, list), `watch.rs`, `create.rs`, `update.rs`, `patch.rs`, `delete.rs`
 //!   (delete, delete-collection): one verb family each;
-//! - `body.rs`: decoding an object body; `response.rs`: writing answers (JSON, Tables).
+//! - `request.rs`: the request; `body.rs`: decoding an object body; `response.rs`: writing
+//!   answers (JSON, Tables).
 //!
-//! Writes carry the request's admission ([`crate::admission::Chain::bind`]), which the
-//! registry Store runs; no handler calls an admission member.
-//!
-//! Query options are decoded in [`crate::server::options`].
+//! Query options are decoded and validated in [`crate::server::options`] (each verb's, with
+//! kube's names).
 
 pub mod body;
 pub mod create;
 pub mod delete;
 pub mod get;
 pub mod patch;
+pub mod request;
 pub mod response;
 pub mod update;
 pub mod watch;
@@ -32,7 +39,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderMap, Method};
 use axum::response::{IntoResponse, Response};
-use options::Query;
+use request::Request;
 use std::sync::Arc;
 
 pub use crate::limits::MAX_BODY_BYTES;
@@ -66,6 +73,9 @@ pub async fn resource(
     }
 }
 
+/// Route a resource request to its handler through the [`RequestScope`] of the path's
+/// group, version and resource (`crate::registry::RequestScope`), as kube's installer routes
+/// each path to a handler bound to its scope.
 async fn dispatch(
     state: &Arc<AppState>,
     method: &Method,
@@ -78,7 +88,6 @@ async fn dispatch(
     let snapshot = state.served.load();
     let map = &snapshot.resources;
     let path = info.path.as_str();
-    let q: &Query = &info.query;
     if !info.is_resource_request {
         if *method == Method::GET {
             if let Some(resp) = discovery::legacy(map, path) {
@@ -87,89 +96,70 @@ async fn dispatch(
         }
         return Err(ApiError::no_route(path));
     }
-    let Some(r) = map.get(&info.group, &info.version, &info.resource) else {
+    let Some(scope) = map.scope(&info.group, &info.version, &info.resource) else {
         return Err(ApiError::no_route(path));
     };
     // A deprecated version's `Warning` on every answer, errors included (apiextensions-apiserver's
     // `customresource_handler.go` adds it before serving the request).
-    if let Some(warning) = &r.deprecation_warning {
+    if let Some(warning) = &scope.deprecation_warning {
         warnings.add(warning);
     }
-    async {
-        let sub = match info.subresource.as_str() {
-            "" => Subresource::Main,
-            "status" if r.description.has_status() => Subresource::Status,
-            _ => return Err(ApiError::no_route(path)),
-        };
-        if !r.description.namespaced && !info.namespace.is_empty() {
-            return Err(ApiError::no_route(path));
-        }
-        if r.description.namespaced && info.namespace.is_empty() && !info.name.is_empty() {
-            return Err(ApiError::no_route(path));
-        }
-        let watch = info.long_running;
-        let out = response::output(headers, q)?;
-        if r.read_only && *method != Method::GET {
-            return Err(ApiError::method_not_supported(
-                &r.gr,
-                &method.as_str().to_lowercase(),
-            ));
-        }
-        let (ns, name) = (info.namespace.clone(), info.name.clone());
-        // The request's admission, for the Store to run (writes only).
-        let admission = || {
-            state.admission.bind(AdmissionRequest {
-                store: r.clone(),
-                snapshot: snapshot.clone(),
-                namespace: ns.clone(),
-                name: name.clone(),
-                subresource: info.subresource.clone(),
-                user: user.clone(),
-                // An invalid `dryRun` is refused by the handler before the Store runs anything.
-                dry_run: options::is_dry_run(q).unwrap_or(false),
-            })
-        };
-        match *method {
-            Method::GET if watch => watch::watch(state, &r, &ns, &name, q, out).await,
-            Method::GET if !name.is_empty() => get::get(&r, &ns, &name, q, out).await,
-            Method::GET => get::list(&r, &ns, q, out).await,
-            Method::POST if name.is_empty() && sub == Subresource::Main => {
-                create::create(&r, &ns, &body, headers, q, out, admission()).await
-            }
-            Method::PUT if !name.is_empty() => {
-                update::update(&r, &ns, &name, sub, &body, headers, q, out, admission()).await
-            }
-            Method::PATCH if !name.is_empty() => {
-                patch::patch(&r, &ns, &name, sub, &body, headers, q, out, admission()).await
-            }
-            Method::DELETE if !name.is_empty() && sub == Subresource::Main => {
-                delete::delete(&r, &ns, &name, &body, q, out, admission()).await
-            }
-            // Namespaces have no deletecollection in kube (405): it would bypass their lifecycle.
-            Method::DELETE if name.is_empty() && r.is_namespaces() => {
-                Err(ApiError::method_not_supported(&r.gr, "deletecollection"))
-            }
-            Method::DELETE if name.is_empty() && sub == Subresource::Main => {
-                delete::delete_collection(&r, &ns, &body, q, admission()).await
-            }
-            _ => Err(ApiError::method_not_supported(&r.gr, method.as_str())),
-        }
+    let r = &scope.store;
+    let subresource = match info.subresource.as_str() {
+        "" => Subresource::Main,
+        "status" if r.description.has_status() => Subresource::Status,
+        _ => return Err(ApiError::no_route(path)),
+    };
+    if !r.description.namespaced && !info.namespace.is_empty() {
+        return Err(ApiError::no_route(path));
     }
-    .await
-}
-
-/// The request's `User-Agent` (empty when absent or not text).
-pub fn user_agent(headers: &axum::http::HeaderMap) -> &str {
-    headers
-        .get("user-agent")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-}
-
-/// The subresource's name in `managedFields` (`""` for the object itself).
-pub fn subresource_name(sub: crate::registry::store::Subresource) -> &'static str {
-    match sub {
-        crate::registry::store::Subresource::Main => "",
-        crate::registry::store::Subresource::Status => "status",
+    if r.description.namespaced && info.namespace.is_empty() && !info.name.is_empty() {
+        return Err(ApiError::no_route(path));
+    }
+    let output = response::output(headers, &info.query)?;
+    if r.read_only && *method != Method::GET {
+        return Err(ApiError::method_not_supported(
+            &r.gr,
+            &method.as_str().to_lowercase(),
+        ));
+    }
+    let req = Request {
+        info,
+        subresource,
+        headers,
+        user,
+        output,
+        body,
+    };
+    // The request's admission, for the Store to run (writes only).
+    let admission = || {
+        state.admission.bind(AdmissionRequest {
+            store: r.clone(),
+            snapshot: snapshot.clone(),
+            namespace: info.namespace.clone(),
+            name: info.name.clone(),
+            subresource: info.subresource.clone(),
+            user: user.clone(),
+            // An invalid `dryRun` is refused by the handler before the Store runs anything.
+            dry_run: options::is_dry_run(&info.query).unwrap_or(false),
+        })
+    };
+    let (named, main) = (!info.name.is_empty(), subresource == Subresource::Main);
+    match *method {
+        Method::GET if info.long_running => watch::watch(state, &scope, &req).await,
+        Method::GET if named => get::get(&scope, &req).await,
+        Method::GET => get::list(&scope, &req).await,
+        Method::POST if !named && main => create::create(&scope, &req, admission()).await,
+        Method::PUT if named => update::update(&scope, &req, admission()).await,
+        Method::PATCH if named => patch::patch(&scope, &req, admission()).await,
+        Method::DELETE if named && main => delete::delete(&scope, &req, admission()).await,
+        // Namespaces have no deletecollection in kube (405): it would bypass their lifecycle.
+        Method::DELETE if !named && r.is_namespaces() => {
+            Err(ApiError::method_not_supported(&r.gr, "deletecollection"))
+        }
+        Method::DELETE if !named && main => {
+            delete::delete_collection(&scope, &req, admission()).await
+        }
+        _ => Err(ApiError::method_not_supported(&r.gr, method.as_str())),
     }
 }

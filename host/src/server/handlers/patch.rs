@@ -6,128 +6,100 @@
 //! (`crate::fieldmanager`), which also records every other patch's manager. Custom groups answer 415 to strategic merge patch, as kube-apiserver does for
 //! custom resources.
 
+use super::request::Request;
 use crate::limits::{self, Exceeded};
-use crate::registry::converter::Sharing;
+use crate::registry::RequestScope;
+use crate::server::options::{OptionsKind, WriteOptions};
 use crate::status::{ApiError, ApiResult};
 use crate::strategy::ResourceDescription;
 use json_patch::jsonptr::Pointer;
 use json_patch::PatchOperation;
 use serde_json::{Map, Value};
-use std::collections::HashMap;
 use std::sync::Arc;
 use wasm_apiserver_apimachinery::GroupResource;
 
 pub use crate::registry::store::PatchFn;
 
-/// `PatchResource`: the patch type from the `Content-Type` ([`patcher`]), one registry update
-/// that applies it to the current object (admission then runs in the Store on the patched
-/// and the current object). Errors: `fieldValidation`'s and `dryRun`'s 400/422,
-/// a body over [`limits::MAX_BODY_BYTES`] (413), the patcher's, the registry's.
-#[allow(clippy::too_many_arguments)]
+/// `PatchResource`: the options decoded and validated first, the patch type from the
+/// `Content-Type` ([`patcher`]), one registry update that applies it to the current object in
+/// the request's version (the scope decodes the result to the storage version; admission then
+/// runs in the Store on the patched and the current object). Errors: the options'
+/// ([`WriteOptions::decode`]), a body over [`limits::MAX_BODY_BYTES`] (413), the patcher's, the
+/// registry's.
 pub async fn patch(
-    r: &crate::registry::Store,
-    ns: &str,
-    name: &str,
-    sub: crate::registry::store::Subresource,
-    body: &axum::body::Bytes,
-    headers: &axum::http::HeaderMap,
-    q: &HashMap<String, String>,
-    out: super::response::Output,
+    scope: &Arc<RequestScope>,
+    req: &Request<'_>,
     admission: Option<Arc<dyn crate::registry::WriteAdmission>>,
 ) -> ApiResult<axum::response::Response> {
-    crate::server::options::field_validation(q, crate::server::options::WriteOptions::Patch)?;
-    let ct = headers
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_string();
-    if body.len() > limits::MAX_BODY_BYTES {
+    let ct = req.content_type();
+    let apply = ct.starts_with("application/apply-patch+");
+    let options = WriteOptions::decode(req.query(), req.user_agent(), OptionsKind::Patch, apply)?;
+    if req.body.len() > limits::MAX_BODY_BYTES {
         return Err(ApiError::request_entity_too_large(&format!(
             "limit is {}",
             limits::MAX_BODY_BYTES
         )));
     }
-    let apply = ct.starts_with("application/apply-patch+");
-    let manager = crate::server::options::field_manager(
-        q,
-        super::user_agent(headers),
-        crate::server::options::WriteOptions::Patch,
-        apply,
-    )?;
-    let subresource = super::subresource_name(sub);
-    let (mut patch_fn, force_create) = patcher(
+    let r = &scope.store;
+    let (patch_fn, force_create) = patcher(
         &r.description,
         &r.gr,
         &ct,
-        body,
-        q,
+        &req.body,
         &Applier {
-            field_manager: r.field_manager.clone(),
-            manager: manager.clone(),
-            subresource,
+            field_manager: scope.field_manager.clone(),
+            manager: options.field_manager.clone(),
+            subresource: req.subresource_name(),
+            force: options.force,
         },
     )?;
-    {
-        // The patch applies to the object in the request's version (kube's patcher works on
-        // the object decoded in the request's version), whose type meta it may not change
-        // (the decoder's check, as on a create or update); the hooks then see the result in
-        // the storage version. Runs in the registry's blocking task.
-        let inner = patch_fn;
-        let converter = r.converter.clone();
-        let (d, gk) = (r.description.clone(), r.gk.clone());
-        patch_fn = Arc::new(move |current: &Value| {
-            let mut patched = if current.is_null() || !converter.needs_conversion(current) {
-                inner(current)?
-            } else {
-                inner(&*converter.from_storage_ref(current, Sharing::Stored)?)?
-            };
-            super::body::check_kind(&d, &gk, &mut patched)?;
-            converter.to_storage(patched)
-        });
-    }
-    {
-        // patch.go `applyPatch`: a patch that would create an object naming a uid is a
-        // conflict (only apply creates).
-        let inner = patch_fn;
-        let (gr, name) = (r.gr.clone(), name.to_string());
-        patch_fn = Arc::new(move |current: &Value| {
-            let new = inner(current)?;
-            let uid = new
-                .pointer("/metadata/uid")
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            if current.is_null() && !uid.is_empty() {
-                return Err(ApiError::conflict(
-                    &gr,
-                    &name,
-                    &format!("uid mismatch: the provided object specified uid {uid}, and no existing object was found"),
-                ));
-            }
-            Ok(new)
-        });
-    }
+    // The patch applies to the object in the request's version, whose type meta it may not
+    // change (the decoder's check, as on a create or update); the hooks then see the result
+    // in the storage version.
+    let (d, gk) = (r.description.clone(), r.gk.clone());
+    let patch_fn = scope.decode_patch(patch_fn, move |patched| {
+        super::body::check_kind(&d, &gk, patched)
+    });
+    let patch_fn = uid_on_create_is_conflict(patch_fn, &r.gr, req.name());
     let opts = crate::registry::UpdateOptions {
-        subresource: sub,
+        subresource: req.subresource,
         force_allow_create: force_create,
-        dry_run: crate::server::options::is_dry_run(q)?,
+        dry_run: options.dry_run,
         // Apply records its manager in the patch; other patches when written.
-        field_manager: (!apply).then_some(manager.as_str()),
+        field_manager: (!apply).then_some(options.field_manager.as_str()),
         admission,
     };
     let res = r
         .update(
-            ns,
-            name,
+            req.namespace(),
+            req.name(),
             crate::registry::store::UpdatedObject::Patch(patch_fn),
             &opts,
         )
         .await?;
     let warnings = res.warnings.clone();
-    super::response::respond_write(r, res, out, &warnings).await
+    super::response::respond_write(scope, res, req.output, &warnings).await
+}
+
+/// patch.go `applyPatch`: a patch that would create an object naming a uid is a conflict
+/// (only apply creates).
+fn uid_on_create_is_conflict(inner: PatchFn, gr: &GroupResource, name: &str) -> PatchFn {
+    let (gr, name) = (gr.clone(), name.to_string());
+    Arc::new(move |current: &Value| {
+        let new = inner(current)?;
+        let uid = new
+            .pointer("/metadata/uid")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if current.is_null() && !uid.is_empty() {
+            return Err(ApiError::conflict(
+                &gr,
+                &name,
+                &format!("uid mismatch: the provided object specified uid {uid}, and no existing object was found"),
+            ));
+        }
+        Ok(new)
+    })
 }
 
 fn invalid_patch(msg: impl std::fmt::Display) -> ApiError {
@@ -140,15 +112,17 @@ fn invalid_patch(msg: impl std::fmt::Display) -> ApiError {
     }
 }
 
-/// Who applies a server-side apply patch: the resource's field manager, the request's manager
-/// and the subresource (`""` or `status`).
+/// Who applies a server-side apply patch: the resource's field manager, the request's manager,
+/// the subresource (`""` or `status`) and whether conflicts are forced.
 pub struct Applier {
-    /// The resource's field manager.
+    /// The field manager of the request's version.
     pub field_manager: Arc<crate::fieldmanager::FieldManager>,
     /// `fieldManager` (validated, non-empty for apply).
     pub manager: String,
     /// The subresource written through.
     pub subresource: &'static str,
+    /// `force=true`: take conflicting fields from their managers.
+    pub force: bool,
 }
 
 /// Build the patch function for a content type. Returns it and whether the patch may create
@@ -159,7 +133,6 @@ pub fn patcher(
     gr: &GroupResource,
     content_type: &str,
     body: &[u8],
-    q: &HashMap<String, String>,
     applier: &Applier,
 ) -> ApiResult<(PatchFn, bool)> {
     let gr = gr.clone();
@@ -232,7 +205,7 @@ pub fn patcher(
                     v
                 }
             };
-            let force = crate::server::options::query_bool(q, "force").unwrap_or(false);
+            let force = applier.force;
             let fm = applier.field_manager.clone();
             let (manager, subresource) = (applier.manager.clone(), applier.subresource);
             // `applyPatcher`: the field manager merges the configuration into the current

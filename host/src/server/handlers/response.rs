@@ -5,12 +5,13 @@
 use crate::registry::converter::Sharing;
 use crate::registry::store::{list_meta, WriteResult};
 use crate::registry::table::{self, IncludeObject};
-use crate::registry::Store;
+use crate::registry::RequestScope;
 use crate::server::options::Query;
 use crate::status::{ApiError, ApiResult};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
+use std::sync::Arc;
 use wasm_apiserver_storage::SharedListResult;
 
 /// How a client wants objects back.
@@ -23,6 +24,8 @@ pub enum Output {
     Table(IncludeObject),
 }
 
+/// The output the `Accept` header asks for: a Table (`as=Table;g=meta.k8s.io;v=v1`, with
+/// `includeObject` from the query) or JSON. Errors: an `includeObject` kube does not know.
 pub fn output(headers: &HeaderMap, q: &Query) -> ApiResult<Output> {
     let accept = headers
         .get("accept")
@@ -41,6 +44,7 @@ pub fn output(headers: &HeaderMap, q: &Query) -> ApiResult<Output> {
     })
 }
 
+/// A JSON answer with `code` and one `Warning` header per warning.
 pub fn json_response(code: StatusCode, body: &Value, warnings: &[String]) -> Response {
     let mut resp = (code, axum::Json(body)).into_response();
     append_warnings(&mut resp, warnings);
@@ -73,10 +77,11 @@ pub fn json_bytes_response(body: Vec<u8>) -> Response {
 /// written straight from the list's items: objects read from storage are copied from their
 /// stored bytes (the backend's or the watch cache's) with their resourceVersion spliced in,
 /// decoded ones serialized as they are, so no list builds a `Value` per object — except in a
-/// version other than the storage version, where each item is converted ([`Store::converter`];
-/// blocking). Errors: a corrupt stored object answers 500, as kube-apiserver's list does when an
-/// object fails to decode; so does a conversion that fails.
-pub fn list_body(r: &Store, list: &SharedListResult) -> ApiResult<Vec<u8>> {
+/// version other than the storage version, where each item is encoded through the scope
+/// (blocking). Errors: a corrupt stored object answers 500, as kube-apiserver's list does when
+/// an object fails to decode; so does a conversion that fails.
+pub fn list_body(scope: &RequestScope, list: &SharedListResult) -> ApiResult<Vec<u8>> {
+    let r = &scope.store;
     let head = json!({"apiVersion": r.description.api_version(), "kind": r.description.list_kind,
                       "metadata": list_meta(list)});
     let mut out = serde_json::to_vec(&head).map_err(ApiError::internal)?;
@@ -86,14 +91,14 @@ pub fn list_body(r: &Store, list: &SharedListResult) -> ApiResult<Vec<u8>> {
         if i > 0 {
             out.push(b',');
         }
-        if !r.converter.may_convert(item) {
+        if !scope.must_encode(item) {
             item.write_json(&mut out)
                 .map_err(|e| ApiError::from_storage(&e, &r.gr, ""))?;
         } else {
             let stored = item
                 .to_arc()
                 .map_err(|e| ApiError::from_storage(&e, &r.gr, ""))?;
-            let converted = r.converter.from_storage(&stored, Sharing::Stored)?;
+            let converted = scope.encode_blocking(&stored, Sharing::Stored)?;
             serde_json::to_writer(&mut out, &*converted).map_err(ApiError::internal)?;
         }
     }
@@ -104,7 +109,7 @@ pub fn list_body(r: &Store, list: &SharedListResult) -> ApiResult<Vec<u8>> {
 /// An object answer: `obj` (in the storage version, as the registry returns it) in the
 /// request's version, as JSON or a one-row Table. Errors: the conversion's, the Table's.
 pub async fn respond_object(
-    r: &Store,
+    scope: &Arc<RequestScope>,
     obj: Value,
     out: Output,
     code: StatusCode,
@@ -113,21 +118,20 @@ pub async fn respond_object(
     match out {
         // A write's answer: its resourceVersion may name other content (a dry run's).
         Output::Json => {
-            let obj = r
-                .converter
-                .from_storage_async(std::sync::Arc::new(obj), Sharing::No)
-                .await?;
+            let obj = scope.encode(Arc::new(obj), Sharing::No).await?;
             Ok(json_response(code, &obj, warnings))
         }
         Output::Table(include) => {
-            let t = table::object_table(r, &obj, true, include, Sharing::No).await?;
+            let t = table::object_table(scope, &obj, true, include, Sharing::No).await?;
             Ok(json_response(code, &t, warnings))
         }
     }
 }
 
+/// A write's answer: 201 when it created, else 200, with the object as
+/// [`respond_object`] writes it.
 pub async fn respond_write(
-    r: &Store,
+    scope: &Arc<RequestScope>,
     res: WriteResult,
     out: Output,
     warnings: &[String],
@@ -137,5 +141,5 @@ pub async fn respond_write(
     } else {
         StatusCode::OK
     };
-    respond_object(r, res.object, out, code, warnings).await
+    respond_object(scope, res.object, out, code, warnings).await
 }

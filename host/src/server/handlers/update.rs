@@ -2,46 +2,43 @@
 //! `UpdateResource`): decode, one registry update, 200 (or 201 when it created).
 
 use super::body::decode_object;
-use super::response::{respond_write, Output};
-use super::user_agent;
-use crate::registry::store::{Subresource, UpdatedObject};
-use crate::registry::{Store, UpdateOptions, WriteAdmission};
-use crate::server::options::Query;
-use crate::server::options::{self, WriteOptions};
+use super::request::Request;
+use super::response::respond_write;
+use crate::registry::store::UpdatedObject;
+use crate::registry::{RequestScope, UpdateOptions, WriteAdmission};
+use crate::server::options::{OptionsKind, WriteOptions};
 use crate::status::ApiResult;
-use axum::body::Bytes;
-use axum::http::HeaderMap;
 use axum::response::Response;
 use std::sync::Arc;
 
 /// `UpdateResource`; the Store runs `admission` inside the update, with the current object.
-/// Errors: the body's ([`decode_object`]), `dryRun`'s, admission's and the registry's.
-#[allow(clippy::too_many_arguments)]
+/// Errors: the options' ([`WriteOptions::decode`]), the body's ([`decode_object`]),
+/// admission's and the registry's.
 pub async fn update(
-    r: &Store,
-    ns: &str,
-    name: &str,
-    sub: Subresource,
-    body: &Bytes,
-    headers: &HeaderMap,
-    q: &Query,
-    out: Output,
+    scope: &Arc<RequestScope>,
+    req: &Request<'_>,
     admission: Option<Arc<dyn WriteAdmission>>,
 ) -> ApiResult<Response> {
-    let manager = options::field_manager(q, user_agent(headers), WriteOptions::Update, false)?;
-    let (obj, mut warnings) = decode_object(r, body, headers, q, WriteOptions::Update)?;
+    let options = WriteOptions::decode(req.query(), req.user_agent(), OptionsKind::Update, false)?;
+    let (obj, mut warnings) = decode_object(scope, req, &options)?;
     // Every hook sees the storage version.
-    let obj = r.converter.to_storage_async(obj).await?;
+    let obj = scope.decode(obj).await?;
     let opts = UpdateOptions {
-        subresource: sub,
+        subresource: req.subresource,
         force_allow_create: false,
-        dry_run: options::is_dry_run(q)?,
-        field_manager: Some(&manager),
+        dry_run: options.dry_run,
+        field_manager: Some(&options.field_manager),
         admission,
     };
-    let res = r
-        .update(ns, name, UpdatedObject::Replace(obj), &opts)
+    let res = scope
+        .store
+        .update(
+            req.namespace(),
+            req.name(),
+            UpdatedObject::Replace(obj),
+            &opts,
+        )
         .await?;
     warnings.extend(res.warnings.iter().cloned());
-    respond_write(r, res, out, &warnings).await
+    respond_write(scope, res, req.output, &warnings).await
 }

@@ -1,11 +1,11 @@
 //! `?watch=true` and `/watch/` paths (`k8s.io/apiserver/pkg/endpoints/handlers/watch.go`
 //! `serveWatch`): chunked, newline-delimited `metav1.WatchEvent`s.
 
+use super::request::Request;
 use super::response::Output;
 use crate::registry::converter::Sharing;
-use crate::registry::{table, Store};
+use crate::registry::{table, RequestScope};
 use crate::server::options;
-use crate::server::options::Query;
 use crate::server::state::AppState;
 use crate::status::{ApiError, ApiResult};
 use axum::body::{Body, Bytes};
@@ -21,18 +21,16 @@ use wasm_apiserver_storage::{SharedObject, StorageError, WatchEvent};
 /// storage watch ends.
 pub async fn watch(
     state: &Arc<AppState>,
-    r: &Arc<Store>,
-    ns: &str,
-    name: &str,
-    q: &Query,
-    out: Output,
+    scope: &Arc<RequestScope>,
+    req: &Request<'_>,
 ) -> ApiResult<Response> {
-    let mut opts = options::list_options(r, q, true)?.with_name(name);
+    let (q, out) = (req.query(), req.output);
+    let mut opts = options::list_options(&scope.store, q, true)?.with_name(req.name());
     let timeout = options::watch_duration(options::timeout_seconds(q)?, state.watch_timeout);
     let deadline = tokio::time::Instant::now() + timeout;
     opts.watch_deadline = Some(deadline);
-    let events = r.watch(ns, &opts).await?;
-    let r = r.clone();
+    let events = scope.store.watch(req.namespace(), &opts).await?;
+    let scope = scope.clone();
     let state = state.clone();
     let shutdown = state.shutdown.clone();
     let stream =
@@ -40,13 +38,13 @@ pub async fn watch(
             let mut shutdown = shutdown.clone();
             // Table cells come from the plugin version serving now: a reload switches the
             // columns of an open watch (the storage, and so the watch, are unchanged).
-            let d = &r.description;
-            let r = state
+            let d = &scope.store.description;
+            let scope = state
                 .served
                 .load()
                 .resources
-                .get(&d.group, &d.version, &d.plural)
-                .unwrap_or_else(|| r.clone());
+                .scope(&d.group, &d.version, &d.plural)
+                .unwrap_or_else(|| scope.clone());
             async move {
                 if done {
                     return None;
@@ -66,12 +64,14 @@ pub async fn watch(
                     WatchEvent::Bookmark(mut o) => {
                         // A bookmark names the watched version (kube's are objects of the
                         // request's kind and version).
-                        o["apiVersion"] = json!(r.converter.api_version);
+                        o["apiVersion"] = json!(scope.api_version());
                         ("BOOKMARK", o.into())
                     }
                     WatchEvent::Error(e) => (
                         "ERROR",
-                        ApiError::from_storage(&e, &r.gr, "").status().into(),
+                        ApiError::from_storage(&e, scope.resource(), "")
+                            .status()
+                            .into(),
                     ),
                 };
                 let is_error = kind == "ERROR";
@@ -87,22 +87,22 @@ pub async fn watch(
                     (out, is_error, kind == "BOOKMARK")
                 {
                     let row = match object.to_arc() {
-                        Ok(obj) => table::object_table(&r, &obj, first, include, sharing).await,
-                        Err(e) => Err(ApiError::from_storage(&e, &r.gr, "")),
+                        Ok(obj) => table::object_table(&scope, &obj, first, include, sharing).await,
+                        Err(e) => Err(ApiError::from_storage(&e, scope.resource(), "")),
                     };
                     row.map(|t| {
                         (json!({"type": kind, "object": t}).to_string() + "\n").into_bytes()
                     })
-                } else if is_error || kind == "BOOKMARK" || !r.converter.may_convert(&object) {
-                    watch_line(kind, &object).map_err(|e| ApiError::from_storage(&e, &r.gr, ""))
+                } else if is_error || kind == "BOOKMARK" || !scope.must_encode(&object) {
+                    watch_line(kind, &object)
+                        .map_err(|e| ApiError::from_storage(&e, scope.resource(), ""))
                 } else {
                     match object.to_arc() {
-                        Ok(stored) => r
-                            .converter
-                            .event_async(stored, sharing)
+                        Ok(stored) => scope
+                            .encode_event(stored, sharing)
                             .await
                             .map(|c| line_of_json(kind, c.json())),
-                        Err(e) => Err(ApiError::from_storage(&e, &r.gr, "")),
+                        Err(e) => Err(ApiError::from_storage(&e, scope.resource(), "")),
                     }
                 };
                 let line = match line {
