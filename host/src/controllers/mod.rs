@@ -7,7 +7,7 @@
 //!   exist (`pkg/controlplane/controller/systemnamespaces`, the `kubernetes` service
 //!   controller for `default`).
 //! - `namespace.rs`: the namespace controller (`pkg/controller/namespace`).
-//! - `garbage_collector.rs`: the garbage collector (`pkg/controller/garbagecollector`):
+//! - `garbage_collector/`: the garbage collector (`pkg/controller/garbagecollector`):
 //!   dependents deleted or orphaned after their owners, from `ownerReferences`.
 //! - `leader_election.rs`: one server per store runs the last two, the holder of a Lease
 //!   (kube-controller-manager's `--leader-elect`).

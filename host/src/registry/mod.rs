@@ -38,6 +38,8 @@ pub mod rest;
 pub mod snapshot;
 pub mod store;
 pub mod table;
+#[cfg(test)]
+pub(crate) mod testing;
 pub mod tracking;
 pub mod write_admission;
 pub mod write_options;

@@ -799,3 +799,271 @@ impl Store {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The Store with a native strategy over a real embedded store (upstream's
+    //! `registry/generic/registry/store_test.go`, rewritten for this Store's rules).
+    use super::super::deletion::{DeleteOptions, DeleteResult};
+    use super::super::testing::{widget, widgets_store, Widgets};
+    use super::*;
+    use crate::registry::{CreateOptions, UpdateOptions, WriteAdmission};
+    use futures::future::BoxFuture;
+    use serde_json::json;
+
+    /// Admission that records its stages in the strategy's log, labels what it admits and
+    /// refuses what `refuse` names.
+    #[derive(Debug)]
+    struct Recorder {
+        log: Arc<Widgets>,
+        refuse: &'static str,
+    }
+
+    impl WriteAdmission for Recorder {
+        fn admit<'a>(
+            &'a self,
+            object: &'a mut Value,
+            _: Option<&'a Value>,
+        ) -> BoxFuture<'a, ApiResult<()>> {
+            self.log.calls.lock().unwrap().push("admit");
+            object["metadata"]["labels"] = json!({"admitted": "yes"});
+            Box::pin(async { Ok(()) })
+        }
+        fn validate<'a>(
+            &'a self,
+            object: &'a Value,
+            _: Option<&'a Value>,
+        ) -> BoxFuture<'a, ApiResult<()>> {
+            self.log.calls.lock().unwrap().push("validate admission");
+            let refuse = accessor(object).name() == self.refuse;
+            Box::pin(async move {
+                match refuse {
+                    true => Err(ApiError::bad_request("refused by admission")),
+                    false => Ok(()),
+                }
+            })
+        }
+        fn admit_delete<'a>(&'a self, _: &'a Value) -> BoxFuture<'a, ApiResult<()>> {
+            self.log.calls.lock().unwrap().push("admit delete");
+            Box::pin(async { Ok(()) })
+        }
+    }
+
+    fn with_admission(log: &Arc<Widgets>, refuse: &'static str) -> Option<Arc<dyn WriteAdmission>> {
+        Some(Arc::new(Recorder {
+            log: log.clone(),
+            refuse,
+        }))
+    }
+
+    #[tokio::test]
+    async fn create_runs_admission_and_the_hooks_in_kubes_order() {
+        let (_dir, strategy, store) = widgets_store().await;
+        let mut w = widget("a", "small");
+        w["status"] = json!({"ready": true});
+        let opts = CreateOptions {
+            admission: with_admission(&strategy, ""),
+            ..CreateOptions::host()
+        };
+        let res = store.create("default", w, &opts).await.unwrap();
+        assert_eq!(
+            strategy.take_calls(),
+            [
+                "admit",
+                "prepare_for_create",
+                "validate",
+                "warnings_on_create",
+                "canonicalize",
+                "validate admission"
+            ]
+        );
+        let meta = accessor(&res.object);
+        assert!(!meta.uid().is_empty() && !meta.resource_version().is_empty());
+        assert!(!meta.creation_timestamp().is_empty());
+        // The strategy saw what admission changed; it dropped the status and defaulted.
+        assert_eq!(res.object["metadata"]["labels"]["admitted"], "yes");
+        assert_eq!(res.object.get("status"), None);
+        assert_eq!(res.object["spec"]["color"], "blue");
+        assert_eq!(store.get("default", "a", "").await.unwrap(), res.object);
+        // The same name again: AlreadyExists.
+        let again = store
+            .create("default", widget("a", "small"), &CreateOptions::host())
+            .await
+            .unwrap_err();
+        assert_eq!((again.code, again.reason), (409, "AlreadyExists"));
+    }
+
+    #[tokio::test]
+    async fn refused_creates_store_nothing() {
+        let (_dir, strategy, store) = widgets_store().await;
+        let e = store
+            .create("default", widget("bad", "huge"), &CreateOptions::host())
+            .await
+            .unwrap_err();
+        assert_eq!((e.code, e.reason), (422, "Invalid"));
+        assert!(
+            e.message.contains("spec.size: Unsupported value: \"huge\""),
+            "{}",
+            e.message
+        );
+        let opts = CreateOptions {
+            admission: with_admission(&strategy, "no"),
+            ..CreateOptions::host()
+        };
+        let e = store
+            .create("default", widget("no", "small"), &opts)
+            .await
+            .unwrap_err();
+        assert_eq!(e.message, "refused by admission");
+        let dry = CreateOptions {
+            dry_run: true,
+            ..CreateOptions::host()
+        };
+        let res = store
+            .create("default", widget("dry", "small"), &dry)
+            .await
+            .unwrap();
+        assert_eq!(
+            res.object["spec"]["color"], "blue",
+            "a dry run answers the object"
+        );
+        for name in ["bad", "no", "dry"] {
+            let e = store.get("default", name, "").await.unwrap_err();
+            assert_eq!(e.code, 404, "{name} was stored");
+        }
+    }
+
+    #[tokio::test]
+    async fn generate_name_gets_a_suffix() {
+        let (_dir, _strategy, store) = widgets_store().await;
+        let mut w = widget("", "small");
+        w["metadata"] = json!({"generateName": "w-", "namespace": "default"});
+        let res = store
+            .create("default", w, &CreateOptions::host())
+            .await
+            .unwrap();
+        let name = accessor(&res.object).name().to_string();
+        assert!(name.starts_with("w-") && name.len() == 7, "{name}");
+    }
+
+    #[tokio::test]
+    async fn updates_keep_what_their_strategy_keeps_and_check_resource_versions() {
+        let (_dir, strategy, store) = widgets_store().await;
+        let created = store
+            .create("default", widget("a", "small"), &CreateOptions::host())
+            .await
+            .unwrap()
+            .object;
+        // The status through /status; the spec there is kept.
+        let mut s = created.clone();
+        s["status"] = json!({"ready": true});
+        s["spec"]["size"] = json!("large");
+        let after_status = store
+            .update(
+                "default",
+                "a",
+                UpdatedObject::Replace(s),
+                &UpdateOptions::host(Subresource::Status),
+            )
+            .await
+            .unwrap()
+            .object;
+        assert_eq!(after_status["status"]["ready"], true);
+        assert_eq!(after_status["spec"]["size"], "small");
+        // The main resource keeps the status, admission runs inside the update.
+        strategy.take_calls();
+        let mut u = after_status.clone();
+        u["spec"]["size"] = json!("medium");
+        u.as_object_mut().unwrap().remove("status");
+        let opts = UpdateOptions {
+            admission: with_admission(&strategy, ""),
+            ..UpdateOptions::host(Subresource::Main)
+        };
+        let updated = store
+            .update("default", "a", UpdatedObject::Replace(u), &opts)
+            .await
+            .unwrap();
+        assert!(!updated.created);
+        assert_eq!(updated.object["spec"]["size"], "medium");
+        assert_eq!(updated.object["status"]["ready"], true);
+        assert_eq!(
+            strategy.take_calls(),
+            [
+                "admit",
+                "prepare_for_update",
+                "validate_update",
+                "canonicalize",
+                "validate admission"
+            ]
+        );
+        // A stale resourceVersion: Conflict, as GuaranteedUpdate's precondition.
+        let mut stale = created.clone();
+        stale["spec"]["size"] = json!("large");
+        let e = store
+            .update(
+                "default",
+                "a",
+                UpdatedObject::Replace(stale),
+                &UpdateOptions::host(Subresource::Main),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!((e.code, e.reason), (409, "Conflict"));
+        // No create-on-update for this strategy.
+        let e = store
+            .update(
+                "default",
+                "missing",
+                UpdatedObject::Replace(widget("missing", "small")),
+                &UpdateOptions::host(Subresource::Main),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, 404);
+    }
+
+    #[tokio::test]
+    async fn a_finalizer_holds_a_deleted_object_until_it_is_removed() {
+        let (_dir, strategy, store) = widgets_store().await;
+        let mut w = widget("a", "small");
+        w["metadata"]["finalizers"] = json!(["example.dev/hold"]);
+        store
+            .create("default", w, &CreateOptions::host())
+            .await
+            .unwrap();
+        let opts = DeleteOptions {
+            admission: with_admission(&strategy, ""),
+            ..Default::default()
+        };
+        strategy.take_calls();
+        let pending = match store.delete("default", "a", &opts).await.unwrap() {
+            DeleteResult::Pending(o) => o,
+            DeleteResult::Deleted(_) => panic!("deleted despite its finalizer"),
+        };
+        assert!(strategy.take_calls().contains(&"admit delete"));
+        assert!(accessor(&pending).is_terminating());
+        // The finalizer removed: the update deletes it (ShouldDeleteDuringUpdate).
+        let mut done = pending.clone();
+        done["metadata"]["finalizers"] = json!([]);
+        store
+            .update(
+                "default",
+                "a",
+                UpdatedObject::Replace(done),
+                &UpdateOptions::host(Subresource::Main),
+            )
+            .await
+            .unwrap();
+        assert_eq!(store.get("default", "a", "").await.unwrap_err().code, 404);
+        // Without finalizers: gone at once.
+        store
+            .create("default", widget("b", "small"), &CreateOptions::host())
+            .await
+            .unwrap();
+        let gone = store
+            .delete("default", "b", &DeleteOptions::default())
+            .await
+            .unwrap();
+        assert!(matches!(gone, DeleteResult::Deleted(_)));
+    }
+}

@@ -12,8 +12,8 @@
 //!   terminates all watchers on re-initialisation — and the resource is listed again, with an
 //!   exponential backoff while listing or watching fails. Reads meanwhile go to the storage.
 
+use super::cacher::Shared;
 use super::watch_cache::{self, Entry, Prepared};
-use super::Shared;
 use crate::errors::StorageError;
 use crate::interfaces::{ListOptions, WatchEvent, WatchStream};
 use std::sync::atomic::Ordering;

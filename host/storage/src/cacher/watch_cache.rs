@@ -12,7 +12,7 @@
 //! attributes and then drops the decoded form. Readers get the bytes shared; JSON responses
 //! are written from them ([`SharedObject::write_json`]), other encodings decode them.
 
-use super::CacherConfig;
+use super::cacher::CacherConfig;
 use crate::continue_token;
 use crate::errors::{Result, StorageError};
 use crate::interfaces::{ListResult, WatchEvent};

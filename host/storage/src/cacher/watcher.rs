@@ -15,8 +15,8 @@
 //! stays full longer than `slow_watcher_timeout`, when the watcher fell behind the ring buffer,
 //! or when the cache is re-listed; the client then re-watches or re-lists.
 
+use super::cacher::Shared;
 use super::watch_cache::{matches, CacheEvent, EventKind, Scope};
-use super::Shared;
 use crate::errors::Result;
 use crate::interfaces::WatchEvent;
 use crate::selection::SelectionPredicate;
