@@ -1,221 +1,61 @@
-//! Prometheus metrics served at `/metrics`, named as kube-apiserver names its own where one
-//! exists (`apiserver_request_total`, `apiserver_request_duration_seconds`), plus the plugin
-//! runtime's (`wasm_apiserver_plugin_call_duration_seconds`, by plugin and hook, and
-//! `wasm_apiserver_plugin_faults_total`).
+//! The process's metrics registry, served at `/metrics` (kube's
+//! `k8s.io/component-base/metrics/legacyregistry`): each module defines and registers its own
+//! metrics where they are counted, as upstream packages do, named as kube-apiserver names them
+//! where one exists — the request filters (`apiserver_request_total`,
+//! `apiserver_request_duration_seconds`, `authenticated_user_requests`,
+//! `authentication_attempts`, `apiserver_authorization_decisions_total`,
+//! `apiserver_dropped_requests_total`), audit (`apiserver_audit_event_total`,
+//! `apiserver_audit_error_total`), leader election (`leader_election_master_status`), the
+//! plugin runtime (`wasm_apiserver_plugin_call_duration_seconds`,
+//! `wasm_apiserver_plugin_faults_total`, `wasm_apiserver_plugin_reloads_total`) and start-up
+//! (`wasm_apiserver_server_info`). This file only registers and renders; it imports no module.
 
+use prometheus::core::Collector;
 use prometheus::{
-    Encoder, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry, TextEncoder,
+    Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGaugeVec, Opts, Registry,
+    TextEncoder,
 };
 use std::sync::OnceLock;
 
-/// The process's metrics.
-pub struct Metrics {
-    registry: Registry,
-    /// `apiserver_request_total{verb, group, resource, code}`.
-    pub requests: IntCounterVec,
-    /// `apiserver_request_duration_seconds{verb, group, resource}` (watches excluded).
-    pub request_duration: HistogramVec,
-    /// `wasm_apiserver_plugin_call_duration_seconds{plugin, hook}`.
-    pub plugin_calls: HistogramVec,
-    /// `wasm_apiserver_plugin_faults_total{plugin, hook, kind}` (trap, timeout, memory, output).
-    pub plugin_faults: IntCounterVec,
-    /// `wasm_apiserver_plugin_reloads_total{plugin, result}` (result: `success`, `failure`,
-    /// `removed`).
-    pub plugin_reloads: IntCounterVec,
-    /// `authenticated_user_requests{username}`, the user name compressed to a bounded set as
-    /// kube does (`pkg/endpoints/filters/metrics.go` `compressUsername`).
-    pub authenticated_user_requests: IntCounterVec,
-    /// `authentication_attempts{result}` (`success`, `failure`).
-    pub authentication_attempts: IntCounterVec,
-    /// `apiserver_authorization_decisions_total{decision}` (`allowed`, `denied`).
-    pub authorization_decisions: IntCounterVec,
-    /// `leader_election_master_status{name}` (client-go's): 1 while this server leads.
-    pub leader: prometheus::IntGaugeVec,
-    /// `wasm_apiserver_server_info{server_id}`: 1, naming this replica (`--server-id`).
-    pub server_info: prometheus::IntGaugeVec,
-    /// `apiserver_audit_event_total`: audit events generated.
-    pub audit_events: prometheus::IntCounter,
-    /// `apiserver_audit_error_total{plugin}`: audit events dropped (queue full, write failed).
-    pub audit_errors: IntCounterVec,
-    /// `apiserver_dropped_requests_total{request_kind}` (`readOnly`, `mutating`): answered 429
-    /// by the in-flight limits.
-    pub dropped_requests: IntCounterVec,
+/// The registry every metric of the process is registered in.
+fn registry() -> &'static Registry {
+    static R: OnceLock<Registry> = OnceLock::new();
+    R.get_or_init(Registry::new)
 }
 
-/// The global metrics, created on first use.
-pub fn metrics() -> &'static Metrics {
-    static M: OnceLock<Metrics> = OnceLock::new();
-    M.get_or_init(|| {
-        let registry = Registry::new();
-        let requests = IntCounterVec::new(
-            Opts::new("apiserver_request_total", "Counter of apiserver requests broken out by verb, group, resource and HTTP response code."),
-            &["verb", "group", "resource", "code"],
-        )
-        .expect("valid metric");
-        let request_duration = HistogramVec::new(
-            HistogramOpts::new("apiserver_request_duration_seconds", "Response latency distribution in seconds for each verb, group and resource.")
-                .buckets(vec![0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0]),
-            &["verb", "group", "resource"],
-        )
-        .expect("valid metric");
-        let plugin_calls = HistogramVec::new(
-            HistogramOpts::new("wasm_apiserver_plugin_call_duration_seconds", "Duration of strategy plugin hook calls in seconds.")
-                .buckets(vec![0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.01, 0.1, 1.0]),
-            &["plugin", "hook"],
-        )
-        .expect("valid metric");
-        let plugin_faults = IntCounterVec::new(
-            Opts::new("wasm_apiserver_plugin_faults_total", "Strategy plugin calls that failed, by plugin, hook and kind of fault."),
-            &["plugin", "hook", "kind"],
-        )
-        .expect("valid metric");
-        let plugin_reloads = IntCounterVec::new(
-            Opts::new("wasm_apiserver_plugin_reloads_total", "Plugin loads and reloads by plugin and result (success, failure, removed)."),
-            &["plugin", "result"],
-        )
-        .expect("valid metric");
-        let authenticated_user_requests = IntCounterVec::new(
-            Opts::new("authenticated_user_requests", "Counter of authenticated requests broken out by username."),
-            &["username"],
-        )
-        .expect("valid metric");
-        let authentication_attempts = IntCounterVec::new(
-            Opts::new("authentication_attempts", "Counter of authenticated attempts."),
-            &["result"],
-        )
-        .expect("valid metric");
-        let authorization_decisions = IntCounterVec::new(
-            Opts::new("apiserver_authorization_decisions_total", "Total number of terminal decisions made by the authorizer chain."),
-            &["decision"],
-        )
-        .expect("valid metric");
-        let leader = prometheus::IntGaugeVec::new(
-            Opts::new("leader_election_master_status", "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease."),
-            &["name"],
-        )
-        .expect("valid metric");
-        let server_info = prometheus::IntGaugeVec::new(
-            Opts::new("wasm_apiserver_server_info", "A metric with a constant '1' value labeled by the identity of this server among the replicas of its storage."),
-            &["server_id"],
-        )
-        .expect("valid metric");
-        let audit_events = prometheus::IntCounter::new(
-            "apiserver_audit_event_total",
-            "Counter of audit events generated and sent to the audit backend.",
-        )
-        .expect("valid metric");
-        let audit_errors = IntCounterVec::new(
-            Opts::new("apiserver_audit_error_total", "Counter of audit events that failed to be audited properly."),
-            &["plugin"],
-        )
-        .expect("valid metric");
-        let dropped_requests = IntCounterVec::new(
-            Opts::new("apiserver_dropped_requests_total", "Number of requests dropped with 'Try again later' response."),
-            &["request_kind"],
-        )
-        .expect("valid metric");
-        for c in [
-            Box::new(plugin_reloads.clone()) as Box<dyn prometheus::core::Collector>,
-            Box::new(dropped_requests.clone()),
-            Box::new(audit_events.clone()),
-            Box::new(audit_errors.clone()),
-            Box::new(leader.clone()),
-            Box::new(server_info.clone()),
-            Box::new(authenticated_user_requests.clone()),
-            Box::new(authentication_attempts.clone()),
-            Box::new(authorization_decisions.clone()),
-            Box::new(requests.clone()),
-            Box::new(request_duration.clone()),
-            Box::new(plugin_calls.clone()),
-            Box::new(plugin_faults.clone()),
-        ] {
-            registry.register(c).expect("unique metric");
-        }
-        Metrics {
-            registry,
-            requests,
-            request_duration,
-            plugin_calls,
-            plugin_faults,
-            plugin_reloads,
-            authenticated_user_requests,
-            authentication_attempts,
-            authorization_decisions,
-            audit_events,
-            audit_errors,
-            dropped_requests,
-            leader,
-            server_info,
-        }
-    })
+/// Register `c` (`legacyregistry.MustRegister`) and return it. Panics when a metric of the
+/// same name is already registered: each metric is defined once, by its module.
+pub fn register<C: Collector + Clone + 'static>(c: C) -> C {
+    registry()
+        .register(Box::new(c.clone()))
+        .expect("each metric is registered once");
+    c
 }
 
-/// Count an authenticated request by `username` (compressed: a few known names kept, an
-/// address-like name `email_id`, anything else `other`, so clients cannot grow the label set).
-pub fn authenticated_user_request(username: &str) {
-    let m = metrics();
-    m.authentication_attempts
-        .with_label_values(&["success"])
-        .inc();
-    let compressed = match username {
-        "admin"
-        | "client"
-        | "kube_proxy"
-        | "kubelet"
-        | "system:serviceaccount:kube-system:default" => username,
-        u if u.contains('@') => "email_id",
-        _ => "other",
-    };
-    m.authenticated_user_requests
-        .with_label_values(&[compressed])
-        .inc();
+/// A registered counter vector `name{labels}`.
+pub fn counter_vec(name: &str, help: &str, labels: &[&str]) -> IntCounterVec {
+    register(IntCounterVec::new(Opts::new(name, help), labels).expect("valid metric"))
 }
 
-/// Whether this server leads the lease named `lease` (one label value per lease the server
-/// contends for).
-pub fn leader(lease: &str, leading: bool) {
-    metrics()
-        .leader
-        .with_label_values(&[lease])
-        .set(leading as i64);
+/// A registered counter `name`.
+pub fn counter(name: &str, help: &str) -> IntCounter {
+    register(IntCounter::new(name, help).expect("valid metric"))
 }
 
-/// Name this server (one label value for the process's life).
-pub fn server_info(server_id: &str) {
-    metrics().server_info.with_label_values(&[server_id]).set(1);
+/// A registered gauge vector `name{labels}`.
+pub fn gauge_vec(name: &str, help: &str, labels: &[&str]) -> IntGaugeVec {
+    register(IntGaugeVec::new(Opts::new(name, help), labels).expect("valid metric"))
 }
 
-/// Count an audit event sent to the backend.
-pub fn audit_event() {
-    metrics().audit_events.inc();
-}
-
-/// Count `n` audit events lost (buffer full, serialization or write failed).
-pub fn audit_errors(n: u64) {
-    metrics().audit_errors.with_label_values(&["log"]).inc_by(n);
-}
-
-/// Count a request refused by an in-flight limit.
-pub fn dropped_request(mutating: bool) {
-    let kind = if mutating { "mutating" } else { "readOnly" };
-    metrics().dropped_requests.with_label_values(&[kind]).inc();
-}
-
-/// Count a request answered 401.
-pub fn authentication_failure() {
-    metrics()
-        .authentication_attempts
-        .with_label_values(&["failure"])
-        .inc();
-}
-
-/// Count the authorizer chain's decision on a request (allowed, or denied / no opinion).
-pub fn authorization_decision(allowed: bool) {
-    let label = if allowed { "allowed" } else { "denied" };
-    metrics()
-        .authorization_decisions
-        .with_label_values(&[label])
-        .inc();
+/// A registered histogram vector `name{labels}` with `buckets` (seconds).
+pub fn histogram_vec(name: &str, help: &str, buckets: &[f64], labels: &[&str]) -> HistogramVec {
+    register(
+        HistogramVec::new(
+            HistogramOpts::new(name, help).buckets(buckets.to_vec()),
+            labels,
+        )
+        .expect("valid metric"),
+    )
 }
 
 /// Where the watch cache's per-resource figures come from (set once by the server).
@@ -238,7 +78,7 @@ pub fn set_cache_stats_source(f: CacheStatsSource) {
 /// resource (`apiserver_watch_cache_*`, as kube-apiserver names them; `group/resource` labels).
 pub fn render() -> String {
     let mut buf = Vec::new();
-    let _ = TextEncoder::new().encode(&metrics().registry.gather(), &mut buf);
+    let _ = TextEncoder::new().encode(&registry().gather(), &mut buf);
     let mut text = String::from_utf8(buf).unwrap_or_default();
     if let Some(source) = CACHE_STATS.get() {
         let stats = source();
@@ -291,23 +131,4 @@ pub fn render() -> String {
         }
     }
     text
-}
-
-/// kube-apiserver's `verb` label for a request (`endpoints/metrics/metrics.go` `CleanVerb` over
-/// the route's action verb): `GET` (one object), `LIST`, `WATCH`, `POST`, `PUT`, `PATCH`,
-/// `APPLY` (method `APPLY`: a PATCH with an `application/apply-patch+yaml` body), `DELETE`,
-/// `DELETECOLLECTION`; anything else `other`.
-pub fn verb(method: &str, has_name: bool, watch: bool) -> &'static str {
-    match (method, has_name, watch) {
-        ("GET", _, true) => "WATCH",
-        ("GET", true, _) => "GET",
-        ("GET", false, _) => "LIST",
-        ("POST", _, _) => "POST",
-        ("PUT", _, _) => "PUT",
-        ("PATCH", _, _) => "PATCH",
-        ("APPLY", _, _) => "APPLY",
-        ("DELETE", true, _) => "DELETE",
-        ("DELETE", false, _) => "DELETECOLLECTION",
-        _ => "other",
-    }
 }

@@ -191,7 +191,19 @@ pub async fn serve_with_admission(
         .server_id
         .clone()
         .unwrap_or_else(|| server_identity(secure_address.port()));
-    crate::metrics::server_info(&server_id);
+    // `wasm_apiserver_server_info{server_id}`: 1, naming this replica (one label value per
+    // server; a test process runs several).
+    static SERVER_INFO: std::sync::OnceLock<prometheus::IntGaugeVec> = std::sync::OnceLock::new();
+    SERVER_INFO
+        .get_or_init(|| {
+            crate::metrics::gauge_vec(
+                "wasm_apiserver_server_info",
+                "A metric with a constant '1' value labeled by the identity of this server among the replicas of its storage.",
+                &["server_id"],
+            )
+        })
+        .with_label_values(&[&server_id])
+        .set(1);
     let manager = Arc::new(PluginManager::new(
         runtime,
         args.plugin_dir.clone(),

@@ -98,7 +98,7 @@ pub fn run(
                 tokio::time::sleep(jitter(elector.config.retry_period)).await;
             }
             tracing::info!(identity = %elector.config.identity, lease = %format!("{LEASE_NAMESPACE}/{LEASE_NAME}"), "leading: controllers started");
-            crate::metrics::leader(LEASE_NAME, true);
+            leader_metric(LEASE_NAME, true);
             let running = on_started_leading();
             // renew: each attempt bounded by what is left of the renew deadline (client-go's
             // PollUntilContextTimeout), a renewal counted from when its attempt started.
@@ -119,7 +119,7 @@ pub fn run(
             for task in running {
                 task.abort();
             }
-            crate::metrics::leader(LEASE_NAME, false);
+            leader_metric(LEASE_NAME, false);
             tracing::warn!(identity = %elector.config.identity, "leadership lost: controllers stopped");
         }
     });
@@ -267,6 +267,21 @@ async fn update(leases: &Store, lease: Value) -> crate::status::ApiResult<()> {
         )
         .await
         .map(|_| ())
+}
+
+/// `leader_election_master_status{name}` (client-go's `leaderelection/metrics.go`): 1 while
+/// this server leads the lease named `lease`, 0 otherwise (one label value per lease).
+fn leader_metric(lease: &str, leading: bool) {
+    static M: std::sync::OnceLock<prometheus::IntGaugeVec> = std::sync::OnceLock::new();
+    M.get_or_init(|| {
+        crate::metrics::gauge_vec(
+            "leader_election_master_status",
+            "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease.",
+            &["name"],
+        )
+    })
+    .with_label_values(&[lease])
+    .set(leading as i64);
 }
 
 #[cfg(test)]

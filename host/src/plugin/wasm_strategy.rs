@@ -143,8 +143,7 @@ impl WasmStrategy {
         let guest = warm.instance.guest();
         let started = std::time::Instant::now();
         let result = f(guest, &mut warm.store);
-        crate::metrics::metrics()
-            .plugin_calls
+        plugin_calls()
             .with_label_values(&[self.inner.name.as_str(), hook])
             .observe(started.elapsed().as_secs_f64());
         match result {
@@ -177,8 +176,7 @@ impl WasmStrategy {
                     PluginFault::BadOutput { .. } => "output",
                     PluginFault::Trap { .. } => "trap",
                 };
-                crate::metrics::metrics()
-                    .plugin_faults
+                plugin_faults()
                     .with_label_values(&[self.inner.name.as_str(), hook, kind])
                     .inc();
                 tracing::warn!(plugin = %self.inner.name, hook, error = %fault, "plugin call failed");
@@ -238,8 +236,7 @@ impl WasmStrategy {
     }
 
     fn bad_output(&self, hook: &'static str, reason: String) -> StrategyError {
-        crate::metrics::metrics()
-            .plugin_faults
+        plugin_faults()
             .with_label_values(&[self.inner.name.as_str(), hook, "output"])
             .inc();
         StrategyError::Fault(PluginFault::BadOutput {
@@ -518,4 +515,32 @@ impl Strategy for WasmStrategy {
         self.call("get-attrs", |g, s| g.get_attrs(s, &text))?
             .map_err(StrategyError::Rejected)
     }
+}
+
+/// `wasm_apiserver_plugin_call_duration_seconds{plugin, hook}`: hook calls, timed.
+fn plugin_calls() -> &'static prometheus::HistogramVec {
+    static M: std::sync::OnceLock<prometheus::HistogramVec> = std::sync::OnceLock::new();
+    M.get_or_init(|| {
+        crate::metrics::histogram_vec(
+            "wasm_apiserver_plugin_call_duration_seconds",
+            "Duration of strategy plugin hook calls in seconds.",
+            &[
+                0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.01, 0.1, 1.0,
+            ],
+            &["plugin", "hook"],
+        )
+    })
+}
+
+/// `wasm_apiserver_plugin_faults_total{plugin, hook, kind}` (trap, timeout, memory,
+/// overloaded, output).
+fn plugin_faults() -> &'static prometheus::IntCounterVec {
+    static M: std::sync::OnceLock<prometheus::IntCounterVec> = std::sync::OnceLock::new();
+    M.get_or_init(|| {
+        crate::metrics::counter_vec(
+            "wasm_apiserver_plugin_faults_total",
+            "Strategy plugin calls that failed, by plugin, hook and kind of fault.",
+            &["plugin", "hook", "kind"],
+        )
+    })
 }

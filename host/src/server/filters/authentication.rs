@@ -28,15 +28,57 @@ pub async fn with_authentication(
         .unwrap_or_default();
     match authenticator.authenticate(&certificates, req.headers()) {
         Ok(user) => {
-            crate::metrics::authenticated_user_request(&user.name);
+            authenticated_user_request(&user.name);
             req.headers_mut().remove(header::AUTHORIZATION);
             req.extensions_mut().insert(user);
             next.run(req).await
         }
         Err(e) => {
             tracing::debug!(error = %e, path = req.uri().path(), "unable to authenticate the request");
-            crate::metrics::authentication_failure();
+            authentication_attempts()
+                .with_label_values(&["failure"])
+                .inc();
             ApiError::unauthorized().into_response()
         }
     }
+}
+
+/// `authentication_attempts{result}` (`success`, `failure`; `pkg/endpoints/filters/metrics.go`).
+fn authentication_attempts() -> &'static prometheus::IntCounterVec {
+    static M: std::sync::OnceLock<prometheus::IntCounterVec> = std::sync::OnceLock::new();
+    M.get_or_init(|| {
+        crate::metrics::counter_vec(
+            "authentication_attempts",
+            "Counter of authenticated attempts.",
+            &["result"],
+        )
+    })
+}
+
+/// Count an authenticated request by `username` in `authenticated_user_requests{username}`,
+/// the name compressed as kube's `compressUsername` (`pkg/endpoints/filters/metrics.go`): a
+/// few known names kept, an address-like name `email_id`, anything else `other`, so clients
+/// cannot grow the label set.
+fn authenticated_user_request(username: &str) {
+    static M: std::sync::OnceLock<prometheus::IntCounterVec> = std::sync::OnceLock::new();
+    let by_user = M.get_or_init(|| {
+        crate::metrics::counter_vec(
+            "authenticated_user_requests",
+            "Counter of authenticated requests broken out by username.",
+            &["username"],
+        )
+    });
+    authentication_attempts()
+        .with_label_values(&["success"])
+        .inc();
+    let compressed = match username {
+        "admin"
+        | "client"
+        | "kube_proxy"
+        | "kubelet"
+        | "system:serviceaccount:kube-system:default" => username,
+        u if u.contains('@') => "email_id",
+        _ => "other",
+    };
+    by_user.with_label_values(&[compressed]).inc();
 }

@@ -27,7 +27,9 @@ pub async fn with_authorization(
     };
     let (decision, reason) = authorizer.authorize(&attrs);
     let allowed = decision == Decision::Allow;
-    crate::metrics::authorization_decision(allowed);
+    authorization_decisions()
+        .with_label_values(&[if allowed { "allowed" } else { "denied" }])
+        .inc();
     if let Some(annotations) = req.extensions().get::<AuditAnnotations>() {
         annotations.add(
             "authorization.k8s.io/decision",
@@ -41,4 +43,18 @@ pub async fn with_authorization(
         tracing::debug!(user = %attrs.user.name, verb = %attrs.verb, path = %attrs.path, %reason, "forbidden");
         forbidden(&attrs, &reason).into_response()
     }
+}
+
+/// `apiserver_authorization_decisions_total{decision}` (`allowed`, `denied`: denied or no
+/// opinion), the authorizer chain's terminal decisions
+/// (`pkg/endpoints/filters/metrics.go` `authorizationAttemptsCounter`'s successor).
+fn authorization_decisions() -> &'static prometheus::IntCounterVec {
+    static M: std::sync::OnceLock<prometheus::IntCounterVec> = std::sync::OnceLock::new();
+    M.get_or_init(|| {
+        crate::metrics::counter_vec(
+            "apiserver_authorization_decisions_total",
+            "Total number of terminal decisions made by the authorizer chain.",
+            &["decision"],
+        )
+    })
 }
