@@ -29,6 +29,7 @@ use super::updater::{Conflict, UpdateError, Updater};
 use crate::status::ApiError;
 use crate::strategy::ResourceDescription;
 use serde_json::{json, Value};
+use wasm_apiserver_apimachinery::meta::accessor;
 
 /// `DefaultMaxUpdateManagers`.
 pub const MAX_UPDATE_MANAGERS: usize = 10;
@@ -150,7 +151,7 @@ impl FieldManager {
             set_managed_fields(new, None);
             return decode_live();
         }
-        match new.pointer("/metadata/managedFields") {
+        match accessor(new).get("managedFields") {
             Some(Value::Array(a))
                 if a.is_empty()
                     || (a.len() == 1 && a[0].as_object().is_some_and(|o| o.is_empty())) =>
@@ -184,19 +185,14 @@ impl FieldManager {
         let live = if live.is_object() { live } else { &empty };
         set_managed_fields(&mut new, None);
         // skipNonAppliedManager: objects that exist untracked stay untracked until an apply.
-        let uid = live
-            .pointer("/metadata/uid")
-            .and_then(Value::as_str)
-            .unwrap_or("");
+        let uid = accessor(live).uid();
         if managed.fields.is_empty() && !uid.is_empty() {
             return new;
         }
         let id = self.identifier(manager, UPDATE, subresource);
         match self.track_update(live, &new, &mut managed, &id, subresource) {
             Ok(()) => encode_into(&mut new, &managed),
-            Err(_) => {
-                set_managed_fields(&mut new, live.pointer("/metadata/managedFields").cloned())
-            }
+            Err(_) => set_managed_fields(&mut new, accessor(live).get("managedFields").cloned()),
         }
         new
     }
@@ -264,8 +260,8 @@ impl FieldManager {
                 "invalid object type: {group}/{version}, Kind={kind}"
             )));
         }
-        if applied
-            .pointer("/metadata/managedFields")
+        if accessor(applied)
+            .get("managedFields")
             .is_some_and(|m| !m.is_null())
         {
             return Err(ApiError::bad_request("metadata.managedFields must be nil"));
@@ -353,11 +349,8 @@ impl FieldManager {
     /// `allowedConflictsFromLastApplied`: the fields of the `last-applied-configuration`
     /// annotation whose live values still equal it; `None` without a usable annotation.
     fn allowed_from_last_applied(&self, live: &Value) -> Option<Set> {
-        let text = live
-            .pointer("/metadata/annotations")
-            .and_then(|a| a.get(LAST_APPLIED_ANNOTATION))
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())?;
+        let text =
+            Some(accessor(live).annotation(LAST_APPLIED_ANNOTATION)).filter(|s| !s.is_empty())?;
         let last: Value = serde_json::from_str(text).ok()?;
         if last.get("apiVersion").and_then(Value::as_str) != Some(&self.api_version) {
             return None;
@@ -380,14 +373,7 @@ impl FieldManager {
         match e {
             UpdateError::Conflicts(conflicts) => conflict_error(&conflicts),
             UpdateError::Invalid(msg) => {
-                let ns = applied
-                    .pointer("/metadata/namespace")
-                    .and_then(Value::as_str)
-                    .unwrap_or("");
-                let name = applied
-                    .pointer("/metadata/name")
-                    .and_then(Value::as_str)
-                    .unwrap_or("");
+                let (ns, name) = (accessor(applied).namespace(), accessor(applied).name());
                 let (group, version) = self
                     .api_version
                     .rsplit_once('/')
@@ -537,7 +523,7 @@ fn cap_update_managers(managed: &mut Managed, max: usize) {
 }
 
 fn decode_object(obj: &Value) -> Result<Managed, String> {
-    match obj.pointer("/metadata/managedFields") {
+    match accessor(obj).get("managedFields") {
         None | Some(Value::Null) => Ok(Managed::default()),
         Some(v) => {
             let entries: Vec<ManagedFieldsEntry> =
@@ -597,7 +583,8 @@ fn go_json(v: &Value) -> String {
 /// out.
 pub fn ignore_managed_fields_timestamps(new: &mut Value, old: &Value) {
     let entries = |v: &Value| {
-        v.pointer("/metadata/managedFields")
+        accessor(v)
+            .get("managedFields")
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default()
@@ -661,10 +648,7 @@ fn equal_ignoring_managed_fields(a: &Value, b: &Value) -> bool {
 }
 
 fn has_last_applied(obj: &Value) -> bool {
-    obj.pointer("/metadata/annotations")
-        .and_then(|a| a.get(LAST_APPLIED_ANNOTATION))
-        .and_then(Value::as_str)
-        .is_some_and(|s| !s.is_empty())
+    !accessor(obj).annotation(LAST_APPLIED_ANNOTATION).is_empty()
 }
 
 /// `SetLastApplied`: the annotation is dropped instead when annotations would exceed their

@@ -122,6 +122,23 @@ async fn controller_flows(backend: Backend) {
         Some("example.dev/test-controller")
     );
 
+    // A list at resourceVersion 0 may be served by a watch cache that has not yet seen the
+    // newest write (kube's "any" semantics, `delegator.go`): on etcd under load it can lag.
+    // Wait until the cache has caught up with the create above, as the watcher's initial
+    // lists below read at resourceVersion 0.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let any = ListParams::default().match_any();
+        let listed = cms.list(&any).await.unwrap();
+        if listed.items.iter().any(|c| c.name_any() == "recorded") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the watch cache never saw the create"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
     // The watcher's initial list, paged and as a watch-list stream (`streaming_lists`: a
     // watch with sendInitialEvents from resourceVersion 0): the objects, then InitDone.
     for config in [
