@@ -14,6 +14,8 @@
 //! - [`resource`]: `GroupResource`, the resource description a plugin gives and the printer
 //!   columns of its Tables, an object's selectable attributes;
 //! - [`meta`]: an object's `metadata` read and written in place (`meta.Accessor`);
+//! - [`strategic_merge_patch`]: strategic merge patch by the schema's patch markers
+//!   (`pkg/util/strategicpatch`);
 //! - [`time`]: `metav1.Time` / `MicroTime` strings (`pkg/apis/meta/v1/time.go`).
 //!
 //! The plugin SDK re-exports it (plugins build it for `wasm32-wasip2`), the storage crate uses
@@ -26,6 +28,7 @@ pub mod labels;
 pub mod meta;
 pub mod quantity;
 pub mod resource;
+pub mod strategic_merge_patch;
 pub mod time;
 pub mod validation;
 pub mod version;
