@@ -67,8 +67,8 @@ impl Admission for NamespaceLifecycle {
             }
             let name = object
                 .as_deref()
-                .and_then(|o| o.pointer("/metadata/name"))
-                .and_then(Value::as_str)
+                .map(|o| wasm_apiserver_apimachinery::meta::accessor(o).name())
+                .filter(|n| !n.is_empty())
                 .unwrap_or(a.name);
             let ns = a.namespace;
             let mut e = ApiError::forbidden(

@@ -113,14 +113,8 @@ async fn sync(snapshot: &Snapshot, namespaces: &Store, ns: &Value) -> ApiResult<
                     remaining.insert(store.gr.to_string(), items.len());
                 }
                 for item in items {
-                    for f in item["metadata"]["finalizers"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                    {
-                        if let Some(f) = f.as_str() {
-                            *finalizers.entry(f.to_string()).or_default() += 1;
-                        }
+                    for f in wasm_apiserver_apimachinery::meta::accessor(&item).finalizers() {
+                        *finalizers.entry(f).or_default() += 1;
                     }
                 }
             }
