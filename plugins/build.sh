@@ -13,6 +13,8 @@ out=target/wasm32-wasip2/release
 # workspace's native release profile (incremental, for edit-build loops) is left alone.
 export CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1
 cargo build --release --target wasm32-wasip2 -p pods -p configmaps -p namespaces -p leases -p widgets -p misbehaving
+# The CEL crate must build for components too (a CRD strategy plugin evaluates rules inside one).
+cargo build --release --target wasm32-wasip2 -p wasm-apiserver-cel
 mkdir -p target/plugins target/test-plugins
 for p in pods configmaps namespaces leases widgets; do cp "$out/$p.wasm" "target/plugins/$p.wasm.tmp" && mv "target/plugins/$p.wasm.tmp" "target/plugins/$p.wasm"; done
 # The Event plugins: one crate, one component per API (core/v1, events.k8s.io/v1).

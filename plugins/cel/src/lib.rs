@@ -1,0 +1,177 @@
+//! # wasm-apiserver-cel
+//!
+//! The Common Expression Language as Kubernetes evaluates it (`k8s.io/apiserver/pkg/cel`), one
+//! crate for every use of this round — CustomResourceDefinition `x-kubernetes-validations`,
+//! ValidatingAdmissionPolicy and MutatingAdmissionPolicy expressions and `matchConditions`, the
+//! claim mappings of structured authentication — for the host and inside wasm components (it
+//! builds for `wasm32-wasip2`).
+//!
+//! It wraps the `cel` crate (cel-rust, pinned: its minor releases change the API), which parses
+//! (cel-go's grammar and error format, macros `has`, `all`, `exists`, `exists_one`, `map`,
+//! `filter`, optional syntax) and interprets. Compared: `rscel` (non-standard default
+//! semantics, protobuf code generation in its build), `cel-rs` (dormant since 2024), `cel-cxx`
+//! (binds the C++ implementation: no wasm). None of them type-checks or counts cost; both are
+//! this crate's to add, over the parsed expression.
+//!
+//! - [`escaping`]: property names as identifiers (`escaping.go`);
+//! - [`limits`]: kube's per-call, per-object and estimated cost limits;
+//! - [`value`]: JSON objects as CEL values;
+//! - [`Expression`]: compile once, evaluate with named variables.
+//!
+//! ## Kubernetes' libraries and what this crate supports
+//!
+//! | library (`k8s.io/apiserver/pkg/cel/library`, kube version) | functions | here |
+//! |---|---|---|
+//! | CEL standard library | operators, `size`, `contains`, `startsWith`, `endsWith`, `matches`, conversions, `duration`, `timestamp` and their getters, macros | yes (the `cel` crate) |
+//! | optional types (1.28) | `?.`, `[?]`, `optional.of/none/ofNonZeroValue`, `hasValue`, `value`, `or`, `orValue`, `optMap`, `optFlatMap` | yes; `first`, `last`, `optional.unwrap`, `unwrapOpt`: not yet |
+//! | `ext.Strings` v2 (1.29) | `charAt`, `indexOf`, `lastIndexOf`, `lowerAscii`, `upperAscii`, `replace`, `split`, `substring`, `trim`, `join`, `format`, `strings.quote` | not yet (the `cel` crate's extension is a later version: it adds `reverse`) |
+//! | URLs (1.0) | `url`, `isURL`, `getScheme`, `getHost`, `getHostname`, `getPort`, `getEscapedPath`, `getQuery` | not yet |
+//! | regex (1.0) | `find`, `findAll` | not yet |
+//! | lists (1.0) | `isSorted`, `sum`, `min`, `max`, `indexOf`, `lastIndexOf` | not yet |
+//! | authz (1.27), authz selectors (1.31) | `path`, `group`, `serviceAccount`, `resource`, `subresource`, `namespace`, `name`, `check`, `allowed`, `errored`, `reason`, `error`, `fieldSelector`, `labelSelector` | not yet |
+//! | quantity (1.28) | `quantity`, `isQuantity`, `sign`, `isGreaterThan`, `isLessThan`, `compareTo`, `asApproximateFloat`, `asInteger`, `isInteger`, `add`, `sub` | not yet |
+//! | `ext.Sets` (1.29) | `sets.contains`, `sets.equivalent`, `sets.intersects` | not yet |
+//! | IP, CIDR (1.30) | `ip`, `isIP`, `ip.isCanonical`, `family`, `isUnspecified`, `isLoopback`, `isLinkLocalMulticast`, `isLinkLocalUnicast`, `isGlobalUnicast`, `cidr`, `isCIDR`, `containsIP`, `containsCIDR`, `prefixLength`, `masked`, `string` | not yet |
+//! | format (1.31) | `format.named`, `format.dns1123Label()` … `format.datetime()`, `validate` | not yet |
+//! | two-variable comprehensions (1.32) | `all`, `exists`, `existsOne`, `transformList`, `transformMap`, `transformMapEntry` with two variables | not yet (the `cel` crate parses them, does not evaluate them) |
+//! | semver (1.33) | `semver`, `isSemver`, `isGreaterThan`, `isLessThan`, `compareTo`, `major`, `minor`, `patch` | not yet |
+//! | `ext.Lists` v3 (1.34) | `slice`, `flatten`, `distinct`, `reverse`, `sort`, `sortBy`, `lists.range` | not yet |
+//!
+//! Not yet either: type checking against a structural schema, the static cost estimate and
+//! the run-time cost budget ([`limits`] holds kube's figures).
+
+pub mod escaping;
+pub mod limits;
+pub mod value;
+
+use std::sync::Arc;
+
+pub use cel::Value;
+
+/// A compiled expression (`cel.Program`): parsed once, evaluated any number of times.
+pub struct Expression {
+    env: Arc<cel::Env>,
+    program: cel::Program,
+}
+
+/// Why an expression does not compile: cel-go's text (`ERROR: <input>:1:5: …` with the
+/// source line and a caret), as kube quotes it in `compilation failed: …`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompileError(pub String);
+
+impl std::fmt::Display for CompileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for CompileError {}
+
+/// Why an evaluation failed: cel-go's text where the `cel` crate's error has a cel-go
+/// counterpart (`no such key: x`), the crate's own otherwise.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EvalError(pub String);
+
+impl std::fmt::Display for EvalError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for EvalError {}
+
+impl Expression {
+    /// Compile `source` in the standard environment. Errors: it does not parse.
+    pub fn compile(source: &str) -> Result<Expression, CompileError> {
+        let env = Arc::new(cel::Env::stdlib());
+        let program = env
+            .compile(source)
+            .map_err(|e| CompileError(e.to_string()))?;
+        Ok(Expression { env, program })
+    }
+
+    /// Evaluate with `variables` bound by name (`self`, `oldSelf`, `object`, …), each a JSON
+    /// value ([`value::from_json`]). Errors: a missing field or variable, no matching
+    /// overload, a function's own error.
+    pub fn evaluate(&self, variables: &[(&str, &serde_json::Value)]) -> Result<Value, EvalError> {
+        let mut context = cel::Context::with_env(self.env.clone());
+        for (name, v) in variables {
+            context.add_variable_from_value(*name, value::from_json(v));
+        }
+        self.program.execute(&context).map_err(|e| match e {
+            // cel-go's `types.NewErr("no such key: %v")`.
+            cel::ExecutionError::NoSuchKey(k) => EvalError(format!("no such key: {k}")),
+            e => EvalError(e.to_string()),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn eval(rule: &str, obj: &serde_json::Value) -> Result<Value, EvalError> {
+        Expression::compile(rule)
+            .unwrap()
+            .evaluate(&[("self", obj)])
+    }
+
+    #[test]
+    fn rules_over_an_object() {
+        let obj = json!({"spec": {"replicas": 3, "minReplicas": 1, "image": "nginx:1.27",
+                                  "ports": [{"port": 80}, {"port": 443}],
+                                  "labels": {"team": "a"}}});
+        for (rule, want) in [
+            ("self.spec.replicas >= self.spec.minReplicas", true),
+            ("self.spec.replicas <= 2", false),
+            ("has(self.spec.image) && !has(self.spec.command)", true),
+            ("self.spec.ports.all(p, p.port > 0 && p.port < 65536)", true),
+            ("self.spec.ports.exists_one(p, p.port == 443)", true),
+            (
+                "self.spec.ports.map(p, p.port).filter(x, x > 100).size() == 1",
+                true,
+            ),
+            ("self.spec.image.matches('^nginx:[0-9.]+$')", true),
+            (
+                "'team' in self.spec.labels && self.spec.labels['team'] == 'a'",
+                true,
+            ),
+            ("self.spec.?command.orValue('none') == 'none'", true),
+        ] {
+            assert_eq!(eval(rule, &obj), Ok(Value::Bool(want)), "{rule}");
+        }
+    }
+
+    #[test]
+    fn compile_and_evaluation_errors_say_what_failed() {
+        let e = Expression::compile("self.spec.replicas >").err().unwrap();
+        assert!(
+            e.0.starts_with("ERROR: <input>:1:21: Syntax error: mismatched input '<EOF>'"),
+            "{e}"
+        );
+        assert!(
+            e.0.ends_with("| self.spec.replicas >\n| ....................^"),
+            "{e}"
+        );
+        let e = eval("self.spec.missing == 1", &json!({"spec": {}})).unwrap_err();
+        assert_eq!(e.0, "no such key: missing");
+        let e = eval(
+            "self.spec.replicas + 'x'",
+            &json!({"spec": {"replicas": 1}}),
+        )
+        .unwrap_err();
+        assert!(
+            e.0.contains("no matching overload") || e.0.contains("Unsupported"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn numbers_as_kube_types_them_without_a_schema() {
+        let obj = json!({"i": 3, "u": u64::MAX, "d": 1.5});
+        assert_eq!(eval("self.i", &obj), Ok(Value::Int(3)));
+        assert_eq!(eval("self.u", &obj), Ok(Value::UInt(u64::MAX)));
+        assert_eq!(eval("self.d", &obj), Ok(Value::Float(1.5)));
+    }
+}
