@@ -69,9 +69,10 @@ pub fn list_meta(list: &SharedListResult) -> Value {
 ///
 /// A resource served in several versions has one `Store` per served version, all sharing one
 /// strategy and one storage (one watch cache), each with the [`Converter`] between its version
-/// and the storage version — what kube-apiserver's per-version `RequestScope` carries. The
-/// operations below take and return objects in the storage version (every hook sees it); the
-/// HTTP layer converts requests and answers with [`Store::converter`].
+/// and the storage version (for what it selects in its version). The operations below take
+/// and return objects in the storage version (every hook sees it); the HTTP layer converts
+/// requests and answers through the version's
+/// [`RequestScope`](super::request_scope::RequestScope).
 #[derive(Clone)]
 pub struct Store {
     /// The resource as served in this Store's version
