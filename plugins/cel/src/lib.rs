@@ -16,6 +16,7 @@
 //! - [`escaping`]: property names as identifiers (`escaping.go`);
 //! - [`limits`]: kube's per-call, per-object and estimated cost limits;
 //! - [`value`]: JSON objects as CEL values;
+//! - [`library`]: Kubernetes' libraries, registered on every expression's environment;
 //! - [`Expression`]: compile once, evaluate with named variables.
 //!
 //! ## Kubernetes' libraries and what this crate supports
@@ -26,7 +27,7 @@
 //! | optional types (1.28) | `?.`, `[?]`, `optional.of/none/ofNonZeroValue`, `hasValue`, `value`, `or`, `orValue`, `optMap`, `optFlatMap` | yes; `first`, `last`, `optional.unwrap`, `unwrapOpt`: not yet |
 //! | `ext.Strings` v2 (1.29) | `charAt`, `indexOf`, `lastIndexOf`, `lowerAscii`, `upperAscii`, `replace`, `split`, `substring`, `trim`, `join`, `format`, `strings.quote` | not yet (the `cel` crate's extension is a later version: it adds `reverse`) |
 //! | URLs (1.0) | `url`, `isURL`, `getScheme`, `getHost`, `getHostname`, `getPort`, `getEscapedPath`, `getQuery` | not yet |
-//! | regex (1.0) | `find`, `findAll` | not yet |
+//! | regex (1.0) | `find`, `findAll` | yes ([`library::regex`]; an invalid pattern's reason is worded by the `regex` crate) |
 //! | lists (1.0) | `isSorted`, `sum`, `min`, `max`, `indexOf`, `lastIndexOf` | not yet |
 //! | authz (1.27), authz selectors (1.31) | `path`, `group`, `serviceAccount`, `resource`, `subresource`, `namespace`, `name`, `check`, `allowed`, `errored`, `reason`, `error`, `fieldSelector`, `labelSelector` | not yet |
 //! | quantity (1.28) | `quantity`, `isQuantity`, `sign`, `isGreaterThan`, `isLessThan`, `compareTo`, `asApproximateFloat`, `asInteger`, `isInteger`, `add`, `sub` | not yet |
@@ -41,6 +42,7 @@
 //! the run-time cost budget ([`limits`] holds kube's figures).
 
 pub mod escaping;
+pub mod library;
 pub mod limits;
 pub mod value;
 
@@ -81,9 +83,17 @@ impl std::fmt::Display for EvalError {
 impl std::error::Error for EvalError {}
 
 impl Expression {
-    /// Compile `source` in the standard environment. Errors: it does not parse.
+    /// Compile `source` in the standard environment with Kubernetes' libraries ([`library`]).
+    /// Errors: it does not parse.
     pub fn compile(source: &str) -> Result<Expression, CompileError> {
-        let env = Arc::new(cel::Env::stdlib());
+        static ENV: std::sync::OnceLock<Arc<cel::Env>> = std::sync::OnceLock::new();
+        let env = ENV
+            .get_or_init(|| {
+                let mut env = cel::Env::stdlib();
+                library::register(&mut env).expect("the libraries declare each overload once");
+                Arc::new(env)
+            })
+            .clone();
         let program = env
             .compile(source)
             .map_err(|e| CompileError(e.to_string()))?;
@@ -101,6 +111,8 @@ impl Expression {
         self.program.execute(&context).map_err(|e| match e {
             // cel-go's `types.NewErr("no such key: %v")`.
             cel::ExecutionError::NoSuchKey(k) => EvalError(format!("no such key: {k}")),
+            // A library function's own error is its text alone, as cel-go's `types.NewErr`.
+            cel::ExecutionError::FunctionError { message, .. } => EvalError(message),
             e => EvalError(e.to_string()),
         })
     }
@@ -165,6 +177,25 @@ mod tests {
             e.0.contains("no matching overload") || e.0.contains("Unsupported"),
             "{e}"
         );
+    }
+
+    /// kube's regex library (`library_test.go` cases, rewritten).
+    #[test]
+    fn find_and_find_all() {
+        let none = json!(null);
+        for (rule, want) in [
+            ("'abc 123'.find('[0-9]+') == '123'", true),
+            ("'abc 123'.find('xyz') == ''", true),
+            ("'123 abc 456'.findAll('[0-9]+') == ['123', '456']", true),
+            ("'123 abc 456'.findAll('[0-9]+', 1) == ['123']", true),
+            ("'123 abc 456'.findAll('[0-9]+', 0) == []", true),
+            ("'123 abc 456'.findAll('[0-9]+', -1).size() == 2", true),
+            ("'123 abc 456'.findAll('xyz') == []", true),
+        ] {
+            assert_eq!(eval(rule, &none), Ok(Value::Bool(want)), "{rule}");
+        }
+        let e = eval("'x'.find('[')", &none).unwrap_err();
+        assert!(e.0.starts_with("Illegal regex: "), "{e}");
     }
 
     #[test]
