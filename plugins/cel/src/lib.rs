@@ -28,7 +28,7 @@
 //! | `ext.Strings` v2 (1.29) | `charAt`, `indexOf`, `lastIndexOf`, `lowerAscii`, `upperAscii`, `replace`, `split`, `substring`, `trim`, `join`, `format`, `strings.quote` | not yet (the `cel` crate's extension is a later version: it adds `reverse`) |
 //! | URLs (1.0) | `url`, `isURL`, `getScheme`, `getHost`, `getHostname`, `getPort`, `getEscapedPath`, `getQuery` | not yet |
 //! | regex (1.0) | `find`, `findAll` | yes ([`library::regex`]; an invalid pattern's reason is worded by the `regex` crate) |
-//! | lists (1.0) | `isSorted`, `sum`, `min`, `max`, `indexOf`, `lastIndexOf` | not yet |
+//! | lists (1.0) | `isSorted`, `sum`, `min`, `max`, `indexOf`, `lastIndexOf` | yes ([`library::lists`]; `sum` of an empty list is `int` 0 until types are checked); `includes` (lists v1, 1.37): not yet |
 //! | authz (1.27), authz selectors (1.31) | `path`, `group`, `serviceAccount`, `resource`, `subresource`, `namespace`, `name`, `check`, `allowed`, `errored`, `reason`, `error`, `fieldSelector`, `labelSelector` | not yet |
 //! | quantity (1.28) | `quantity`, `isQuantity`, `sign`, `isGreaterThan`, `isLessThan`, `compareTo`, `asApproximateFloat`, `asInteger`, `isInteger`, `add`, `sub` | not yet |
 //! | `ext.Sets` (1.29) | `sets.contains`, `sets.equivalent`, `sets.intersects` | not yet |
@@ -196,6 +196,50 @@ mod tests {
         }
         let e = eval("'x'.find('[')", &none).unwrap_err();
         assert!(e.0.starts_with("Illegal regex: "), "{e}");
+    }
+
+    /// kube's list library (`lists_test.go` cases, rewritten).
+    #[test]
+    fn list_functions() {
+        let none = json!(null);
+        for (rule, want) in [
+            ("[1, 2, 2, 3].isSorted()", true),
+            ("[1, 3, 2].isSorted()", false),
+            ("['a', 'b'].isSorted() && [].isSorted()", true),
+            ("[1, 2, 3].sum() == 6", true),
+            ("[1.5, 2.5].sum() == 4.0", true),
+            ("[].sum() == 0", true),
+            ("[3, 1, 2].min() == 1 && [3, 1, 2].max() == 3", true),
+            ("['b', 'a'].min() == 'a'", true),
+            (
+                "[1, 2, 1].indexOf(1) == 0 && [1, 2, 1].lastIndexOf(1) == 2",
+                true,
+            ),
+            (
+                "[1, 2].indexOf(5) == -1 && [1, 2].lastIndexOf(5) == -1",
+                true,
+            ),
+            ("['x', 'y'].indexOf('y') == 1", true),
+        ] {
+            assert_eq!(eval(rule, &none), Ok(Value::Bool(want)), "{rule}");
+        }
+        assert_eq!(
+            eval("[].min()", &none),
+            Err(EvalError("min called on empty list".into()))
+        );
+        assert_eq!(
+            eval("[].max()", &none),
+            Err(EvalError("max called on empty list".into()))
+        );
+        // A list from the object, as a rule sees one.
+        let obj = json!({"spec": {"ports": [80, 443, 8080]}});
+        assert_eq!(
+            eval(
+                "self.spec.ports.isSorted() && self.spec.ports.max() == 8080",
+                &obj
+            ),
+            Ok(Value::Bool(true))
+        );
     }
 
     #[test]
