@@ -30,7 +30,7 @@
 //! | regex (1.0) | `find`, `findAll` | yes ([`library::regex`]; an invalid pattern's reason is worded by the `regex` crate) |
 //! | lists (1.0) | `isSorted`, `sum`, `min`, `max`, `indexOf`, `lastIndexOf` | yes ([`library::lists`]; `sum` of an empty list is `int` 0 until types are checked); `includes` (lists v1, 1.37): not yet |
 //! | authz (1.27), authz selectors (1.31) | `path`, `group`, `serviceAccount`, `resource`, `subresource`, `namespace`, `name`, `check`, `allowed`, `errored`, `reason`, `error`, `fieldSelector`, `labelSelector` | not yet |
-//! | quantity (1.28) | `quantity`, `isQuantity`, `sign`, `isGreaterThan`, `isLessThan`, `compareTo`, `asApproximateFloat`, `asInteger`, `isInteger`, `add`, `sub` | not yet |
+//! | quantity (1.28) | `quantity`, `isQuantity`, `sign`, `isGreaterThan`, `isLessThan`, `compareTo`, `asApproximateFloat`, `asInteger`, `isInteger`, `add`, `sub` | yes ([`library::quantity`], over the apimachinery crate's `Quantity`); `mul`, `div`, `divInt` (newer kube): not yet |
 //! | `ext.Sets` (1.29) | `sets.contains`, `sets.equivalent`, `sets.intersects` | not yet |
 //! | IP, CIDR (1.30) | `ip`, `isIP`, `ip.isCanonical`, `family`, `isUnspecified`, `isLoopback`, `isLinkLocalMulticast`, `isLinkLocalUnicast`, `isGlobalUnicast`, `cidr`, `isCIDR`, `containsIP`, `containsCIDR`, `prefixLength`, `masked`, `string` | not yet |
 //! | format (1.31) | `format.named`, `format.dns1123Label()` … `format.datetime()`, `validate` | not yet |
@@ -236,6 +236,71 @@ mod tests {
         assert_eq!(
             eval(
                 "self.spec.ports.isSorted() && self.spec.ports.max() == 8080",
+                &obj
+            ),
+            Ok(Value::Bool(true))
+        );
+    }
+
+    /// kube's quantity library (`quantity_test.go` and the library's documented examples).
+    #[test]
+    fn quantities() {
+        let none = json!(null);
+        for (rule, want) in [
+            ("quantity('200M').compareTo(quantity('0.2G')) == 0", true),
+            ("quantity('50M').compareTo(quantity('50Mi')) == -1", true),
+            ("quantity('50Mi').compareTo(quantity('50M')) == 1", true),
+            ("quantity('150Mi').isGreaterThan(quantity('100Mi'))", true),
+            ("quantity('50Mi').isGreaterThan(quantity('100Mi'))", false),
+            ("quantity('50M').isLessThan(quantity('100M'))", true),
+            ("quantity('200M') == quantity('0.2G')", true),
+            (
+                "quantity('50k').add(quantity('20k')) == quantity('70k')",
+                true,
+            ),
+            ("quantity('50k').add(20) == quantity('50020')", true),
+            (
+                "quantity('50k').sub(quantity('20k')) == quantity('30k')",
+                true,
+            ),
+            ("quantity('50k').sub(20000) == quantity('30k')", true),
+            (
+                "quantity('50k').add(20).sub(quantity('100k')).sub(-50000) == quantity('20')",
+                true,
+            ),
+            ("quantity('50.703k').asApproximateFloat() == 50703.0", true),
+            (
+                "quantity('50k').isInteger() && quantity('50k').asInteger() == 50000",
+                true,
+            ),
+            (
+                "quantity('9999999999999999999999999999999999999G').isInteger()",
+                false,
+            ),
+            ("quantity('50m').isInteger()", false),
+            (
+                "sign(quantity('-50m')) == -1 && sign(quantity('0')) == 0",
+                true,
+            ),
+            ("isQuantity('1.5Gi') && !isQuantity('1Gb')", true),
+        ] {
+            assert_eq!(eval(rule, &none), Ok(Value::Bool(want)), "{rule}");
+        }
+        assert_eq!(
+            eval("quantity('50m').asInteger()", &none),
+            Err(EvalError("cannot convert value to integer".into()))
+        );
+        assert_eq!(
+            eval("quantity('1Gb')", &none),
+            Err(EvalError(
+                wasm_apiserver_apimachinery::quantity::ERR_FORMAT_WRONG.into()
+            ))
+        );
+        // A rule over an object's quantities, as a CRD rule reads them.
+        let obj = json!({"spec": {"requests": "500Mi", "limits": "1Gi"}});
+        assert_eq!(
+            eval(
+                "quantity(self.spec.requests).isLessThan(quantity(self.spec.limits))",
                 &obj
             ),
             Ok(Value::Bool(true))

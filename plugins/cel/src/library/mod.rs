@@ -2,6 +2,7 @@
 //! environment every [`crate::Expression`] compiles in. One file per library, named as kube's.
 
 pub mod lists;
+pub mod quantity;
 pub mod regex;
 
 use cel::{DeclarationError, Env};
@@ -10,5 +11,6 @@ use cel::{DeclarationError, Env};
 /// which).
 pub fn register(env: &mut Env) -> Result<(), DeclarationError> {
     env.add_extension(lists::extension)?;
+    env.add_extension(quantity::extension)?;
     env.add_extension(regex::extension)
 }
