@@ -31,7 +31,7 @@
 //! | lists (1.0) | `isSorted`, `sum`, `min`, `max`, `indexOf`, `lastIndexOf` | yes ([`library::lists`]; `sum` of an empty list is `int` 0 until types are checked); `includes` (lists v1, 1.37): not yet |
 //! | authz (1.27), authz selectors (1.31) | `path`, `group`, `serviceAccount`, `resource`, `subresource`, `namespace`, `name`, `check`, `allowed`, `errored`, `reason`, `error`, `fieldSelector`, `labelSelector` | not yet |
 //! | quantity (1.28) | `quantity`, `isQuantity`, `sign`, `isGreaterThan`, `isLessThan`, `compareTo`, `asApproximateFloat`, `asInteger`, `isInteger`, `add`, `sub` | yes ([`library::quantity`], over the apimachinery crate's `Quantity`); `mul`, `div`, `divInt` (newer kube): not yet |
-//! | `ext.Sets` (1.29) | `sets.contains`, `sets.equivalent`, `sets.intersects` | not yet |
+//! | `ext.Sets` (1.29) | `sets.contains`, `sets.equivalent`, `sets.intersects` | yes ([`library::sets`]) |
 //! | IP, CIDR (1.30) | `ip`, `isIP`, `ip.isCanonical`, `family`, `isUnspecified`, `isLoopback`, `isLinkLocalMulticast`, `isLinkLocalUnicast`, `isGlobalUnicast`, `cidr`, `isCIDR`, `containsIP`, `containsCIDR`, `prefixLength`, `masked`, `string` | not yet |
 //! | format (1.31) | `format.named`, `format.dns1123Label()` … `format.datetime()`, `validate` | not yet |
 //! | two-variable comprehensions (1.32) | `all`, `exists`, `existsOne`, `transformList`, `transformMap`, `transformMapEntry` with two variables | not yet (the `cel` crate parses them, does not evaluate them) |
@@ -305,6 +305,25 @@ mod tests {
             ),
             Ok(Value::Bool(true))
         );
+    }
+
+    /// cel-go's sets extension (`ext/sets_test.go` cases, rewritten).
+    #[test]
+    fn sets() {
+        let none = json!(null);
+        for (rule, want) in [
+            ("sets.contains([], [])", true),
+            ("sets.contains([1, 2, 3], [2, 3])", true),
+            ("sets.contains([1, 2], [2, 2, 1])", true),
+            ("sets.contains([1, 2], [3])", false),
+            ("sets.equivalent([1, 2, 2], [2, 1])", true),
+            ("sets.equivalent([1, 2], [1, 3])", false),
+            ("sets.intersects([1, 2], [2, 5])", true),
+            ("sets.intersects([1], [])", false),
+            ("sets.contains(['a', 'b'], ['b'])", true),
+        ] {
+            assert_eq!(eval(rule, &none), Ok(Value::Bool(want)), "{rule}");
+        }
     }
 
     #[test]

@@ -41,7 +41,9 @@ pub fn extension(env: &mut Env) -> Result<(), DeclarationError> {
 }
 
 /// The elements of the receiver (`args[0]`), owned.
-fn elements<'v>(args: &[CowVal<'_, 'v>]) -> Result<Vec<Box<dyn Val + 'v>>, ExecutionError> {
+pub(super) fn elements<'v>(
+    args: &[CowVal<'_, 'v>],
+) -> Result<Vec<Box<dyn Val + 'v>>, ExecutionError> {
     let list = args
         .first()
         .ok_or_else(ExecutionError::missing_argument_or_target)?

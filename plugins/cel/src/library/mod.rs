@@ -4,6 +4,7 @@
 pub mod lists;
 pub mod quantity;
 pub mod regex;
+pub mod sets;
 
 use cel::{DeclarationError, Env};
 
@@ -12,5 +13,6 @@ use cel::{DeclarationError, Env};
 pub fn register(env: &mut Env) -> Result<(), DeclarationError> {
     env.add_extension(lists::extension)?;
     env.add_extension(quantity::extension)?;
-    env.add_extension(regex::extension)
+    env.add_extension(regex::extension)?;
+    env.add_extension(sets::extension)
 }

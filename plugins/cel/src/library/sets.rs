@@ -1,0 +1,69 @@
+//! cel-go's sets extension as kube enables it (`ext.Sets()`, kube 1.29): lists taken as sets,
+//! compared by CEL equality.
+//!
+//! - `sets.contains(<list>, <list>) <bool>`: every element of the second is in the first;
+//! - `sets.equivalent(<list>, <list>) <bool>`: each contains the other (duplicates ignored);
+//! - `sets.intersects(<list>, <list>) <bool>`: some element is in both.
+
+use super::lists::elements;
+use cel::common::types::{CelBool, LIST_TYPE};
+use cel::common::value::{CowVal, Val};
+use cel::{DeclarationError, Env, ExecutionError};
+
+/// Register the sets functions on `env`.
+pub fn extension(env: &mut Env) -> Result<(), DeclarationError> {
+    let lists = || vec![LIST_TYPE, LIST_TYPE];
+    env.add_overload(
+        "sets.contains",
+        "list_sets_contains_list",
+        lists(),
+        contains,
+    )?;
+    env.add_overload(
+        "sets.equivalent",
+        "list_sets_equivalent_list",
+        lists(),
+        equivalent,
+    )?;
+    env.add_overload(
+        "sets.intersects",
+        "list_sets_intersects_list",
+        lists(),
+        intersects,
+    )?;
+    Ok(())
+}
+
+type Elements<'v> = Vec<Box<dyn Val + 'v>>;
+
+/// Both lists' elements.
+fn both<'v>(args: &[CowVal<'_, 'v>]) -> Result<(Elements<'v>, Elements<'v>), ExecutionError> {
+    let second = args
+        .get(1)
+        .ok_or_else(ExecutionError::missing_argument_or_target)?;
+    Ok((elements(args)?, elements(std::slice::from_ref(second))?))
+}
+
+/// Whether every element of `b` equals some element of `a`.
+fn includes_all(a: &Elements<'_>, b: &Elements<'_>) -> bool {
+    b.iter().all(|x| a.iter().any(|y| y.equals(x.as_ref())))
+}
+
+fn contains<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let (a, b) = both(&args)?;
+    Ok(CowVal::owned(CelBool::from(includes_all(&a, &b))))
+}
+
+fn equivalent<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let (a, b) = both(&args)?;
+    Ok(CowVal::owned(CelBool::from(
+        includes_all(&a, &b) && includes_all(&b, &a),
+    )))
+}
+
+fn intersects<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let (a, b) = both(&args)?;
+    Ok(CowVal::owned(CelBool::from(
+        b.iter().any(|x| a.iter().any(|y| y.equals(x.as_ref()))),
+    )))
+}
