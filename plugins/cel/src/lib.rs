@@ -32,7 +32,8 @@
 //! | authz (1.27), authz selectors (1.31) | `path`, `group`, `serviceAccount`, `resource`, `subresource`, `namespace`, `name`, `check`, `allowed`, `errored`, `reason`, `error`, `fieldSelector`, `labelSelector` | not yet |
 //! | quantity (1.28) | `quantity`, `isQuantity`, `sign`, `isGreaterThan`, `isLessThan`, `compareTo`, `asApproximateFloat`, `asInteger`, `isInteger`, `add`, `sub` | yes ([`library::quantity`], over the apimachinery crate's `Quantity`); `mul`, `div`, `divInt` (newer kube): not yet |
 //! | `ext.Sets` (1.29) | `sets.contains`, `sets.equivalent`, `sets.intersects` | yes ([`library::sets`]) |
-//! | IP, CIDR (1.30) | `ip`, `isIP`, `ip.isCanonical`, `family`, `isUnspecified`, `isLoopback`, `isLinkLocalMulticast`, `isLinkLocalUnicast`, `isGlobalUnicast`, `cidr`, `isCIDR`, `containsIP`, `containsCIDR`, `prefixLength`, `masked`, `string` | not yet |
+//! | IP (1.30) | `ip`, `isIP`, `ip.isCanonical`, `family`, `isUnspecified`, `isLoopback`, `isLinkLocalMulticast`, `isLinkLocalUnicast`, `isGlobalUnicast`, `string` | yes ([`library::ip`]; a parse error's reason is netip's generic one) |
+//! | CIDR (1.30) | `cidr`, `isCIDR`, `containsIP`, `containsCIDR`, `ip`, `prefixLength`, `masked`, `string` | not yet |
 //! | format (1.31) | `format.named`, `format.dns1123Label()` … `format.datetime()`, `validate` | not yet |
 //! | two-variable comprehensions (1.32) | `all`, `exists`, `existsOne`, `transformList`, `transformMap`, `transformMapEntry` with two variables | not yet (the `cel` crate parses them, does not evaluate them) |
 //! | semver (1.33) | `semver`, `isSemver`, `isGreaterThan`, `isLessThan`, `compareTo`, `major`, `minor`, `patch` | not yet |
@@ -324,6 +325,89 @@ mod tests {
         ] {
             assert_eq!(eval(rule, &none), Ok(Value::Bool(want)), "{rule}");
         }
+    }
+
+    /// kube's IP library (the library's documented examples and `ip_test.go` cases).
+    #[test]
+    fn ip_addresses() {
+        let none = json!(null);
+        for (rule, want) in [
+            (
+                "isIP('1.2.3.4') && isIP('2001:db8::abcd') && !isIP('1.2.3')",
+                true,
+            ),
+            (
+                "ip.isCanonical('127.0.0.1') && ip.isCanonical('2001:db8::abcd')",
+                true,
+            ),
+            (
+                "ip.isCanonical('2001:DB8::ABCD') || ip.isCanonical('2001:db8::0:0:0:abcd')",
+                false,
+            ),
+            (
+                "ip('127.0.0.1').family() == 4 && ip('::1').family() == 6",
+                true,
+            ),
+            (
+                "ip('0.0.0.0').isUnspecified() && ip('::').isUnspecified()",
+                true,
+            ),
+            ("ip('127.0.0.1').isUnspecified()", false),
+            (
+                "ip('127.0.0.1').isLoopback() && ip('::1').isLoopback()",
+                true,
+            ),
+            ("ip('192.168.0.1').isLoopback()", false),
+            (
+                "ip('224.0.0.1').isLinkLocalMulticast() && ip('ff02::1').isLinkLocalMulticast()",
+                true,
+            ),
+            (
+                "ip('224.0.1.1').isLinkLocalMulticast() || ip('fd00::1').isLinkLocalMulticast()",
+                false,
+            ),
+            (
+                "ip('169.254.169.254').isLinkLocalUnicast() && ip('fe80::1').isLinkLocalUnicast()",
+                true,
+            ),
+            (
+                "ip('192.168.0.1').isLinkLocalUnicast() || ip('fd80::1').isLinkLocalUnicast()",
+                false,
+            ),
+            (
+                "ip('192.168.0.1').isGlobalUnicast() && ip('2001:db8::abcd').isGlobalUnicast()",
+                true,
+            ),
+            (
+                "ip('255.255.255.255').isGlobalUnicast() || ip('ff00::1').isGlobalUnicast()",
+                false,
+            ),
+            (
+                "string(ip('2001:db8:0:0:0:0:0:abcd')) == '2001:db8::abcd'",
+                true,
+            ),
+            (
+                "ip('10.0.0.1') == ip('10.0.0.1') && ip('10.0.0.1') != ip('10.0.0.2')",
+                true,
+            ),
+        ] {
+            assert_eq!(eval(rule, &none), Ok(Value::Bool(want)), "{rule}");
+        }
+        for (rule, want) in [
+            ("ip('fe80::1%eth0')", "IP address \"fe80::1%eth0\" with zone value is not allowed"),
+            ("ip('::ffff:1.2.3.4')", "IPv4-mapped IPv6 address \"::ffff:1.2.3.4\" is not allowed"),
+            (
+                "ip('foo')",
+                "IP Address \"foo\" parse error during conversion from string: ParseAddr(\"foo\"): unable to parse IP",
+            ),
+        ] {
+            assert_eq!(eval(rule, &none), Err(EvalError(want.into())), "{rule}");
+        }
+        assert_eq!(
+            eval("string(1) == '1'", &none),
+            Ok(Value::Bool(true)),
+            "the standard string() keeps working beside string(net.IP)"
+        );
     }
 
     #[test]
