@@ -33,7 +33,7 @@
 //! | quantity (1.28) | `quantity`, `isQuantity`, `sign`, `isGreaterThan`, `isLessThan`, `compareTo`, `asApproximateFloat`, `asInteger`, `isInteger`, `add`, `sub` | yes ([`library::quantity`], over the apimachinery crate's `Quantity`); `mul`, `div`, `divInt` (newer kube): not yet |
 //! | `ext.Sets` (1.29) | `sets.contains`, `sets.equivalent`, `sets.intersects` | yes ([`library::sets`]) |
 //! | IP (1.30) | `ip`, `isIP`, `ip.isCanonical`, `family`, `isUnspecified`, `isLoopback`, `isLinkLocalMulticast`, `isLinkLocalUnicast`, `isGlobalUnicast`, `string` | yes ([`library::ip`]; a parse error's reason is netip's generic one) |
-//! | CIDR (1.30) | `cidr`, `isCIDR`, `containsIP`, `containsCIDR`, `ip`, `prefixLength`, `masked`, `string` | not yet |
+//! | CIDR (1.30) | `cidr`, `isCIDR`, `containsIP`, `containsCIDR`, `ip`, `prefixLength`, `masked`, `string` | yes ([`library::cidr`]) |
 //! | format (1.31) | `format.named`, `format.dns1123Label()` … `format.datetime()`, `validate` | not yet |
 //! | two-variable comprehensions (1.32) | `all`, `exists`, `existsOne`, `transformList`, `transformMap`, `transformMapEntry` with two variables | not yet (the `cel` crate parses them, does not evaluate them) |
 //! | semver (1.33) | `semver`, `isSemver`, `isGreaterThan`, `isLessThan`, `compareTo`, `major`, `minor`, `patch` | not yet |
@@ -407,6 +407,60 @@ mod tests {
             eval("string(1) == '1'", &none),
             Ok(Value::Bool(true)),
             "the standard string() keeps working beside string(net.IP)"
+        );
+    }
+
+    /// kube's CIDR library (the library's documented examples and `cidr_test.go` cases).
+    #[test]
+    fn cidrs() {
+        let none = json!(null);
+        for (rule, want) in [
+            ("isCIDR('192.168.0.0/16') && isCIDR('2001:db8::/32')", true),
+            (
+                "isCIDR('192.168.0.0') || isCIDR('192.168.0.0/33') || isCIDR('10.0.0.0/08')",
+                false,
+            ),
+            ("cidr('192.168.0.0/24').containsIP(ip('192.168.0.1'))", true),
+            ("cidr('192.168.0.0/24').containsIP('192.168.1.1')", false),
+            ("cidr('2001:db8::/32').containsIP('2001:db8::1')", true),
+            ("cidr('192.168.0.0/24').containsIP('::1')", false),
+            (
+                "cidr('192.168.0.0/16').containsCIDR(cidr('192.168.10.0/24'))",
+                true,
+            ),
+            (
+                "cidr('192.168.0.0/24').containsCIDR('192.168.0.0/16')",
+                false,
+            ),
+            ("cidr('192.168.0.1/24').ip() == ip('192.168.0.1')", true),
+            (
+                "cidr('192.168.0.1/24').masked() == cidr('192.168.0.0/24')",
+                true,
+            ),
+            ("cidr('192.168.0.0/24').prefixLength() == 24", true),
+            ("string(cidr('2001:db8:0:0::/32')) == '2001:db8::/32'", true),
+            ("cidr('10.0.0.1/8') == cidr('10.0.0.0/8')", false),
+        ] {
+            assert_eq!(eval(rule, &none), Ok(Value::Bool(want)), "{rule}");
+        }
+        let prefix = "network address parse error during conversion from string: ";
+        assert_eq!(
+            eval("cidr('192.168.0.0')", &none),
+            Err(EvalError(format!(
+                "{prefix}{prefix}netip.ParsePrefix(\"192.168.0.0\"): no '/'"
+            )))
+        );
+        assert_eq!(
+            eval("cidr('10.0.0.0/33')", &none),
+            Err(EvalError(format!(
+                "{prefix}{prefix}netip.ParsePrefix(\"10.0.0.0/33\"): prefix length out of range"
+            )))
+        );
+        assert_eq!(
+            eval("cidr('::ffff:1.2.3.4/128')", &none),
+            Err(EvalError(format!(
+                "{prefix}IPv4-mapped IPv6 address \"::ffff:1.2.3.4/128\" is not allowed"
+            )))
         );
     }
 

@@ -1,6 +1,7 @@
 //! Kubernetes' CEL libraries (`k8s.io/apiserver/pkg/cel/library`), registered on the
 //! environment every [`crate::Expression`] compiles in. One file per library, named as kube's.
 
+pub mod cidr;
 pub mod ip;
 pub mod lists;
 pub mod quantity;
@@ -13,6 +14,7 @@ use cel::{DeclarationError, Env};
 /// which).
 pub fn register(env: &mut Env) -> Result<(), DeclarationError> {
     env.add_extension(ip::extension)?;
+    env.add_extension(cidr::extension)?;
     env.add_extension(lists::extension)?;
     env.add_extension(quantity::extension)?;
     env.add_extension(regex::extension)?;
