@@ -34,7 +34,7 @@
 //! | `ext.Sets` (1.29) | `sets.contains`, `sets.equivalent`, `sets.intersects` | yes ([`library::sets`]) |
 //! | IP (1.30) | `ip`, `isIP`, `ip.isCanonical`, `family`, `isUnspecified`, `isLoopback`, `isLinkLocalMulticast`, `isLinkLocalUnicast`, `isGlobalUnicast`, `string` | yes ([`library::ip`]; a parse error's reason is netip's generic one) |
 //! | CIDR (1.30) | `cidr`, `isCIDR`, `containsIP`, `containsCIDR`, `ip`, `prefixLength`, `masked`, `string` | yes ([`library::cidr`]) |
-//! | format (1.31) | `format.named`, `format.dns1123Label()` … `format.datetime()`, `validate` | not yet |
+//! | format (1.31) | `format.named`, `format.dns1123Label()` … `format.datetime()`, `validate` | yes ([`library::format`]) but `format.uri()` |
 //! | two-variable comprehensions (1.32) | `all`, `exists`, `existsOne`, `transformList`, `transformMap`, `transformMapEntry` with two variables | not yet (the `cel` crate parses them, does not evaluate them) |
 //! | semver (1.33) | `semver`, `isSemver`, `isGreaterThan`, `isLessThan`, `compareTo`, `major`, `minor`, `patch` | not yet |
 //! | `ext.Lists` v3 (1.34) | `slice`, `flatten`, `distinct`, `reverse`, `sort`, `sortBy`, `lists.range` | not yet |
@@ -460,6 +460,39 @@ mod tests {
             eval("cidr('::ffff:1.2.3.4/128')", &none),
             Err(EvalError(format!(
                 "{prefix}IPv4-mapped IPv6 address \"::ffff:1.2.3.4/128\" is not allowed"
+            )))
+        );
+    }
+
+    /// kube's format library (`format_test.go` cases, rewritten).
+    #[test]
+    fn named_formats() {
+        let none = json!(null);
+        for (rule, want) in [
+            ("format.dns1123Label().validate('my-label-name') == optional.none()", true),
+            ("format.dns1123Label().validate('UPPER').hasValue()", true),
+            ("format.dns1123Subdomain().validate('apiextensions.k8s.io') == optional.none()", true),
+            ("format.dns1035Label().validate('1abc').hasValue()", true),
+            ("format.qualifiedName().validate('apiextensions.k8s.io/v1beta1') == optional.none()", true),
+            ("format.dns1123LabelPrefix().validate('my-label-prefix-') == optional.none()", true),
+            ("format.labelValue().validate('a_b.c') == optional.none()", true),
+            ("format.named('dns1123Label').hasValue() && !format.named('nope').hasValue()", true),
+            ("format.named('uuid').value().validate('123e4567-e89b-12d3-a456-426614174000') == optional.none()", true),
+            ("format.uuid().validate('nope').value() == ['does not match the UUID format']", true),
+            ("format.byte().validate('aGVsbG8=') == optional.none()", true),
+            ("format.byte().validate('!').value() == ['invalid base64']", true),
+            ("format.date().validate('2021-01-01') == optional.none()", true),
+            ("format.date().validate('2021-13-01').value() == ['invalid date']", true),
+            ("format.datetime().validate('2021-01-01T00:00:00Z') == optional.none()", true),
+            ("format.datetime().validate('yesterday').value() == ['invalid datetime']", true),
+        ] {
+            assert_eq!(eval(rule, &none), Ok(Value::Bool(want)), "{rule}");
+        }
+        // The messages are apimachinery's.
+        assert_eq!(
+            eval("format.dns1123Label().validate('UPPER').value()[0]", &none),
+            Ok(Value::String(std::sync::Arc::new(
+                wasm_apiserver_apimachinery::validation::is_dns1123_label("UPPER")[0].clone()
             )))
         );
     }

@@ -2,6 +2,7 @@
 //! environment every [`crate::Expression`] compiles in. One file per library, named as kube's.
 
 pub mod cidr;
+pub mod format;
 pub mod ip;
 pub mod lists;
 pub mod quantity;
@@ -15,6 +16,7 @@ use cel::{DeclarationError, Env};
 pub fn register(env: &mut Env) -> Result<(), DeclarationError> {
     env.add_extension(ip::extension)?;
     env.add_extension(cidr::extension)?;
+    env.add_extension(format::extension)?;
     env.add_extension(lists::extension)?;
     env.add_extension(quantity::extension)?;
     env.add_extension(regex::extension)?;
