@@ -192,11 +192,17 @@ mod tests {
             ("'123 abc 456'.findAll('[0-9]+', 0) == []", true),
             ("'123 abc 456'.findAll('[0-9]+', -1).size() == 2", true),
             ("'123 abc 456'.findAll('xyz') == []", true),
+            (
+                "'abc'.matches('^a') && matches('abc', 'c$') && !'abc'.matches('^b')",
+                true,
+            ),
         ] {
             assert_eq!(eval(rule, &none), Ok(Value::Bool(want)), "{rule}");
         }
         let e = eval("'x'.find('[')", &none).unwrap_err();
         assert!(e.0.starts_with("Illegal regex: "), "{e}");
+        let e = eval("'x'.matches('[')", &none).unwrap_err();
+        assert!(e.0.starts_with("'[' not a valid regex:"), "{e}");
     }
 
     /// kube's list library (`lists_test.go` cases, rewritten).
