@@ -36,7 +36,7 @@
 //! | CIDR (1.30) | `cidr`, `isCIDR`, `containsIP`, `containsCIDR`, `ip`, `prefixLength`, `masked`, `string` | yes ([`library::cidr`]) |
 //! | format (1.31) | `format.named`, `format.dns1123Label()` … `format.datetime()`, `validate` | yes ([`library::format`]) but `format.uri()` |
 //! | two-variable comprehensions (1.32) | `all`, `exists`, `existsOne`, `transformList`, `transformMap`, `transformMapEntry` with two variables | not yet (the `cel` crate parses them, does not evaluate them) |
-//! | semver (1.33) | `semver`, `isSemver`, `isGreaterThan`, `isLessThan`, `compareTo`, `major`, `minor`, `patch` | not yet |
+//! | semver (1.33) | `semver`, `isSemver` (with `normalize`), `isGreaterThan`, `isLessThan`, `compareTo`, `major`, `minor`, `patch` | yes ([`library::semver`]; parse errors worded by the `semver` crate) |
 //! | `ext.Lists` v3 (1.34) | `slice`, `flatten`, `distinct`, `reverse`, `sort`, `sortBy`, `lists.range` | not yet |
 //!
 //! Not yet either: type checking against a structural schema, the static cost estimate and
@@ -500,6 +500,32 @@ mod tests {
             Ok(Value::String(std::sync::Arc::new(
                 wasm_apiserver_apimachinery::validation::is_dns1123_label("UPPER")[0].clone()
             )))
+        );
+    }
+
+    /// kube's semver library (the library's documented examples and `semver_test.go` cases).
+    #[test]
+    fn semantic_versions() {
+        let none = json!(null);
+        for (rule, want) in [
+            ("semver('1.2.3').compareTo(semver('1.2.3')) == 0", true),
+            ("semver('1.2.3').compareTo(semver('2.0.0')) == -1", true),
+            ("semver('1.2.3').compareTo(semver('0.1.2')) == 1", true),
+            ("semver('2.0.0').isGreaterThan(semver('1.9.9'))", true),
+            ("semver('1.0.0-alpha').isLessThan(semver('1.0.0'))", true),
+            ("semver('1.0.0+build1') == semver('1.0.0+build2')", true),
+            ("semver('1.2.3').major() == 1 && semver('1.2.3').minor() == 2 && semver('1.2.3').patch() == 3", true),
+            ("isSemver('1.2.3') && !isSemver('v1.2.3') && !isSemver('1.2')", true),
+            ("isSemver('v1.2', true) && semver('v01.02', true) == semver('1.2.0')", true),
+            ("isSemver('1.2-beta', true)", false),
+        ] {
+            assert_eq!(eval(rule, &none), Ok(Value::Bool(want)), "{rule}");
+        }
+        assert_eq!(
+            eval("semver('1-beta', true)", &none),
+            Err(EvalError(
+                "short version cannot contain PreRelease/Build meta data".into()
+            ))
         );
     }
 

@@ -7,6 +7,7 @@ pub mod ip;
 pub mod lists;
 pub mod quantity;
 pub mod regex;
+pub mod semver;
 pub mod sets;
 
 use cel::{DeclarationError, Env};
@@ -20,5 +21,6 @@ pub fn register(env: &mut Env) -> Result<(), DeclarationError> {
     env.add_extension(lists::extension)?;
     env.add_extension(quantity::extension)?;
     env.add_extension(regex::extension)?;
+    env.add_extension(semver::extension)?;
     env.add_extension(sets::extension)
 }
