@@ -23,11 +23,11 @@
 //!
 //! | library (`k8s.io/apiserver/pkg/cel/library`, kube version) | functions | here |
 //! |---|---|---|
-//! | CEL standard library | operators, `size`, `contains`, `startsWith`, `endsWith`, `matches`, conversions, `duration`, `timestamp` and their getters, macros | yes (the `cel` crate) |
+//! | CEL standard library | operators, `size`, `contains`, `startsWith`, `endsWith`, `matches`, conversions, `duration`, `timestamp` and their getters, macros | yes (the `cel` crate; `matches` is [`library::regex`]'s, with its pattern cache) |
 //! | optional types (1.28) | `?.`, `[?]`, `optional.of/none/ofNonZeroValue`, `hasValue`, `value`, `or`, `orValue`, `optMap`, `optFlatMap` | yes; `first`, `last`, `optional.unwrap`, `unwrapOpt`: not yet |
 //! | `ext.Strings` v2 (1.29) | `charAt`, `indexOf`, `lastIndexOf`, `lowerAscii`, `upperAscii`, `replace`, `split`, `substring`, `trim`, `join`, `format`, `strings.quote` | not yet (the `cel` crate's extension is a later version: it adds `reverse`) |
 //! | URLs (1.0) | `url`, `isURL`, `getScheme`, `getHost`, `getHostname`, `getPort`, `getEscapedPath`, `getQuery` | not yet |
-//! | regex (1.0) | `find`, `findAll` | yes ([`library::regex`]; an invalid pattern's reason is worded by the `regex` crate) |
+//! | regex (1.0) | `find`, `findAll` | yes ([`library::regex`]: compiled patterns cached per thread, as kube compiles constant ones once; an invalid pattern's reason is worded by the `regex` crate) |
 //! | lists (1.0) | `isSorted`, `sum`, `min`, `max`, `indexOf`, `lastIndexOf` | yes ([`library::lists`]; `sum` of an empty list is `int` 0 until types are checked); `includes` (lists v1, 1.37): not yet |
 //! | authz (1.27), authz selectors (1.31) | `path`, `group`, `serviceAccount`, `resource`, `subresource`, `namespace`, `name`, `check`, `allowed`, `errored`, `reason`, `error`, `fieldSelector`, `labelSelector` | not yet |
 //! | quantity (1.28) | `quantity`, `isQuantity`, `sign`, `isGreaterThan`, `isLessThan`, `compareTo`, `asApproximateFloat`, `asInteger`, `isInteger`, `add`, `sub` | yes ([`library::quantity`], over the apimachinery crate's `Quantity`); `mul`, `div`, `divInt` (newer kube): not yet |
