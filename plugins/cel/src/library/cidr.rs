@@ -13,9 +13,7 @@
 
 use super::ip::{parse_ip, IpVal};
 use cel::common::types::{CelBool, CelInt, CelString, Type};
-use cel::common::value::{StaticVal, Val};
 use cel::{DeclarationError, Env, ExecutionError};
-use std::any::Any;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// `net.CIDR`, the type of [`CidrVal`].
@@ -30,25 +28,7 @@ pub struct CidrVal {
     pub bits: u8,
 }
 
-impl Val for CidrVal {
-    fn get_type(&self) -> &Type {
-        <Self as Val>::cel_type()
-    }
-    fn cel_type() -> &'static Type {
-        &CIDR_TYPE
-    }
-    fn equals(&self, other: &dyn Val) -> bool {
-        other.downcast_ref::<CidrVal>() == Some(self)
-    }
-    fn clone_as_boxed<'v>(&self) -> Box<dyn Val + 'v> {
-        Box::new(*self)
-    }
-    fn as_any(&self) -> Option<&dyn Any> {
-        Some(self)
-    }
-}
-
-impl StaticVal for CidrVal {}
+super::opaque_val!(CidrVal, CIDR_TYPE);
 
 /// Register the CIDR library on `env`.
 pub fn extension(env: &mut Env) -> Result<(), DeclarationError> {

@@ -13,9 +13,8 @@
 //! accepts RFC 3339 date-times (strfmt also accepts a few looser layouts).
 
 use cel::common::types::{CelList, CelOptional, CelString, Type};
-use cel::common::value::{CowVal, StaticVal, Val};
+use cel::common::value::{CowVal, Val};
 use cel::{DeclarationError, Env, ExecutionError};
-use std::any::Any;
 use wasm_apiserver_apimachinery::validation::{is_qualified_name, is_valid_label_value, NameRule};
 
 /// `kubernetes.NamedFormat`, the type of [`FormatVal`].
@@ -109,25 +108,7 @@ fn is_uuid(s: &str) -> bool {
         && (groups.len() == 1 || groups.iter().map(|g| g.len()).eq([8, 4, 4, 4, 12]))
 }
 
-impl Val for FormatVal {
-    fn get_type(&self) -> &Type {
-        <Self as Val>::cel_type()
-    }
-    fn cel_type() -> &'static Type {
-        &FORMAT_TYPE
-    }
-    fn equals(&self, other: &dyn Val) -> bool {
-        other.downcast_ref::<FormatVal>() == Some(self)
-    }
-    fn clone_as_boxed<'v>(&self) -> Box<dyn Val + 'v> {
-        Box::new(*self)
-    }
-    fn as_any(&self) -> Option<&dyn Any> {
-        Some(self)
-    }
-}
-
-impl StaticVal for FormatVal {}
+super::opaque_val!(FormatVal, FORMAT_TYPE);
 
 /// One zero-argument `format.<name>()` function per format.
 macro_rules! constant_formats {

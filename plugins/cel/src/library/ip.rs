@@ -12,9 +12,7 @@
 //! (`ParseAddr("…"): unable to parse IP`), not its detailed texts.
 
 use cel::common::types::{CelBool, CelInt, CelString, Type};
-use cel::common::value::{StaticVal, Val};
 use cel::{DeclarationError, Env, ExecutionError};
-use std::any::Any;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// `net.IP`, the type of [`IpVal`].
@@ -24,25 +22,7 @@ pub static IP_TYPE: Type = Type::new_unspecified_type("net.IP");
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct IpVal(pub IpAddr);
 
-impl Val for IpVal {
-    fn get_type(&self) -> &Type {
-        <Self as Val>::cel_type()
-    }
-    fn cel_type() -> &'static Type {
-        &IP_TYPE
-    }
-    fn equals(&self, other: &dyn Val) -> bool {
-        other.downcast_ref::<IpVal>().is_some_and(|o| o.0 == self.0)
-    }
-    fn clone_as_boxed<'v>(&self) -> Box<dyn Val + 'v> {
-        Box::new(*self)
-    }
-    fn as_any(&self) -> Option<&dyn Any> {
-        Some(self)
-    }
-}
-
-impl StaticVal for IpVal {}
+super::opaque_val!(IpVal, IP_TYPE);
 
 /// Register the IP library on `env`.
 pub fn extension(env: &mut Env) -> Result<(), DeclarationError> {

@@ -12,9 +12,7 @@
 //! Newer kube releases add `mul`, `div` and `divInt`: not yet here.
 
 use cel::common::types::{CelBool, CelDouble, CelInt, CelString, Type};
-use cel::common::value::{StaticVal, Val};
 use cel::{DeclarationError, Env, ExecutionError};
-use std::any::Any;
 use std::cmp::Ordering;
 use wasm_apiserver_apimachinery::quantity::{self, Quantity};
 
@@ -27,27 +25,7 @@ const NANOS: i128 = 1_000_000_000;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct QuantityVal(pub Quantity);
 
-impl Val for QuantityVal {
-    fn get_type(&self) -> &Type {
-        <Self as Val>::cel_type()
-    }
-    fn cel_type() -> &'static Type {
-        &QUANTITY_TYPE
-    }
-    fn equals(&self, other: &dyn Val) -> bool {
-        other
-            .downcast_ref::<QuantityVal>()
-            .is_some_and(|o| o.0 == self.0)
-    }
-    fn clone_as_boxed<'v>(&self) -> Box<dyn Val + 'v> {
-        Box::new(*self)
-    }
-    fn as_any(&self) -> Option<&dyn Any> {
-        Some(self)
-    }
-}
-
-impl StaticVal for QuantityVal {}
+super::opaque_val!(QuantityVal, QUANTITY_TYPE);
 
 /// Register the quantity library on `env`.
 pub fn extension(env: &mut Env) -> Result<(), DeclarationError> {

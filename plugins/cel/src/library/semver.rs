@@ -12,9 +12,7 @@
 //! A string that is not a version is an error worded by the `semver` crate, not blang's.
 
 use cel::common::types::{CelBool, CelInt, CelString, Type};
-use cel::common::value::{StaticVal, Val};
 use cel::{DeclarationError, Env, ExecutionError};
-use std::any::Any;
 use std::cmp::Ordering;
 
 /// `kubernetes.Semver`, the type of [`SemverVal`].
@@ -24,27 +22,10 @@ pub static SEMVER_TYPE: Type = Type::new_unspecified_type("kubernetes.Semver");
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SemverVal(pub semver::Version);
 
-impl Val for SemverVal {
-    fn get_type(&self) -> &Type {
-        <Self as Val>::cel_type()
-    }
-    fn cel_type() -> &'static Type {
-        &SEMVER_TYPE
-    }
-    fn equals(&self, other: &dyn Val) -> bool {
-        other
-            .downcast_ref::<SemverVal>()
-            .is_some_and(|o| o.0.cmp_precedence(&self.0) == Ordering::Equal)
-    }
-    fn clone_as_boxed<'v>(&self) -> Box<dyn Val + 'v> {
-        Box::new(self.clone())
-    }
-    fn as_any(&self) -> Option<&dyn Any> {
-        Some(self)
-    }
-}
-
-impl StaticVal for SemverVal {}
+super::opaque_val!(SemverVal, SEMVER_TYPE, |a: &SemverVal, b: &SemverVal| a
+    .0
+    .cmp_precedence(&b.0)
+    == Ordering::Equal);
 
 /// Register the semver library on `env`.
 pub fn extension(env: &mut Env) -> Result<(), DeclarationError> {
