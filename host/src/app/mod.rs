@@ -193,17 +193,16 @@ pub async fn serve_with_admission(
         .unwrap_or_else(|| server_identity(secure_address.port()));
     // `wasm_apiserver_server_info{server_id}`: 1, naming this replica (one label value per
     // server; a test process runs several).
-    static SERVER_INFO: std::sync::OnceLock<prometheus::IntGaugeVec> = std::sync::OnceLock::new();
-    SERVER_INFO
-        .get_or_init(|| {
+    static SERVER_INFO: std::sync::LazyLock<prometheus::IntGaugeVec> = std::sync::LazyLock::new(
+        || {
             crate::metrics::gauge_vec(
                 "wasm_apiserver_server_info",
                 "A metric with a constant '1' value labeled by the identity of this server among the replicas of its storage.",
                 &["server_id"],
             )
-        })
-        .with_label_values(&[&server_id])
-        .set(1);
+        },
+    );
+    SERVER_INFO.with_label_values(&[&server_id]).set(1);
     let manager = Arc::new(PluginManager::new(
         runtime,
         args.plugin_dir.clone(),

@@ -74,7 +74,7 @@ impl LogBackend {
     /// the file cannot be opened.
     pub fn start(opts: &LogOptions) -> anyhow::Result<LogBackend> {
         // Registered with the backend, so `/metrics` shows the counters from the start.
-        audit_metrics();
+        std::sync::LazyLock::force(&AUDIT_METRICS);
         let mut out: Box<dyn Write + Send> = if opts.path.as_os_str() == "-" {
             Box::new(std::io::stdout())
         } else {
@@ -123,7 +123,7 @@ impl LogBackend {
                     if let Err(e) = write_lines(&mut out, &batch).and_then(|_| out.flush()) {
                         let lost = batch.iter().filter(|&&b| b == b'\n').count();
                         tracing::error!(error = %e, events = lost, "cannot write the audit log");
-                        audit_metrics()
+                        AUDIT_METRICS
                             .1
                             .with_label_values(&["log"])
                             .inc_by(lost as u64);
@@ -152,12 +152,12 @@ impl LogBackend {
 
     /// Record an event; never blocks on the disk.
     pub fn process(&self, event: &Event<'_>) {
-        audit_metrics().0.inc();
+        AUDIT_METRICS.0.inc();
         let append = |line: &mut Vec<u8>| {
             line.clear();
             if let Err(e) = serde_json::to_writer(&mut *line, event) {
                 tracing::error!(error = %e, "cannot serialize an audit event");
-                audit_metrics().1.with_label_values(&["log"]).inc();
+                AUDIT_METRICS.1.with_label_values(&["log"]).inc();
                 return;
             }
             line.push(b'\n');
@@ -165,7 +165,7 @@ impl LogBackend {
             if pending.len() + line.len() > MAX_PENDING {
                 drop(pending);
                 tracing::error!("audit buffer full; event dropped");
-                audit_metrics().1.with_label_values(&["log"]).inc();
+                AUDIT_METRICS.1.with_label_values(&["log"]).inc();
             } else {
                 pending.extend_from_slice(line);
             }
@@ -219,10 +219,8 @@ fn write_lines(out: &mut dyn Write, mut batch: &[u8]) -> std::io::Result<()> {
 /// `apiserver_audit_event_total` (events generated and sent to the backend) and
 /// `apiserver_audit_error_total{plugin}` (events lost: buffer full, serialization or write
 /// failed), as `k8s.io/apiserver/pkg/audit/metrics.go` defines them.
-fn audit_metrics() -> &'static (prometheus::IntCounter, prometheus::IntCounterVec) {
-    static M: std::sync::OnceLock<(prometheus::IntCounter, prometheus::IntCounterVec)> =
-        std::sync::OnceLock::new();
-    M.get_or_init(|| {
+static AUDIT_METRICS: std::sync::LazyLock<(prometheus::IntCounter, prometheus::IntCounterVec)> =
+    std::sync::LazyLock::new(|| {
         (
             crate::metrics::counter(
                 "apiserver_audit_event_total",
@@ -234,8 +232,7 @@ fn audit_metrics() -> &'static (prometheus::IntCounter, prometheus::IntCounterVe
                 &["plugin"],
             ),
         )
-    })
-}
+    });
 
 #[cfg(test)]
 mod tests {

@@ -272,16 +272,14 @@ async fn update(leases: &Store, lease: Value) -> crate::status::ApiResult<()> {
 /// `leader_election_master_status{name}` (client-go's `leaderelection/metrics.go`): 1 while
 /// this server leads the lease named `lease`, 0 otherwise (one label value per lease).
 fn leader_metric(lease: &str, leading: bool) {
-    static M: std::sync::OnceLock<prometheus::IntGaugeVec> = std::sync::OnceLock::new();
-    M.get_or_init(|| {
+    static LEADER: std::sync::LazyLock<prometheus::IntGaugeVec> = std::sync::LazyLock::new(|| {
         crate::metrics::gauge_vec(
             "leader_election_master_status",
             "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease.",
             &["name"],
         )
-    })
-    .with_label_values(&[lease])
-    .set(leading as i64);
+    });
+    LEADER.with_label_values(&[lease]).set(leading as i64);
 }
 
 #[cfg(test)]

@@ -143,7 +143,7 @@ impl WasmStrategy {
         let guest = warm.instance.guest();
         let started = std::time::Instant::now();
         let result = f(guest, &mut warm.store);
-        plugin_calls()
+        PLUGIN_CALLS
             .with_label_values(&[self.inner.name.as_str(), hook])
             .observe(started.elapsed().as_secs_f64());
         match result {
@@ -176,7 +176,7 @@ impl WasmStrategy {
                     PluginFault::BadOutput { .. } => "output",
                     PluginFault::Trap { .. } => "trap",
                 };
-                plugin_faults()
+                PLUGIN_FAULTS
                     .with_label_values(&[self.inner.name.as_str(), hook, kind])
                     .inc();
                 tracing::warn!(plugin = %self.inner.name, hook, error = %fault, "plugin call failed");
@@ -236,7 +236,7 @@ impl WasmStrategy {
     }
 
     fn bad_output(&self, hook: &'static str, reason: String) -> StrategyError {
-        plugin_faults()
+        PLUGIN_FAULTS
             .with_label_values(&[self.inner.name.as_str(), hook, "output"])
             .inc();
         StrategyError::Fault(PluginFault::BadOutput {
@@ -518,9 +518,8 @@ impl Strategy for WasmStrategy {
 }
 
 /// `wasm_apiserver_plugin_call_duration_seconds{plugin, hook}`: hook calls, timed.
-fn plugin_calls() -> &'static prometheus::HistogramVec {
-    static M: std::sync::OnceLock<prometheus::HistogramVec> = std::sync::OnceLock::new();
-    M.get_or_init(|| {
+static PLUGIN_CALLS: std::sync::LazyLock<prometheus::HistogramVec> =
+    std::sync::LazyLock::new(|| {
         crate::metrics::histogram_vec(
             "wasm_apiserver_plugin_call_duration_seconds",
             "Duration of strategy plugin hook calls in seconds.",
@@ -529,18 +528,15 @@ fn plugin_calls() -> &'static prometheus::HistogramVec {
             ],
             &["plugin", "hook"],
         )
-    })
-}
+    });
 
 /// `wasm_apiserver_plugin_faults_total{plugin, hook, kind}` (trap, timeout, memory,
 /// overloaded, output).
-fn plugin_faults() -> &'static prometheus::IntCounterVec {
-    static M: std::sync::OnceLock<prometheus::IntCounterVec> = std::sync::OnceLock::new();
-    M.get_or_init(|| {
+static PLUGIN_FAULTS: std::sync::LazyLock<prometheus::IntCounterVec> =
+    std::sync::LazyLock::new(|| {
         crate::metrics::counter_vec(
             "wasm_apiserver_plugin_faults_total",
             "Strategy plugin calls that failed, by plugin, hook and kind of fault.",
             &["plugin", "hook", "kind"],
         )
-    })
-}
+    });

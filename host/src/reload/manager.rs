@@ -605,16 +605,15 @@ fn record(name: &str, e: &mut Entry, outcome: Result<WasmStrategy, String>, sha:
 /// Count a load, reload or removal in `wasm_apiserver_plugin_reloads_total{plugin, result}`
 /// (result: `success`, `failure`, `removed`).
 fn count_reload(name: &str, outcome: &str) {
-    static M: std::sync::OnceLock<prometheus::IntCounterVec> = std::sync::OnceLock::new();
-    M.get_or_init(|| {
-        crate::metrics::counter_vec(
-            "wasm_apiserver_plugin_reloads_total",
-            "Plugin loads and reloads by plugin and result (success, failure, removed).",
-            &["plugin", "result"],
-        )
-    })
-    .with_label_values(&[name, outcome])
-    .inc();
+    static RELOADS: std::sync::LazyLock<prometheus::IntCounterVec> =
+        std::sync::LazyLock::new(|| {
+            crate::metrics::counter_vec(
+                "wasm_apiserver_plugin_reloads_total",
+                "Plugin loads and reloads by plugin and result (success, failure, removed).",
+                &["plugin", "result"],
+            )
+        });
+    RELOADS.with_label_values(&[name, outcome]).inc();
 }
 
 fn file_name(p: &Path) -> String {

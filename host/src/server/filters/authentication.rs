@@ -35,7 +35,7 @@ pub async fn with_authentication(
         }
         Err(e) => {
             tracing::debug!(error = %e, path = req.uri().path(), "unable to authenticate the request");
-            authentication_attempts()
+            AUTHENTICATION_ATTEMPTS
                 .with_label_values(&["failure"])
                 .inc();
             ApiError::unauthorized().into_response()
@@ -44,31 +44,29 @@ pub async fn with_authentication(
 }
 
 /// `authentication_attempts{result}` (`success`, `failure`; `pkg/endpoints/filters/metrics.go`).
-fn authentication_attempts() -> &'static prometheus::IntCounterVec {
-    static M: std::sync::OnceLock<prometheus::IntCounterVec> = std::sync::OnceLock::new();
-    M.get_or_init(|| {
+static AUTHENTICATION_ATTEMPTS: std::sync::LazyLock<prometheus::IntCounterVec> =
+    std::sync::LazyLock::new(|| {
         crate::metrics::counter_vec(
             "authentication_attempts",
             "Counter of authenticated attempts.",
             &["result"],
         )
-    })
-}
+    });
 
 /// Count an authenticated request by `username` in `authenticated_user_requests{username}`,
 /// the name compressed as kube's `compressUsername` (`pkg/endpoints/filters/metrics.go`): a
 /// few known names kept, an address-like name `email_id`, anything else `other`, so clients
 /// cannot grow the label set.
 fn authenticated_user_request(username: &str) {
-    static M: std::sync::OnceLock<prometheus::IntCounterVec> = std::sync::OnceLock::new();
-    let by_user = M.get_or_init(|| {
-        crate::metrics::counter_vec(
-            "authenticated_user_requests",
-            "Counter of authenticated requests broken out by username.",
-            &["username"],
-        )
-    });
-    authentication_attempts()
+    static BY_USER: std::sync::LazyLock<prometheus::IntCounterVec> =
+        std::sync::LazyLock::new(|| {
+            crate::metrics::counter_vec(
+                "authenticated_user_requests",
+                "Counter of authenticated requests broken out by username.",
+                &["username"],
+            )
+        });
+    AUTHENTICATION_ATTEMPTS
         .with_label_values(&["success"])
         .inc();
     let compressed = match username {
@@ -80,5 +78,5 @@ fn authenticated_user_request(username: &str) {
         u if u.contains('@') => "email_id",
         _ => "other",
     };
-    by_user.with_label_values(&[compressed]).inc();
+    BY_USER.with_label_values(&[compressed]).inc();
 }

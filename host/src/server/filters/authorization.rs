@@ -27,7 +27,7 @@ pub async fn with_authorization(
     };
     let (decision, reason) = authorizer.authorize(&attrs);
     let allowed = decision == Decision::Allow;
-    authorization_decisions()
+    AUTHORIZATION_DECISIONS
         .with_label_values(&[if allowed { "allowed" } else { "denied" }])
         .inc();
     if let Some(annotations) = req.extensions().get::<AuditAnnotations>() {
@@ -48,13 +48,11 @@ pub async fn with_authorization(
 /// `apiserver_authorization_decisions_total{decision}` (`allowed`, `denied`: denied or no
 /// opinion), the authorizer chain's terminal decisions
 /// (`pkg/endpoints/filters/metrics.go` `authorizationAttemptsCounter`'s successor).
-fn authorization_decisions() -> &'static prometheus::IntCounterVec {
-    static M: std::sync::OnceLock<prometheus::IntCounterVec> = std::sync::OnceLock::new();
-    M.get_or_init(|| {
+static AUTHORIZATION_DECISIONS: std::sync::LazyLock<prometheus::IntCounterVec> =
+    std::sync::LazyLock::new(|| {
         crate::metrics::counter_vec(
             "apiserver_authorization_decisions_total",
             "Total number of terminal decisions made by the authorizer chain.",
             &["decision"],
         )
-    })
-}
+    });

@@ -60,7 +60,7 @@ pub async fn with_max_in_flight(
         Ok(_permit) => next.run(req).await,
         Err(_) if user_ref(&req).in_group(SYSTEM_PRIVILEGED_GROUP) => next.run(req).await,
         Err(_) => {
-            dropped_requests()
+            DROPPED_REQUESTS
                 .with_label_values(&[if mutating { "mutating" } else { "readOnly" }])
                 .inc();
             ApiError::too_many_requests("Too many requests, please try again later.", 1)
@@ -71,13 +71,11 @@ pub async fn with_max_in_flight(
 
 /// `apiserver_dropped_requests_total{request_kind}` (`readOnly`, `mutating`): requests answered
 /// 429 by the in-flight limits (`pkg/endpoints/metrics` `DroppedRequests`).
-fn dropped_requests() -> &'static prometheus::IntCounterVec {
-    static M: std::sync::OnceLock<prometheus::IntCounterVec> = std::sync::OnceLock::new();
-    M.get_or_init(|| {
+static DROPPED_REQUESTS: std::sync::LazyLock<prometheus::IntCounterVec> =
+    std::sync::LazyLock::new(|| {
         crate::metrics::counter_vec(
             "apiserver_dropped_requests_total",
             "Number of requests dropped with 'Try again later' response.",
             &["request_kind"],
         )
-    })
-}
+    });

@@ -8,32 +8,29 @@ use axum::extract::State;
 use axum::http::header;
 use axum::response::Response;
 use prometheus::{HistogramVec, IntCounterVec};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, LazyLock};
 
 /// `apiserver_request_total{verb, group, resource, code}` and
 /// `apiserver_request_duration_seconds{verb, group, resource}` (watches excluded), as
 /// `endpoints/metrics/metrics.go` defines them.
-fn request_metrics() -> &'static (IntCounterVec, HistogramVec) {
-    static M: OnceLock<(IntCounterVec, HistogramVec)> = OnceLock::new();
-    M.get_or_init(|| {
-        (
-            crate::metrics::counter_vec(
-                "apiserver_request_total",
-                "Counter of apiserver requests broken out by verb, group, resource and HTTP response code.",
-                &["verb", "group", "resource", "code"],
-            ),
-            crate::metrics::histogram_vec(
-                "apiserver_request_duration_seconds",
-                "Response latency distribution in seconds for each verb, group and resource.",
-                &[
-                    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
-                    5.0, 10.0, 30.0,
-                ],
-                &["verb", "group", "resource"],
-            ),
-        )
-    })
-}
+static REQUEST_METRICS: LazyLock<(IntCounterVec, HistogramVec)> = LazyLock::new(|| {
+    (
+        crate::metrics::counter_vec(
+            "apiserver_request_total",
+            "Counter of apiserver requests broken out by verb, group, resource and HTTP response code.",
+            &["verb", "group", "resource", "code"],
+        ),
+        crate::metrics::histogram_vec(
+            "apiserver_request_duration_seconds",
+            "Response latency distribution in seconds for each verb, group and resource.",
+            &[
+                0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+                5.0, 10.0, 30.0,
+            ],
+            &["verb", "group", "resource"],
+        ),
+    )
+});
 
 /// Count and time every resource request (`apiserver_request_total`,
 /// `apiserver_request_duration_seconds`); watches are counted, not timed. Labels come from a
@@ -65,7 +62,7 @@ pub async fn observe(
         .flatten();
     if let Some((group, resource)) = labels {
         let verb = verb(&method, !info.name.is_empty(), info.long_running);
-        let (requests, request_duration) = request_metrics();
+        let (requests, request_duration) = &*REQUEST_METRICS;
         requests
             .with_label_values(&[
                 verb,
