@@ -53,21 +53,6 @@ pub enum Format {
     Datetime,
 }
 
-const FORMATS: [(&str, Format); 12] = [
-    ("dns1123Label", Format::Dns1123Label),
-    ("dns1123Subdomain", Format::Dns1123Subdomain),
-    ("dns1035Label", Format::Dns1035Label),
-    ("qualifiedName", Format::QualifiedName),
-    ("dns1123LabelPrefix", Format::Dns1123LabelPrefix),
-    ("dns1123SubdomainPrefix", Format::Dns1123SubdomainPrefix),
-    ("dns1035LabelPrefix", Format::Dns1035LabelPrefix),
-    ("labelValue", Format::LabelValue),
-    ("uuid", Format::Uuid),
-    ("byte", Format::Byte),
-    ("date", Format::Date),
-    ("datetime", Format::Datetime),
-];
-
 impl Format {
     /// The problems with `s` in this format (empty: valid), with kube's messages.
     pub fn validate(self, s: &str) -> Vec<String> {
@@ -110,9 +95,12 @@ fn is_uuid(s: &str) -> bool {
 
 super::opaque_val!(FormatVal, FORMAT_TYPE);
 
-/// One zero-argument `format.<name>()` function per format.
+/// Every format by its name ([`FORMATS`]) and one zero-argument `format.<name>()` function
+/// per format, from one list.
 macro_rules! constant_formats {
     ($($f:ident => $name:literal, $format:expr;)*) => {
+        /// kube's `ConstantFormats`: each format by the name `format.named` takes.
+        const FORMATS: &[(&str, Format)] = &[$(($name, $format)),*];
         $(
             fn $f<'b, 'v>(_: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
                 Ok(CowVal::owned(FormatVal($format)))

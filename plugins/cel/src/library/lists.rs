@@ -40,14 +40,20 @@ pub fn extension(env: &mut Env) -> Result<(), DeclarationError> {
     Ok(())
 }
 
-/// The elements of the receiver (`args[0]`), owned.
-pub(super) fn elements<'v>(
-    args: &[CowVal<'_, 'v>],
-) -> Result<Vec<Box<dyn Val + 'v>>, ExecutionError> {
-    let list = args
-        .first()
-        .ok_or_else(ExecutionError::missing_argument_or_target)?
-        .as_ref();
+/// Argument `i` of an overload's call (`0`: the receiver).
+pub(super) fn arg<'a, 'v>(
+    args: &'a [CowVal<'_, 'v>],
+    i: usize,
+) -> Result<&'a (dyn Val + 'v), ExecutionError> {
+    args.get(i)
+        .map(|a| a.as_ref())
+        .ok_or_else(ExecutionError::missing_argument_or_target)
+}
+
+/// The elements of `list`, borrowed from it. Errors: it is not a list.
+pub(super) fn elements<'a, 'v>(
+    list: &'a (dyn Val + 'v),
+) -> Result<Vec<&'a (dyn Val + 'v)>, ExecutionError> {
     let iterable = list
         .as_iterable()
         .ok_or_else(|| ExecutionError::UnexpectedType {
@@ -57,7 +63,7 @@ pub(super) fn elements<'v>(
     let mut items = iterable.iter();
     let mut out = Vec::new();
     while let Some(item) = items.next() {
-        out.push(item.clone_as_boxed());
+        out.push(item);
     }
     Ok(out)
 }
@@ -68,48 +74,49 @@ fn compare(a: &dyn Val, b: &dyn Val) -> Option<Ordering> {
 }
 
 fn is_sorted<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
-    let items = elements(&args)?;
+    let items = elements(arg(&args, 0)?)?;
     let sorted = items
         .windows(2)
-        .all(|w| compare(w[0].as_ref(), w[1].as_ref()) != Some(Ordering::Greater));
+        .all(|w| compare(w[0], w[1]) != Some(Ordering::Greater));
     Ok(CowVal::owned(cel::common::types::CelBool::from(sorted)))
 }
 
 fn sum<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
-    let mut items = elements(&args)?.into_iter();
-    let Some(mut acc) = items.next() else {
+    let items = elements(arg(&args, 0)?)?;
+    let Some((first, rest)) = items.split_first() else {
         return Ok(CowVal::owned(CelInt::from(0)));
     };
-    for item in items {
+    let mut acc = first.clone_as_boxed();
+    for item in rest {
         let adder = acc
             .as_adder()
             .ok_or_else(|| ExecutionError::UnexpectedType {
                 got: acc.get_type().name().to_owned(),
                 want: "int, uint, double or duration".to_owned(),
             })?;
-        let next = adder.add(item.as_ref())?.as_ref().clone_as_boxed();
+        let next = adder.add(*item)?.as_ref().clone_as_boxed();
         acc = next;
     }
     Ok(CowVal::Owned(acc))
 }
 
-/// The element `keep` prefers: `min` keeps the first element unless a later one orders
-/// before it, `max` unless a later one orders after it.
+/// The element `min` or `max` picks: the first, unless a later one orders before it (`min`)
+/// or after it (`max`).
 fn extreme<'b, 'v>(
     args: Vec<CowVal<'b, 'v>>,
     name: &str,
     replace_when: Ordering,
 ) -> Result<CowVal<'b, 'v>, ExecutionError> {
-    let mut items = elements(&args)?.into_iter();
-    let mut result = items.next().ok_or_else(|| {
+    let items = elements(arg(&args, 0)?)?;
+    let mut result = *items.first().ok_or_else(|| {
         ExecutionError::function_error(name, format!("{name} called on empty list"))
     })?;
-    for item in items {
-        if compare(result.as_ref(), item.as_ref()) == Some(replace_when) {
-            result = item;
+    for item in &items[1..] {
+        if compare(result, *item) == Some(replace_when) {
+            result = *item;
         }
     }
-    Ok(CowVal::Owned(result))
+    Ok(CowVal::Owned(result.clone_as_boxed()))
 }
 
 fn min<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
@@ -125,11 +132,8 @@ fn position<'b, 'v>(
     args: Vec<CowVal<'b, 'v>>,
     last: bool,
 ) -> Result<CowVal<'b, 'v>, ExecutionError> {
-    let items = elements(&args)?;
-    let wanted = args
-        .get(1)
-        .ok_or_else(ExecutionError::missing_argument_or_target)?
-        .as_ref();
+    let items = elements(arg(&args, 0)?)?;
+    let wanted = arg(&args, 1)?;
     let found = if last {
         items.iter().rposition(|i| i.equals(wanted))
     } else {

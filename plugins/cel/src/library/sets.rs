@@ -5,7 +5,7 @@
 //! - `sets.equivalent(<list>, <list>) <bool>`: each contains the other (duplicates ignored);
 //! - `sets.intersects(<list>, <list>) <bool>`: some element is in both.
 
-use super::lists::elements;
+use super::lists::{arg, elements};
 use cel::common::types::{CelBool, LIST_TYPE};
 use cel::common::value::{CowVal, Val};
 use cel::{DeclarationError, Env, ExecutionError};
@@ -34,19 +34,18 @@ pub fn extension(env: &mut Env) -> Result<(), DeclarationError> {
     Ok(())
 }
 
-type Elements<'v> = Vec<Box<dyn Val + 'v>>;
+type Elements<'a, 'v> = Vec<&'a (dyn Val + 'v)>;
 
-/// Both lists' elements.
-fn both<'v>(args: &[CowVal<'_, 'v>]) -> Result<(Elements<'v>, Elements<'v>), ExecutionError> {
-    let second = args
-        .get(1)
-        .ok_or_else(ExecutionError::missing_argument_or_target)?;
-    Ok((elements(args)?, elements(std::slice::from_ref(second))?))
+/// Both lists' elements, borrowed.
+type Both<'a, 'v> = (Elements<'a, 'v>, Elements<'a, 'v>);
+
+fn both<'a, 'v>(args: &'a [CowVal<'_, 'v>]) -> Result<Both<'a, 'v>, ExecutionError> {
+    Ok((elements(arg(args, 0)?)?, elements(arg(args, 1)?)?))
 }
 
 /// Whether every element of `b` equals some element of `a`.
-fn includes_all(a: &Elements<'_>, b: &Elements<'_>) -> bool {
-    b.iter().all(|x| a.iter().any(|y| y.equals(x.as_ref())))
+fn includes_all(a: &Elements<'_, '_>, b: &Elements<'_, '_>) -> bool {
+    b.iter().all(|x| a.iter().any(|y| y.equals(*x)))
 }
 
 fn contains<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
@@ -64,6 +63,6 @@ fn equivalent<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, Execu
 fn intersects<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
     let (a, b) = both(&args)?;
     Ok(CowVal::owned(CelBool::from(
-        b.iter().any(|x| a.iter().any(|y| y.equals(x.as_ref()))),
+        b.iter().any(|x| a.iter().any(|y| y.equals(*x))),
     )))
 }
