@@ -717,10 +717,7 @@ impl Store {
         manager.map(|m| Tracking::Manager {
             field_manager: self.storage_field_manager.clone(),
             manager: m.to_string(),
-            subresource: match subresource {
-                Subresource::Main => "",
-                Subresource::Status => "status",
-            },
+            subresource: subresource.name(),
         })
     }
 

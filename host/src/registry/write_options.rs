@@ -15,6 +15,16 @@ pub enum Subresource {
     Status,
 }
 
+impl Subresource {
+    /// Its name in the request path and in `managedFields` (`""` for the object itself).
+    pub fn name(self) -> &'static str {
+        match self {
+            Subresource::Main => "",
+            Subresource::Status => "status",
+        }
+    }
+}
+
 /// `metav1.CreateOptions` as far as the Store uses them, with the request's admission.
 #[derive(Clone, Debug, Default)]
 pub struct CreateOptions<'a> {

@@ -50,7 +50,7 @@ pub async fn patch(
         &Applier {
             field_manager: scope.field_manager.clone(),
             manager: options.field_manager.clone(),
-            subresource: req.subresource_name(),
+            subresource: req.subresource.name(),
             force: options.force,
         },
     )?;

@@ -53,14 +53,6 @@ impl Request<'_> {
             .unwrap_or("")
     }
 
-    /// The subresource's name in `managedFields` (`""` for the object itself).
-    pub fn subresource_name(&self) -> &'static str {
-        match self.subresource {
-            Subresource::Main => "",
-            Subresource::Status => "status",
-        }
-    }
-
     /// The body's media type without parameters (`""` when none is given).
     pub fn content_type(&self) -> String {
         self.headers
