@@ -15,9 +15,12 @@
 //!
 //! - [`escaping`]: property names as identifiers (`escaping.go`);
 //! - [`limits`]: kube's per-call, per-object and estimated cost limits;
-//! - [`value`]: JSON objects as CEL values;
+//! - [`types`]: CEL types, with the sizes a schema bounds;
+//! - [`schema`]: the type of a structural schema's values (`SchemaDeclType`);
+//! - [`checker`]: type checking against declared [`Variables`], cel-go's errors;
+//! - [`value`]: JSON objects as CEL values, shaped by their schema type when there is one;
 //! - [`library`]: Kubernetes' libraries, registered on every expression's environment;
-//! - [`Expression`]: compile once, evaluate with named variables.
+//! - [`Expression`]: compile (and check) once, evaluate with named variables.
 //!
 //! ## Kubernetes' libraries and what this crate supports
 //!
@@ -39,13 +42,21 @@
 //! | semver (1.33) | `semver`, `isSemver` (with `normalize`), `isGreaterThan`, `isLessThan`, `compareTo`, `major`, `minor`, `patch` | yes ([`library::semver`]; parse errors worded by the `semver` crate) |
 //! | `ext.Lists` v3 (1.34) | `slice`, `flatten`, `distinct`, `reverse`, `sort`, `sortBy`, `lists.range` | not yet |
 //!
-//! Not yet either: type checking against a structural schema, the static cost estimate and
-//! the run-time cost budget ([`limits`] holds kube's figures).
+//! Every function above that is supported is declared to the [`checker`] with kube's overloads
+//! (`checker/decls.rs`); one that is not is undeclared, so a rule calling it is refused when
+//! it is compiled. Not yet: the static cost estimate and the run-time cost budget ([`limits`]
+//! holds kube's figures).
 
+pub mod checker;
 pub mod escaping;
 pub mod library;
 pub mod limits;
+pub mod schema;
+pub mod types;
 pub mod value;
+
+pub use checker::{Checked, Variables};
+pub use types::Type;
 
 use std::sync::Arc;
 
@@ -55,6 +66,7 @@ pub use cel::Value;
 pub struct Expression {
     env: Arc<cel::Env>,
     program: cel::Program,
+    checked: Option<(Checked, Variables)>,
 }
 
 /// Why an expression does not compile: cel-go's text (`ERROR: <input>:1:5: …` with the
@@ -84,8 +96,8 @@ impl std::fmt::Display for EvalError {
 impl std::error::Error for EvalError {}
 
 impl Expression {
-    /// Compile `source` in the standard environment with Kubernetes' libraries ([`library`]).
-    /// Errors: it does not parse.
+    /// Compile `source` in the standard environment with Kubernetes' libraries ([`library`]),
+    /// without checking types. Errors: it does not parse.
     pub fn compile(source: &str) -> Result<Expression, CompileError> {
         static ENV: std::sync::OnceLock<Arc<cel::Env>> = std::sync::OnceLock::new();
         let env = ENV
@@ -95,19 +107,47 @@ impl Expression {
                 Arc::new(env)
             })
             .clone();
+        // cel-go indents the source line and the caret line by one space.
         let program = env
             .compile(source)
-            .map_err(|e| CompileError(e.to_string()))?;
-        Ok(Expression { env, program })
+            .map_err(|e| CompileError(e.to_string().replace("\n| ", "\n | ")))?;
+        Ok(Expression {
+            env,
+            program,
+            checked: None,
+        })
+    }
+
+    /// Compile `source` and check its types against `variables` ([`checker`]). Errors: it does
+    /// not parse, or does not check (cel-go's messages, every one).
+    pub fn compile_checked(
+        source: &str,
+        variables: &Variables,
+    ) -> Result<Expression, CompileError> {
+        let mut e = Expression::compile(source)?;
+        let checked = checker::check(e.program.expression(), e.program.source_info(), variables)?;
+        e.checked = Some((checked, variables.clone()));
+        Ok(e)
+    }
+
+    /// The types [`Expression::compile_checked`] found; `None` when compiled unchecked.
+    pub fn checked(&self) -> Option<&Checked> {
+        self.checked.as_ref().map(|(c, _)| c)
     }
 
     /// Evaluate with `variables` bound by name (`self`, `oldSelf`, `object`, …), each a JSON
-    /// value ([`value::from_json`]). Errors: a missing field or variable, no matching
-    /// overload, a function's own error.
+    /// value: of its declared type when the expression was checked
+    /// ([`value::from_json_typed`]), else [`value::from_json`]. Errors: a missing field or
+    /// variable, no matching overload, a function's own error.
     pub fn evaluate(&self, variables: &[(&str, &serde_json::Value)]) -> Result<Value, EvalError> {
         let mut context = cel::Context::with_env(self.env.clone());
         for (name, v) in variables {
-            context.add_variable_from_value(*name, value::from_json(v));
+            let declared = self.checked.as_ref().and_then(|(_, vars)| vars.get(name));
+            let value = match declared {
+                Some(t) => value::from_json_typed(v, t),
+                None => value::from_json(v),
+            };
+            context.add_variable_from_value(*name, value);
         }
         self.program.execute(&context).map_err(|e| match e {
             // cel-go's `types.NewErr("no such key: %v")`.
@@ -164,7 +204,7 @@ mod tests {
             "{e}"
         );
         assert!(
-            e.0.ends_with("| self.spec.replicas >\n| ....................^"),
+            e.0.ends_with("\n | self.spec.replicas >\n | ....................^"),
             "{e}"
         );
         let e = eval("self.spec.missing == 1", &json!({"spec": {}})).unwrap_err();

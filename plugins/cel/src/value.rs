@@ -1,10 +1,16 @@
 //! JSON objects as CEL values, as kube hands an unstructured object to an expression
-//! (`k8s.io/apiserver/pkg/cel/common/values.go` without a schema): `null`, booleans, integers
-//! (`int`; `uint` past `i64::MAX`), other numbers (`double`), strings, lists and maps with
-//! string keys. Property names are kept as they are: escaping them
-//! ([`crate::escaping::escape`]) belongs to the schema-typed conversion, where kube tells
-//! object fields (escaped) from map keys (not escaped).
+//! (`k8s.io/apiserver/pkg/cel/common/values.go`, `UnstructuredToVal`).
+//!
+//! Without a type ([`from_json`]): `null`, booleans, integers (`int`; `uint` past `i64::MAX`),
+//! other numbers (`double`), strings, lists and maps with string keys, property names as they
+//! are. With the type a schema gives ([`from_json_typed`], [`crate::schema`]): an object's
+//! properties by escaped name ([`crate::escaping::escape`]; map keys are not escaped), `byte`
+//! strings as `bytes`, `duration` strings as durations, `date` and `date-time` strings as
+//! timestamps.
 
+use crate::escaping::escape;
+use crate::types::Type;
+use base64::Engine;
 use cel::objects::{Key, Map};
 use cel::Value;
 use serde_json::Value as Json;
@@ -30,5 +36,147 @@ pub fn from_json(v: &Json) -> Value {
                 .collect();
             Value::Map(Map { map: Arc::new(map) })
         }
+    }
+}
+
+/// The CEL value of a JSON value of type `t` (a schema's, [`crate::schema::schema_type`]). A
+/// value that does not have the type's shape is converted as [`from_json`] converts it.
+pub fn from_json_typed(v: &Json, t: &Type) -> Value {
+    match (t, v) {
+        (Type::Object(o), Json::Object(fields)) => {
+            let map: HashMap<Key, Value> = fields
+                .iter()
+                .filter_map(|(k, v)| {
+                    let name = escape(k)?;
+                    let field = o.fields.get(&name)?;
+                    Some((Key::String(Arc::new(name)), from_json_typed(v, &field.ty)))
+                })
+                .collect();
+            Value::Map(Map { map: Arc::new(map) })
+        }
+        (Type::Map(_, value, _), Json::Object(fields)) => {
+            let map: HashMap<Key, Value> = fields
+                .iter()
+                .map(|(k, v)| (Key::String(Arc::new(k.clone())), from_json_typed(v, value)))
+                .collect();
+            Value::Map(Map { map: Arc::new(map) })
+        }
+        (Type::List(elem, _), Json::Array(items)) => Value::List(Arc::new(
+            items.iter().map(|v| from_json_typed(v, elem)).collect(),
+        )),
+        (Type::Bytes(_), Json::String(s)) => {
+            match base64::engine::general_purpose::STANDARD.decode(s) {
+                Ok(b) => Value::Bytes(Arc::new(b)),
+                Err(_) => from_json(v),
+            }
+        }
+        (Type::Duration, Json::String(s)) => match parse_duration(s) {
+            Some(d) => Value::Duration(d),
+            None => from_json(v),
+        },
+        (Type::Timestamp, Json::String(s)) => match parse_timestamp(s) {
+            Some(t) => Value::Timestamp(t),
+            None => from_json(v),
+        },
+        _ => from_json(v),
+    }
+}
+
+/// An RFC 3339 date-time, or a full date (`2024-01-31`, midnight UTC).
+fn parse_timestamp(s: &str) -> Option<chrono::DateTime<chrono::FixedOffset>> {
+    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(s) {
+        return Some(t);
+    }
+    let date = chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d").ok()?;
+    Some(date.and_hms_opt(0, 0, 0)?.and_utc().fixed_offset())
+}
+
+/// A duration as kube-openapi's `strfmt.ParseDuration` reads a `format: duration` string: Go's
+/// `time.ParseDuration` (`1h30m`, `-1.5s`, units `ns`, `us`, `µs`, `ms`, `s`, `m`, `h`) plus
+/// days (`d`) and weeks (`w`).
+pub fn parse_duration(s: &str) -> Option<chrono::Duration> {
+    let (negative, mut rest) = match s.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, s.strip_prefix('+').unwrap_or(s)),
+    };
+    if rest == "0" {
+        return Some(chrono::Duration::zero());
+    }
+    if rest.is_empty() {
+        return None;
+    }
+    let mut nanos: f64 = 0.0;
+    while !rest.is_empty() {
+        let number_end = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .filter(|&i| i > 0)?;
+        let number: f64 = rest[..number_end].parse().ok()?;
+        rest = &rest[number_end..];
+        let unit_end = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let unit = match &rest[..unit_end] {
+            "ns" => 1.0,
+            "us" | "µs" | "μs" => 1e3,
+            "ms" => 1e6,
+            "s" => 1e9,
+            "m" => 60e9,
+            "h" => 3600e9,
+            "d" => 86400e9,
+            "w" => 7.0 * 86400e9,
+            _ => return None,
+        };
+        rest = &rest[unit_end..];
+        nanos += number * unit;
+    }
+    if nanos > i64::MAX as f64 {
+        return None;
+    }
+    let d = chrono::Duration::nanoseconds(nanos as i64);
+    Some(if negative { -d } else { d })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn durations_parse_as_go_and_strfmt_read_them() {
+        let d = |s| parse_duration(s).map(|d| d.num_milliseconds());
+        assert_eq!(d("1h30m"), Some(5_400_000));
+        assert_eq!(d("-1.5s"), Some(-1500));
+        assert_eq!(d("2d"), Some(172_800_000));
+        assert_eq!(d("0"), Some(0));
+        assert_eq!(d("1x"), None);
+        assert_eq!(d(""), None);
+        assert_eq!(d("h"), None);
+    }
+
+    #[test]
+    fn a_schema_type_escapes_fields_and_reads_formats() {
+        let schema = json!({"type": "object", "properties": {
+            "x-y": {"type": "string"},
+            "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+            "cert": {"type": "string", "format": "byte"},
+            "at": {"type": "string", "format": "date"}}});
+        let t = crate::schema::schema_type(&schema, "t", false).unwrap();
+        let v = from_json_typed(
+            &json!({"x-y": "a", "labels": {"a-b": "c"}, "cert": "aGk=", "at": "2024-01-31",
+                    "undeclared": 1}),
+            &t,
+        );
+        let Value::Map(m) = v else { panic!("{v:?}") };
+        let get = |k: &str| m.map.get(&Key::String(Arc::new(k.to_string()))).cloned();
+        assert_eq!(get("x__dash__y"), Some(Value::String(Arc::new("a".into()))));
+        assert_eq!(get("undeclared"), None);
+        assert_eq!(get("cert"), Some(Value::Bytes(Arc::new(b"hi".to_vec()))));
+        assert!(matches!(get("at"), Some(Value::Timestamp(_))));
+        let Some(Value::Map(labels)) = get("labels") else {
+            panic!()
+        };
+        assert!(labels
+            .map
+            .contains_key(&Key::String(Arc::new("a-b".into()))));
     }
 }

@@ -101,6 +101,8 @@ macro_rules! constant_formats {
     ($($f:ident => $name:literal, $format:expr;)*) => {
         /// kube's `ConstantFormats`: each format by the name `format.named` takes.
         const FORMATS: &[(&str, Format)] = &[$(($name, $format)),*];
+        /// The zero-argument functions, `format.dns1123Label` …, by name.
+        pub const FUNCTIONS: &[&str] = &[$(concat!("format.", $name)),*];
         $(
             fn $f<'b, 'v>(_: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
                 Ok(CowVal::owned(FormatVal($format)))
