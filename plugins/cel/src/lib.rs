@@ -48,9 +48,11 @@
 //! holds kube's figures).
 
 pub mod checker;
+pub mod cost;
 pub mod escaping;
 pub mod library;
 pub mod limits;
+pub mod runtime_cost;
 pub mod schema;
 pub mod types;
 pub mod value;
@@ -66,6 +68,8 @@ pub use cel::Value;
 pub struct Expression {
     env: Arc<cel::Env>,
     program: cel::Program,
+    /// The program rewritten to count its cost ([`runtime_cost`]): what is evaluated.
+    instrumented: runtime_cost::Instrumented,
     checked: Option<(Checked, Variables)>,
 }
 
@@ -83,14 +87,37 @@ impl std::fmt::Display for CompileError {
 impl std::error::Error for CompileError {}
 
 /// Why an evaluation failed: cel-go's text where the `cel` crate's error has a cel-go
-/// counterpart (`no such key: x`), the crate's own otherwise.
+/// counterpart (`no such key: x`), the crate's own otherwise; for an evaluation stopped by
+/// its cost limit, cel-go's `operation cancelled: actual cost limit exceeded` and the cost
+/// spent by then.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct EvalError(pub String);
+pub struct EvalError {
+    pub message: String,
+    /// Set when the evaluation passed its cost limit: the cost it had spent when stopped.
+    pub cost_limit_exceeded: Option<u64>,
+}
+
+impl EvalError {
+    /// A failure with `message`.
+    pub fn new(message: impl Into<String>) -> EvalError {
+        EvalError {
+            message: message.into(),
+            cost_limit_exceeded: None,
+        }
+    }
+}
 
 impl std::fmt::Display for EvalError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.message)
     }
+}
+
+/// A value and what computing it cost, in cel-go's units ([`cost`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Evaluated {
+    pub value: Value,
+    pub cost: u64,
 }
 
 impl std::error::Error for EvalError {}
@@ -104,6 +131,7 @@ impl Expression {
             .get_or_init(|| {
                 let mut env = cel::Env::stdlib();
                 library::register(&mut env).expect("the libraries declare each overload once");
+                runtime_cost::register(&mut env).expect("the cost hooks are declared once");
                 Arc::new(env)
             })
             .clone();
@@ -111,9 +139,11 @@ impl Expression {
         let program = env
             .compile(source)
             .map_err(|e| CompileError(e.to_string().replace("\n| ", "\n | ")))?;
+        let instrumented = runtime_cost::instrument(program.expression());
         Ok(Expression {
             env,
             program,
+            instrumented,
             checked: None,
         })
     }
@@ -137,9 +167,21 @@ impl Expression {
 
     /// Evaluate with `variables` bound by name (`self`, `oldSelf`, `object`, …), each a JSON
     /// value: of its declared type when the expression was checked
-    /// ([`value::from_json_typed`]), else [`value::from_json`]. Errors: a missing field or
-    /// variable, no matching overload, a function's own error.
+    /// ([`value::from_json_typed`]), else [`value::from_json`]; within kube's per-call cost
+    /// limit ([`limits::PER_CALL_LIMIT`]). Errors: a missing field or variable, no matching
+    /// overload, a function's own error, the cost limit passed.
     pub fn evaluate(&self, variables: &[(&str, &serde_json::Value)]) -> Result<Value, EvalError> {
+        self.evaluate_with_limit(variables, limits::PER_CALL_LIMIT)
+            .map(|e| e.value)
+    }
+
+    /// [`Expression::evaluate`] within `limit` cost units (the smaller of the per-call limit
+    /// and what is left of an object's budget), and what it cost ([`runtime_cost`]).
+    pub fn evaluate_with_limit(
+        &self,
+        variables: &[(&str, &serde_json::Value)],
+        limit: u64,
+    ) -> Result<Evaluated, EvalError> {
         let mut context = cel::Context::with_env(self.env.clone());
         for (name, v) in variables {
             let declared = self.checked.as_ref().and_then(|(_, vars)| vars.get(name));
@@ -149,13 +191,23 @@ impl Expression {
             };
             context.add_variable_from_value(*name, value);
         }
-        self.program.execute(&context).map_err(|e| match e {
-            // cel-go's `types.NewErr("no such key: %v")`.
-            cel::ExecutionError::NoSuchKey(k) => EvalError(format!("no such key: {k}")),
-            // A library function's own error is its text alone, as cel-go's `types.NewErr`.
-            cel::ExecutionError::FunctionError { message, .. } => EvalError(message),
-            e => EvalError(e.to_string()),
-        })
+        let run = self
+            .instrumented
+            .run(limit, || Value::resolve(&self.instrumented.expr, &context));
+        match run {
+            Ok((Ok(value), cost)) => Ok(Evaluated { value, cost }),
+            Ok((Err(e), _)) => Err(EvalError::new(match e {
+                // cel-go's `types.NewErr("no such key: %v")`.
+                cel::ExecutionError::NoSuchKey(k) => format!("no such key: {k}"),
+                // A library function's own error is its text alone, as cel-go's `types.NewErr`.
+                cel::ExecutionError::FunctionError { message, .. } => message,
+                e => e.to_string(),
+            })),
+            Err(spent) => Err(EvalError {
+                message: runtime_cost::COST_LIMIT_EXCEEDED.to_string(),
+                cost_limit_exceeded: Some(spent),
+            }),
+        }
     }
 }
 
@@ -208,14 +260,14 @@ mod tests {
             "{e}"
         );
         let e = eval("self.spec.missing == 1", &json!({"spec": {}})).unwrap_err();
-        assert_eq!(e.0, "no such key: missing");
+        assert_eq!(e.message, "no such key: missing");
         let e = eval(
             "self.spec.replicas + 'x'",
             &json!({"spec": {"replicas": 1}}),
         )
         .unwrap_err();
         assert!(
-            e.0.contains("no matching overload") || e.0.contains("Unsupported"),
+            e.message.contains("no matching overload") || e.message.contains("Unsupported"),
             "{e}"
         );
     }
@@ -240,9 +292,9 @@ mod tests {
             assert_eq!(eval(rule, &none), Ok(Value::Bool(want)), "{rule}");
         }
         let e = eval("'x'.find('[')", &none).unwrap_err();
-        assert!(e.0.starts_with("Illegal regex: "), "{e}");
+        assert!(e.message.starts_with("Illegal regex: "), "{e}");
         let e = eval("'x'.matches('[')", &none).unwrap_err();
-        assert!(e.0.starts_with("'[' not a valid regex:"), "{e}");
+        assert!(e.message.starts_with("'[' not a valid regex:"), "{e}");
     }
 
     /// kube's list library (`lists_test.go` cases, rewritten).
@@ -272,11 +324,11 @@ mod tests {
         }
         assert_eq!(
             eval("[].min()", &none),
-            Err(EvalError("min called on empty list".into()))
+            Err(EvalError::new("min called on empty list"))
         );
         assert_eq!(
             eval("[].max()", &none),
-            Err(EvalError("max called on empty list".into()))
+            Err(EvalError::new("max called on empty list"))
         );
         // A list from the object, as a rule sees one.
         let obj = json!({"spec": {"ports": [80, 443, 8080]}});
@@ -335,12 +387,12 @@ mod tests {
         }
         assert_eq!(
             eval("quantity('50m').asInteger()", &none),
-            Err(EvalError("cannot convert value to integer".into()))
+            Err(EvalError::new("cannot convert value to integer"))
         );
         assert_eq!(
             eval("quantity('1Gb')", &none),
-            Err(EvalError(
-                wasm_apiserver_apimachinery::quantity::ERR_FORMAT_WRONG.into()
+            Err(EvalError::new(
+                wasm_apiserver_apimachinery::quantity::ERR_FORMAT_WRONG
             ))
         );
         // A rule over an object's quantities, as a CRD rule reads them.
@@ -447,7 +499,7 @@ mod tests {
                 "IP Address \"foo\" parse error during conversion from string: ParseAddr(\"foo\"): unable to parse IP",
             ),
         ] {
-            assert_eq!(eval(rule, &none), Err(EvalError(want.into())), "{rule}");
+            assert_eq!(eval(rule, &none), Err(EvalError::new(want)), "{rule}");
         }
         assert_eq!(
             eval("string(1) == '1'", &none),
@@ -492,19 +544,19 @@ mod tests {
         let prefix = "network address parse error during conversion from string: ";
         assert_eq!(
             eval("cidr('192.168.0.0')", &none),
-            Err(EvalError(format!(
+            Err(EvalError::new(format!(
                 "{prefix}{prefix}netip.ParsePrefix(\"192.168.0.0\"): no '/'"
             )))
         );
         assert_eq!(
             eval("cidr('10.0.0.0/33')", &none),
-            Err(EvalError(format!(
+            Err(EvalError::new(format!(
                 "{prefix}{prefix}netip.ParsePrefix(\"10.0.0.0/33\"): prefix length out of range"
             )))
         );
         assert_eq!(
             eval("cidr('::ffff:1.2.3.4/128')", &none),
-            Err(EvalError(format!(
+            Err(EvalError::new(format!(
                 "{prefix}IPv4-mapped IPv6 address \"::ffff:1.2.3.4/128\" is not allowed"
             )))
         );
@@ -563,8 +615,8 @@ mod tests {
         }
         assert_eq!(
             eval("semver('1-beta', true)", &none),
-            Err(EvalError(
-                "short version cannot contain PreRelease/Build meta data".into()
+            Err(EvalError::new(
+                "short version cannot contain PreRelease/Build meta data"
             ))
         );
     }
