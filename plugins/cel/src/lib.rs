@@ -54,6 +54,7 @@ pub mod library;
 pub mod limits;
 pub mod runtime_cost;
 pub mod schema;
+pub mod static_cost;
 pub mod types;
 pub mod value;
 
@@ -71,6 +72,7 @@ pub struct Expression {
     /// The program rewritten to count its cost ([`runtime_cost`]): what is evaluated.
     instrumented: runtime_cost::Instrumented,
     checked: Option<(Checked, Variables)>,
+    estimate: Option<static_cost::CostEstimate>,
 }
 
 /// Why an expression does not compile: cel-go's text (`ERROR: <input>:1:5: …` with the
@@ -145,6 +147,7 @@ impl Expression {
             program,
             instrumented,
             checked: None,
+            estimate: None,
         })
     }
 
@@ -156,8 +159,16 @@ impl Expression {
     ) -> Result<Expression, CompileError> {
         let mut e = Expression::compile(source)?;
         let checked = checker::check(e.program.expression(), e.program.source_info(), variables)?;
+        e.estimate = Some(static_cost::estimate(e.program.expression(), &checked));
         e.checked = Some((checked, variables.clone()));
         Ok(e)
+    }
+
+    /// The static cost estimate ([`static_cost`]) of an expression compiled checked; `None`
+    /// when compiled unchecked. kube refuses a CRD rule whose maximum passes
+    /// [`limits::STATIC_ESTIMATED_COST_LIMIT`]; [`static_cost::cost_error_message`] words it.
+    pub fn estimated_cost(&self) -> Option<static_cost::CostEstimate> {
+        self.estimate
     }
 
     /// The types [`Expression::compile_checked`] found; `None` when compiled unchecked.
