@@ -13,9 +13,16 @@ out=target/wasm32-wasip2/release
 # workspace's native release profile (incremental, for edit-build loops) is left alone.
 export CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1
 cargo build --release --target wasm32-wasip2 -p pods -p configmaps -p namespaces -p leases -p widgets -p misbehaving
-# The CEL crate must build for components too (a CRD strategy plugin evaluates rules inside one).
+# The CEL crate must build for components too (a CRD strategy plugin evaluates rules inside one),
+# and its unit tests run inside one (host/tests/it/cel_in_component.rs): their WASI command.
 cargo build --release --target wasm32-wasip2 -p wasm-apiserver-cel
 mkdir -p target/plugins target/test-plugins
+cel_tests=$(cargo test --release --target wasm32-wasip2 -p wasm-apiserver-cel --lib --no-run --message-format=json \
+  | python3 -c 'import sys, json
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable"): print(m["executable"])')
+cp "$cel_tests" target/test-plugins/cel-tests.wasm
 for p in pods configmaps namespaces leases widgets; do cp "$out/$p.wasm" "target/plugins/$p.wasm.tmp" && mv "target/plugins/$p.wasm.tmp" "target/plugins/$p.wasm"; done
 # The Event plugins: one crate, one component per API (core/v1, events.k8s.io/v1).
 for f in core events-k8s-io; do

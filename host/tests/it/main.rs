@@ -8,6 +8,7 @@ mod common;
 mod admission;
 mod architecture;
 mod audit_and_limits;
+mod cel_in_component;
 mod client_answers;
 mod conversion;
 mod fuzz_requests;

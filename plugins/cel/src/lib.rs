@@ -38,17 +38,32 @@
 //! | IP (1.30) | `ip`, `isIP`, `ip.isCanonical`, `family`, `isUnspecified`, `isLoopback`, `isLinkLocalMulticast`, `isLinkLocalUnicast`, `isGlobalUnicast`, `string` | yes ([`library::ip`]; a parse error's reason is netip's generic one) |
 //! | CIDR (1.30) | `cidr`, `isCIDR`, `containsIP`, `containsCIDR`, `ip`, `prefixLength`, `masked`, `string` | yes ([`library::cidr`]) |
 //! | format (1.31) | `format.named`, `format.dns1123Label()` … `format.datetime()`, `validate` | yes ([`library::format`]) but `format.uri()` |
-//! | two-variable comprehensions (1.32) | `all`, `exists`, `existsOne`, `transformList`, `transformMap`, `transformMapEntry` with two variables | not yet (the `cel` crate parses them, does not evaluate them) |
+//! | two-variable comprehensions (1.32) | `all`, `exists`, `existsOne`, `transformList`, `transformMap`, `transformMapEntry` with two variables | not yet (the `cel` crate declares no two-variable macros) |
 //! | semver (1.33) | `semver`, `isSemver` (with `normalize`), `isGreaterThan`, `isLessThan`, `compareTo`, `major`, `minor`, `patch` | yes ([`library::semver`]; parse errors worded by the `semver` crate) |
 //! | `ext.Lists` v3 (1.34) | `slice`, `flatten`, `distinct`, `reverse`, `sort`, `sortBy`, `lists.range` | not yet |
 //!
 //! Every function above that is supported is declared to the [`checker`] with kube's overloads
 //! (`checker/decls.rs`); one that is not is undeclared, so a rule calling it is refused when
-//! it is compiled. Not yet: the static cost estimate and the run-time cost budget ([`limits`]
-//! holds kube's figures).
+//! it is compiled.
+//!
+//! ## Types and cost
+//!
+//! - [`Expression::compile_checked`] checks an expression against [`Variables`] typed from a
+//!   structural schema ([`schema::schema_type`]: objects, maps from `additionalProperties`,
+//!   lists, int-or-string as `dyn`, embedded resources, formats), with cel-go's errors
+//!   (undeclared references, no matching overload, undefined fields), and gives the result
+//!   type for the caller to require (`bool` for a rule, `string` for a `messageExpression`).
+//! - [`Expression::estimated_cost`]: cel-go's static estimate with kube's library costs and
+//!   the schema's bounds ([`static_cost`]); past
+//!   [`limits::STATIC_ESTIMATED_COST_LIMIT`] kube refuses a CRD rule — the caller warns
+//!   instead, with [`static_cost::cost_error_message`].
+//! - Every evaluation counts its cost as cel-go's tracker would ([`runtime_cost`]) and stops
+//!   past its limit ([`Expression::evaluate_with_limit`]; [`limits::PER_CALL_LIMIT`] by
+//!   default), the [`EvalError`] saying what it had spent.
 
 pub mod checker;
 pub mod cost;
+pub mod environment;
 pub mod escaping;
 pub mod library;
 pub mod limits;

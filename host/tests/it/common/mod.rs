@@ -131,6 +131,7 @@ pub fn fixtures(name: &str) -> PathBuf {
 pub mod http;
 pub mod in_process;
 pub mod server;
+pub mod wasi_command;
 
 /// A server under test, in this process or as a process: where it listens.
 pub trait ServerUrl {
