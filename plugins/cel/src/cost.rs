@@ -56,7 +56,12 @@ pub(crate) fn call_name(e: &IdedExpr) -> Option<String> {
         return None;
     };
     match call.target.as_deref().map(|t| &t.expr) {
-        Some(Expr::Ident(ns)) if matches!(ns.as_str(), "sets" | "ip" | "format" | "optional") => {
+        Some(Expr::Ident(ns))
+            if matches!(
+                ns.as_str(),
+                "sets" | "ip" | "format" | "optional" | "strings"
+            ) =>
+        {
             Some(format!("{ns}.{}", call.func_name))
         }
         _ => Some(call.func_name.clone()),

@@ -28,7 +28,7 @@
 //! |---|---|---|
 //! | CEL standard library | operators, `size`, `contains`, `startsWith`, `endsWith`, `matches`, conversions, `duration`, `timestamp` and their getters, macros | yes (the `cel` crate; `matches` is [`library::regex`]'s, with its pattern cache) |
 //! | optional types (1.28) | `?.`, `[?]`, `optional.of/none/ofNonZeroValue`, `hasValue`, `value`, `or`, `orValue`, `optMap`, `optFlatMap` | yes; `first`, `last`, `optional.unwrap`, `unwrapOpt`: not yet |
-//! | `ext.Strings` v2 (1.29) | `charAt`, `indexOf`, `lastIndexOf`, `lowerAscii`, `upperAscii`, `replace`, `split`, `substring`, `trim`, `join`, `format`, `strings.quote` | not yet (the `cel` crate's extension is a later version: it adds `reverse`) |
+//! | `ext.Strings` v2 (1.29) | `charAt`, `indexOf`, `lastIndexOf`, `lowerAscii`, `upperAscii`, `replace`, `split`, `substring`, `trim`, `join`, `format`, `strings.quote` | yes (the `cel` crate's extension, a later version: its `reverse` is refused by the checker, as kube's version 2 has none) |
 //! | URLs (1.0) | `url`, `isURL`, `getScheme`, `getHost`, `getHostname`, `getPort`, `getEscapedPath`, `getQuery` | not yet |
 //! | regex (1.0) | `find`, `findAll` | yes ([`library::regex`]: compiled patterns cached per thread, as kube compiles constant ones once; an invalid pattern's reason is worded by the `regex` crate) |
 //! | lists (1.0) | `isSorted`, `sum`, `min`, `max`, `indexOf`, `lastIndexOf` | yes ([`library::lists`]; `sum` of an empty list is `int` 0 until types are checked); `includes` (lists v1, 1.37): not yet |
@@ -296,6 +296,39 @@ mod tests {
             e.message.contains("no matching overload") || e.message.contains("Unsupported"),
             "{e}"
         );
+    }
+
+    /// cel-go's `ext.Strings` version 2 (`ext/strings_test.go` cases, rewritten), checked and
+    /// evaluated.
+    #[test]
+    fn strings_extension() {
+        let vars = Variables::new();
+        for rule in [
+            "'hello'.charAt(1) == 'e' && 'hello'.charAt(5) == ''",
+            "'hello mellow'.indexOf('ello', 2) == 7 && 'hello mellow'.lastIndexOf('ello') == 7",
+            "'TacoCat'.lowerAscii() == 'tacocat' && 'TacoCat'.upperAscii() == 'TACOCAT'",
+            "'hello hello'.replace('he', 'we', 1) == 'wello hello'",
+            "'hello hello'.replace('he', 'we') == 'wello wello'",
+            "'hello world'.split(' ') == ['hello', 'world'] && 'a,b,c'.split(',', 2) == ['a', 'b,c']",
+            "'tacocat'.substring(4) == 'cat' && 'tacocat'.substring(0, 4) == 'taco'",
+            "' \\ttrim\\n '.trim() == 'trim'",
+            "['x', 'y'].join('-') == 'x-y' && ['x', 'y'].join() == 'xy'",
+            "strings.quote('a\"b') == '\"a\\\\\"b\"'",
+            "'%s is %d'.format(['a', 1]) == 'a is 1'",
+        ] {
+            let e = Expression::compile_checked(rule, &vars).unwrap_or_else(|e| panic!("{rule}: {e}"));
+            assert_eq!(e.evaluate(&[]), Ok(Value::Bool(true)), "{rule}");
+        }
+        let e = Expression::compile("'hello'.charAt(10)").unwrap();
+        assert_eq!(
+            e.evaluate(&[]).unwrap_err().message,
+            "index out of range: 10"
+        );
+        // `reverse` is version 3's: kube's environment has none.
+        let e = Expression::compile_checked("'abc'.reverse()", &vars)
+            .err()
+            .unwrap();
+        assert!(e.0.contains("undeclared reference to 'reverse'"), "{e}");
     }
 
     /// kube's regex library (`library_test.go` cases, rewritten).

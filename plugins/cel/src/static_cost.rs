@@ -336,6 +336,58 @@ impl Coster<'_> {
                 };
                 (with_args(str_cost.multiply(regex_cost)), Some(result))
             }
+            ("lowerAscii" | "upperAscii" | "substring" | "trim", Some(t)) => {
+                let size = self.size(t);
+                (with_args(size.by_factor(f)), Some(size))
+            }
+            ("replace", Some(t)) if args.len() >= 2 => {
+                let size = self.replaced_size(t, &args[0], &args[1]);
+                (with_args(self.size(t).by_factor(2.0 * f)), Some(size))
+            }
+            ("split", Some(t)) => {
+                let size = self.size(t);
+                // At worst every character is an element, unless a literal limit says fewer.
+                let max = match args.get(1).map(|a| &a.expr) {
+                    Some(Expr::Literal(LiteralValue::Int(n))) if *n.inner() >= 0 => {
+                        *n.inner() as u64
+                    }
+                    _ => size.max,
+                };
+                let result = CostEstimate { min: 0, max };
+                (with_args(size.by_factor(2.0 * f)), Some(result))
+            }
+            ("join", Some(t)) => {
+                let list = self.size(t);
+                let mut size = match self.type_of(t) {
+                    Type::List(elem, _) => list.multiply(
+                        elem.bound()
+                            .map(|max| CostEstimate { min: 0, max })
+                            .unwrap_or(UNKNOWN),
+                    ),
+                    _ => CostEstimate::fixed(0),
+                };
+                if let Some(sep) = args.first() {
+                    let separators = CostEstimate {
+                        min: list.min.saturating_sub(1),
+                        max: list.max.saturating_sub(1),
+                    };
+                    size = size.add(self.size(sep).multiply(separators));
+                }
+                (with_args(size.by_factor(f)), Some(size))
+            }
+            ("format", Some(t)) if args.len() == 1 => {
+                let target = self.size(t);
+                let result = target.add(self.size(&args[0]));
+                (with_args(target.by_factor(f)), Some(result))
+            }
+            ("strings.quote", None) if args.len() == 1 => {
+                let sz = self.size(&args[0]);
+                let result = CostEstimate {
+                    min: sz.min.saturating_add(2),
+                    max: sz.max.saturating_mul(2).saturating_add(2),
+                };
+                (with_args(sz.by_factor(f)), Some(result))
+            }
             ("ip", Some(_)) if args.is_empty() => (with_args(CostEstimate::fixed(1)), None),
             (
                 "masked"
@@ -451,6 +503,31 @@ impl Coster<'_> {
         }
     }
 
+    /// kube's estimate of `target.replace(old, new)`'s size: the most replacements of the
+    /// shortest `old` by the longest `new`, the fewest of the longest by the shortest.
+    fn replaced_size(&self, target: &IdedExpr, old: &IdedExpr, new: &IdedExpr) -> SizeEstimate {
+        let (sz, from, to) = (self.size(target), self.size(old), self.size(new));
+        let (mut count, mut retained) = (CostEstimate::fixed(0), CostEstimate::fixed(0));
+        if from.min == 0 {
+            // An empty `old` surrounds every character with `new`.
+            count.max = sz.max.saturating_add(1);
+            retained.max = sz.max;
+        } else if to.max <= from.min {
+            retained.max = sz.max;
+        } else {
+            count.max = sz.max.div_ceil(from.min);
+        }
+        if from.max == 0 {
+            count.min = sz.min.saturating_add(1);
+            retained.min = sz.min;
+        } else if from.max <= to.min {
+            retained.min = sz.min;
+        } else {
+            count.min = sz.min.div_ceil(from.max);
+        }
+        count.multiply(to).add(retained)
+    }
+
     /// `[min, smaller max] × 0.1` of two operands (min 1 when the smaller max is not 0).
     fn smaller(&self, args: &[IdedExpr]) -> CostEstimate {
         let smallest_max = self.size(&args[0]).max.min(self.size(&args[1]).max);
@@ -534,6 +611,10 @@ mod tests {
             "self.name in self.tags || self.labels.all(k, self.labels[k].size() < 9)",
             "self.replicas > 1 ? self.name.endsWith('h') : self.tags.exists_one(t, t == 'x')",
             "self.tags.all(a, self.tags.exists(b, a == b))",
+            "self.name.lowerAscii().split('d').size() <= 9 && self.name.upperAscii() != ''",
+            "self.tags.join(',').replace(',', ';').size() > 0",
+            "self.name.substring(1).indexOf('b') >= 0 && self.name.trim().charAt(0) == 'a'",
+            "'%s!'.format([self.name]).endsWith('!') && strings.quote(self.name).size() > 8",
         ] {
             let e = Expression::compile_checked(rule, &vars).unwrap_or_else(|e| panic!("{e}"));
             let estimate = e.estimated_cost().unwrap();

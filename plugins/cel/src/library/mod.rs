@@ -45,6 +45,9 @@ pub mod sets;
 /// Register every library this crate implements on `env` (the crate documentation's table says
 /// which).
 pub fn register(env: &mut Env) -> Result<(), DeclarationError> {
+    // cel-go's `ext.Strings` as kube enables it (version 2); the `cel` crate's is version 3,
+    // whose `reverse` the checker does not declare.
+    env.add_extension(cel::extensions::strings)?;
     env.add_extension(ip::extension)?;
     env.add_extension(cidr::extension)?;
     env.add_extension(format::extension)?;
