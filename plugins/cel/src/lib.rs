@@ -29,7 +29,7 @@
 //! | CEL standard library | operators, `size`, `contains`, `startsWith`, `endsWith`, `matches`, conversions, `duration`, `timestamp` and their getters, macros | yes (the `cel` crate; `matches` is [`library::regex`]'s, with its pattern cache) |
 //! | optional types (1.28) | `?.`, `[?]`, `optional.of/none/ofNonZeroValue`, `hasValue`, `value`, `or`, `orValue`, `optMap`, `optFlatMap` | yes; `first`, `last`, `optional.unwrap`, `unwrapOpt`: not yet |
 //! | `ext.Strings` v2 (1.29) | `charAt`, `indexOf`, `lastIndexOf`, `lowerAscii`, `upperAscii`, `replace`, `split`, `substring`, `trim`, `join`, `format`, `strings.quote` | yes (the `cel` crate's extension, a later version: its `reverse` is refused by the checker, as kube's version 2 has none) |
-//! | URLs (1.0) | `url`, `isURL`, `getScheme`, `getHost`, `getHostname`, `getPort`, `getEscapedPath`, `getQuery` | not yet |
+//! | URLs (1.0) | `url`, `isURL`, `getScheme`, `getHost`, `getHostname`, `getPort`, `getEscapedPath`, `getQuery` | yes ([`library::urls`], over a port of Go's `url.ParseRequestURI`) |
 //! | regex (1.0) | `find`, `findAll` | yes ([`library::regex`]: compiled patterns cached per thread, as kube compiles constant ones once; an invalid pattern's reason is worded by the `regex` crate) |
 //! | lists (1.0) | `isSorted`, `sum`, `min`, `max`, `indexOf`, `lastIndexOf` | yes ([`library::lists`]; `sum` of an empty list is `int` 0 until types are checked); `includes` (lists v1, 1.37): not yet |
 //! | authz (1.27), authz selectors (1.31) | `path`, `group`, `serviceAccount`, `resource`, `subresource`, `namespace`, `name`, `check`, `allowed`, `errored`, `reason`, `error`, `fieldSelector`, `labelSelector` | not yet |
@@ -329,6 +329,40 @@ mod tests {
             .err()
             .unwrap();
         assert!(e.0.contains("undeclared reference to 'reverse'"), "{e}");
+    }
+
+    /// kube's URL library (`urls_test.go` cases, rewritten), checked and evaluated.
+    #[test]
+    fn urls() {
+        let vars = Variables::new();
+        for rule in [
+            "isURL('https://user:pass@example.com:80/path?query=val#fragment')",
+            "!isURL('../relative-path') && !isURL('not a url') && !isURL('')",
+            "isURL('/absolute-path') && url('/absolute-path').getScheme() == ''",
+            "url('HTTPS://example.com/path').getScheme() == 'https'",
+            "url('https://example.com:80/').getHost() == 'example.com:80'",
+            "url('https://[::1]:80/').getHost() == '[::1]:80'",
+            "url('https://[::1]:80/').getHostname() == '::1'",
+            "url('https://example.com:80/').getPort() == '80'",
+            "url('https://example.com/').getPort() == ''",
+            "url('https://example.com/path with spaces/').getEscapedPath() == '/path%20with%20spaces/'",
+            "url('https://example.com/a%2Fb').getEscapedPath() == '/a%2Fb'",
+            "url('https://example.com/path?k1=a&k2=b&k2=c').getQuery() == {'k1': ['a'], 'k2': ['b', 'c']}",
+            "url('https://example.com/?a=1+2&b=%zz&c').getQuery() == {'a': ['1 2'], 'c': ['']}",
+            "url('https://example.com/?').getQuery() == {}",
+            "url('https://example.com') == url('https://example.com')",
+        ] {
+            let e = Expression::compile_checked(rule, &vars).unwrap_or_else(|e| panic!("{rule}: {e}"));
+            assert_eq!(e.evaluate(&[]), Ok(Value::Bool(true)), "{rule}");
+        }
+        for (rule, want) in [
+            ("url('../relative')", "URL parse error during conversion from string: parse \"../relative\": invalid URI for request"),
+            ("url('https://example.com:8x/')", "URL parse error during conversion from string: parse \"https://example.com:8x/\": invalid port \":8x\" after host"),
+            ("url(':x')", "URL parse error during conversion from string: parse \":x\": missing protocol scheme"),
+        ] {
+            let e = Expression::compile(rule).unwrap();
+            assert_eq!(e.evaluate(&[]).unwrap_err().message, want, "{rule}");
+        }
     }
 
     /// kube's regex library (`library_test.go` cases, rewritten).

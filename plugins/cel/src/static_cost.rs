@@ -336,6 +336,7 @@ impl Coster<'_> {
                 };
                 (with_args(str_cost.multiply(regex_cost)), Some(result))
             }
+            ("url", None) if args.len() == 1 => (with_args(self.size(&args[0]).by_factor(f)), None),
             ("lowerAscii" | "upperAscii" | "substring" | "trim", Some(t)) => {
                 let size = self.size(t);
                 (with_args(size.by_factor(f)), Some(size))

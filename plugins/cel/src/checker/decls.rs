@@ -30,6 +30,7 @@ const IP: &str = "net.IP";
 const CIDR: &str = "net.CIDR";
 const SEMVER: &str = "kubernetes.Semver";
 const FORMAT: &str = "kubernetes.NamedFormat";
+const URL: &str = "kubernetes.URL";
 
 /// `(function, signature)` for every overload.
 const SIGNATURES: &[(&str, &str)] = &[
@@ -235,6 +236,15 @@ const SIGNATURES: &[(&str, &str)] = &[
         "kubernetes.Quantity.(kubernetes.Quantity) -> kubernetes.Quantity",
     ),
     ("sub", "kubernetes.Quantity.(int) -> kubernetes.Quantity"),
+    // kube: URLs (library/urls.go).
+    ("url", "(string) -> kubernetes.URL"),
+    ("isURL", "(string) -> bool"),
+    ("getScheme", "kubernetes.URL.() -> string"),
+    ("getHost", "kubernetes.URL.() -> string"),
+    ("getHostname", "kubernetes.URL.() -> string"),
+    ("getPort", "kubernetes.URL.() -> string"),
+    ("getEscapedPath", "kubernetes.URL.() -> string"),
+    ("getQuery", "kubernetes.URL.() -> map(string, list(string))"),
     // kube: sets (cel-go ext/sets.go, as kube enables it).
     ("sets.contains", "(list(A), list(A)) -> bool"),
     ("sets.equivalent", "(list(A), list(A)) -> bool"),
@@ -394,6 +404,7 @@ fn parse_type(s: &str) -> Type {
         CIDR => Type::Opaque(CIDR),
         SEMVER => Type::Opaque(SEMVER),
         FORMAT => Type::Opaque(FORMAT),
+        URL => Type::Opaque(URL),
         p if p.len() == 1 && p.chars().all(|c| c.is_ascii_uppercase()) => Type::param(p),
         other => panic!("unknown type {other}"),
     }

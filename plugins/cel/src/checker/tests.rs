@@ -152,8 +152,8 @@ fn errors_are_cel_go_texts_at_their_expression() {
             "ERROR: <input>:1:1: expression of type 'int' cannot be range of a comprehension (must be list, map, or dynamic)\n | 1.map(x, x)\n | ^",
         ),
         (
-            "url('https://a')",
-            "ERROR: <input>:1:4: undeclared reference to 'url' (in container '')\n | url('https://a')\n | ...^",
+            "foo('https://a')",
+            "ERROR: <input>:1:4: undeclared reference to 'foo' (in container '')\n | foo('https://a')\n | ...^",
         ),
     ] {
         assert_eq!(output(rule).unwrap_err(), want, "{rule}");

@@ -41,6 +41,7 @@ pub mod quantity;
 pub mod regex;
 pub mod semver;
 pub mod sets;
+pub mod urls;
 
 /// Register every library this crate implements on `env` (the crate documentation's table says
 /// which).
@@ -55,5 +56,6 @@ pub fn register(env: &mut Env) -> Result<(), DeclarationError> {
     env.add_extension(quantity::extension)?;
     env.add_extension(regex::extension)?;
     env.add_extension(semver::extension)?;
-    env.add_extension(sets::extension)
+    env.add_extension(sets::extension)?;
+    env.add_extension(urls::extension)
 }
