@@ -27,6 +27,9 @@ pub const MAP_CREATE_BASE_COST: u64 = 30;
 /// cel-go `common.StructCreateBaseCost`.
 pub const STRUCT_CREATE_BASE_COST: u64 = 40;
 
+/// kube's cost of one authorization check (`library/cost.go`).
+pub const AUTHZ_CHECK_COST: u64 = 350_000;
+
 /// `ceil(n × factor)`.
 pub(crate) fn scaled(n: u64, factor: f64) -> u64 {
     (n as f64 * factor).ceil() as u64
@@ -94,6 +97,8 @@ pub(crate) enum Formula {
     Conversion,
     /// `ip(string)`: `ceil(size(0) × 0.1)`; `<CIDR>.ip()`: 1.
     Ip,
+    /// A fixed cost: an authorization `check` (350,000, so that two fit one call's limit).
+    Fixed(u64),
     /// `containsIP`, `containsCIDR`: `ceil(2 × 0.1)` (+ `ceil(0.1) + 1` for a CIDR), plus
     /// `ceil(size(1) × 0.1)` when the argument is a string.
     Contains { cidr: bool },
@@ -104,6 +109,7 @@ pub(crate) enum Formula {
 pub(crate) fn call_formula(function: &str) -> Option<Formula> {
     let f = STRING_TRAVERSAL_COST_FACTOR;
     Some(match function {
+        "check" => Formula::Fixed(AUTHZ_CHECK_COST),
         "isSorted" | "sum" | "max" | "min" | "indexOf" | "lastIndexOf" => Formula::Traversal,
         "url" | "lowerAscii" | "upperAscii" | "substring" | "trim" | "quantity" | "isQuantity"
         | "cidr" | "isIP" | "isCIDR" | "semver" | "isSemver" | "startsWith" | "endsWith" => {
@@ -171,7 +177,7 @@ impl Formula {
     pub(crate) fn arguments(self) -> &'static [usize] {
         match self {
             Formula::Scaled(..) | Formula::Traversal | Formula::Ip | Formula::Conversion => &[0],
-            Formula::Joined => &[],
+            Formula::Joined | Formula::Fixed(_) => &[],
             Formula::InList => &[1],
             Formula::Contains { .. } => &[1],
             _ => &[0, 1],
@@ -196,6 +202,7 @@ impl Formula {
             Formula::Traversal => a.traversal,
             Formula::Pairs => a.size.saturating_mul(b.size).max(1),
             Formula::Joined => scaled(result.size, 2.0 * f),
+            Formula::Fixed(n) => n,
             Formula::Conversion | Formula::Ip if a.text => scaled(a.size, f),
             Formula::Conversion | Formula::Ip => 1,
             Formula::Contains { cidr } => {

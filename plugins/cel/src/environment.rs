@@ -10,9 +10,9 @@
 //! - structured authentication (`k8s.io/apiserver/pkg/authentication/cel/compile.go`):
 //!   `claims` for claim mappings and validation rules, `user` for user validation rules.
 //!
-//! Not declared yet: `authorizer` (the authz library is not implemented), so an admission
-//! expression naming it is refused as an undeclared reference. `namespaceObject` is `dyn`
-//! here (kube types it as a Namespace), which accepts what kube accepts and more.
+//! `authorizer` is the library's opaque authorizer ([`crate::library::authz`]), bound with
+//! [`Expression::evaluate_authorized`]. `namespaceObject` is `dyn` here (kube types it as a
+//! Namespace), which accepts what kube accepts and more.
 
 use crate::types::{Field, ObjectType, Type};
 use crate::{CompileError, Expression, Variables};
@@ -114,6 +114,10 @@ pub fn admission(variables: &[(&str, Type)]) -> Variables {
         .with("namespaceObject", Type::Dyn)
         .with("request", request_type())
         .with("variables", composited)
+        .with(
+            "authorizer",
+            Type::Opaque("kubernetes.authorization.Authorizer"),
+        )
 }
 
 /// The variables of a claim mapping or claim validation rule: `claims`.
@@ -152,14 +156,16 @@ mod tests {
         ] {
             rule(ok, &admission).unwrap_or_else(|e| panic!("{ok}: {e}"));
         }
-        let e = rule(
+        rule(
             "authorizer.group('').resource('x').check('get').allowed()",
             &admission,
-        );
+        )
+        .unwrap();
+        let e = rule("authorizer.resource('x')", &admission);
         assert!(e
             .err()
             .unwrap()
-            .contains("undeclared reference to 'authorizer'"));
+            .contains("found no matching overload for 'resource'"));
         rule("claims.sub + ':' + claims.email", &claims()).unwrap();
         rule("user.username.startsWith('system:')", &user()).unwrap();
         assert!(rule("self == oldSelf", &crd_rule(Type::Int, false)).is_err());

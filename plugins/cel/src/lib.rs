@@ -32,7 +32,7 @@
 //! | URLs (1.0) | `url`, `isURL`, `getScheme`, `getHost`, `getHostname`, `getPort`, `getEscapedPath`, `getQuery` | yes ([`library::urls`], over a port of Go's `url.ParseRequestURI`) |
 //! | regex (1.0) | `find`, `findAll` | yes ([`library::regex`]: compiled patterns cached per thread, as kube compiles constant ones once; an invalid pattern's reason is worded by the `regex` crate) |
 //! | lists (1.0) | `isSorted`, `sum`, `min`, `max`, `indexOf`, `lastIndexOf` | yes ([`library::lists`]; `sum` of an empty list is `int` 0 until types are checked); `includes` (lists v1, 1.37): not yet |
-//! | authz (1.27), authz selectors (1.31) | `path`, `group`, `serviceAccount`, `resource`, `subresource`, `namespace`, `name`, `check`, `allowed`, `errored`, `reason`, `error`, `fieldSelector`, `labelSelector` | not yet |
+//! | authz (1.27), authz selectors (1.31) | `path`, `group`, `serviceAccount`, `resource`, `subresource`, `namespace`, `name`, `check`, `allowed`, `errored`, `reason`, `error`, `fieldSelector`, `labelSelector` | yes ([`library::authz`]: the caller's `Authorizer` decides; selectors are passed to it as written) |
 //! | quantity (1.28) | `quantity`, `isQuantity`, `sign`, `isGreaterThan`, `isLessThan`, `compareTo`, `asApproximateFloat`, `asInteger`, `isInteger`, `add`, `sub` | yes ([`library::quantity`], over the apimachinery crate's `Quantity`); `mul`, `div`, `divInt` (newer kube): not yet |
 //! | `ext.Sets` (1.29) | `sets.contains`, `sets.equivalent`, `sets.intersects` | yes ([`library::sets`]) |
 //! | IP (1.30) | `ip`, `isIP`, `ip.isCanonical`, `family`, `isUnspecified`, `isLoopback`, `isLinkLocalMulticast`, `isLinkLocalUnicast`, `isGlobalUnicast`, `string` | yes ([`library::ip`]; a parse error's reason is netip's generic one) |
@@ -208,7 +208,31 @@ impl Expression {
         variables: &[(&str, &serde_json::Value)],
         limit: u64,
     ) -> Result<Evaluated, EvalError> {
+        self.run(variables, None, limit)
+    }
+
+    /// [`Expression::evaluate_with_limit`] with `authorizer` bound to `authorizer` (an
+    /// admission expression's; [`library::authz`]).
+    pub fn evaluate_authorized(
+        &self,
+        variables: &[(&str, &serde_json::Value)],
+        authorizer: Arc<dyn library::authz::Authorizer>,
+        limit: u64,
+    ) -> Result<Evaluated, EvalError> {
+        self.run(variables, Some(authorizer), limit)
+    }
+
+    fn run(
+        &self,
+        variables: &[(&str, &serde_json::Value)],
+        authorizer: Option<Arc<dyn library::authz::Authorizer>>,
+        limit: u64,
+    ) -> Result<Evaluated, EvalError> {
         let mut context = cel::Context::with_env(self.env.clone());
+        if let Some(a) = authorizer {
+            let value = library::authz::AuthorizerVal::new(a);
+            context.add_variable_as_val("authorizer", Box::new(value));
+        }
         for (name, v) in variables {
             let declared = self.checked.as_ref().and_then(|(_, vars)| vars.get(name));
             let value = match declared {
@@ -329,6 +353,71 @@ mod tests {
             .err()
             .unwrap();
         assert!(e.0.contains("undeclared reference to 'reverse'"), "{e}");
+    }
+
+    /// kube's authorization library (`authz_test.go`'s shapes, rewritten) against an
+    /// authorizer that allows reading deployments in `default` and the path `/healthz`.
+    #[test]
+    fn authz() {
+        use library::authz::{Attributes, Authorizer, Decision};
+        struct Fake(std::sync::Mutex<Vec<Attributes>>);
+        impl Authorizer for Fake {
+            fn authorize(&self, a: &Attributes) -> Decision {
+                self.0.lock().unwrap().push(a.clone());
+                let allowed = a.path.as_deref() == Some("/healthz")
+                    || (a.group == "apps"
+                        && a.resource == "deployments"
+                        && a.verb == "get"
+                        && a.namespace == "default");
+                let error = (a.resource == "broken").then(|| "no opinion: broken".to_string());
+                Decision {
+                    allowed,
+                    reason: if allowed {
+                        "rbac".into()
+                    } else {
+                        String::new()
+                    },
+                    error,
+                }
+            }
+        }
+        let fake = Arc::new(Fake(Default::default()));
+        let vars = environment::admission(&[]);
+        for (rule, want) in [
+            ("authorizer.path('/healthz').check('get').allowed()", true),
+            ("authorizer.group('apps').resource('deployments').namespace('default').check('get').allowed()", true),
+            ("authorizer.group('apps').resource('deployments').namespace('other').check('get').allowed()", false),
+            ("authorizer.group('apps').resource('deployments').namespace('default').check('get').reason() == 'rbac'", true),
+            ("authorizer.group('').resource('broken').check('get').errored()", true),
+            ("authorizer.group('').resource('broken').check('get').error() == 'no opinion: broken'", true),
+            ("authorizer.serviceAccount('ns', 'sa').group('').resource('pods').subresource('log').name('p').fieldSelector('a=b').labelSelector('c').check('list').allowed()", false),
+        ] {
+            let e = Expression::compile_checked(rule, &vars).unwrap_or_else(|e| panic!("{rule}: {e}"));
+            let out = e.evaluate_authorized(&[], fake.clone(), limits::PER_CALL_LIMIT).unwrap();
+            assert_eq!(out.value, Value::Bool(want), "{rule}");
+        }
+        let last = fake.0.lock().unwrap().last().cloned().unwrap();
+        assert_eq!(last.service_account, Some(("ns".into(), "sa".into())));
+        assert_eq!(
+            (
+                last.subresource.as_str(),
+                last.name.as_str(),
+                last.verb.as_str()
+            ),
+            ("log", "p", "list")
+        );
+        assert_eq!(
+            (last.field_selector.as_str(), last.label_selector.as_str()),
+            ("a=b", "c")
+        );
+        // Each check costs 350,000: three exceed the per-call limit, as in kube.
+        let three = "authorizer.path('/a').check('get').allowed() || authorizer.path('/b').check('get').allowed() || authorizer.path('/c').check('get').allowed()";
+        let e = Expression::compile_checked(three, &vars).unwrap();
+        assert!(e.estimated_cost().unwrap().max > limits::PER_CALL_LIMIT);
+        let err = e
+            .evaluate_authorized(&[], fake.clone(), limits::PER_CALL_LIMIT)
+            .unwrap_err();
+        assert!(err.cost_limit_exceeded.is_some(), "{err}");
     }
 
     /// kube's URL library (`urls_test.go` cases, rewritten), checked and evaluated.

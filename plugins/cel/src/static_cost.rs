@@ -336,6 +336,10 @@ impl Coster<'_> {
                 };
                 (with_args(str_cost.multiply(regex_cost)), Some(result))
             }
+            ("check", Some(_)) => (
+                with_args(CostEstimate::fixed(crate::cost::AUTHZ_CHECK_COST)),
+                None,
+            ),
             ("url", None) if args.len() == 1 => (with_args(self.size(&args[0]).by_factor(f)), None),
             ("lowerAscii" | "upperAscii" | "substring" | "trim", Some(t)) => {
                 let size = self.size(t);

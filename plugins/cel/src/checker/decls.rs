@@ -31,6 +31,11 @@ const CIDR: &str = "net.CIDR";
 const SEMVER: &str = "kubernetes.Semver";
 const FORMAT: &str = "kubernetes.NamedFormat";
 const URL: &str = "kubernetes.URL";
+const AUTHORIZER: &str = "kubernetes.authorization.Authorizer";
+const PATH_CHECK: &str = "kubernetes.authorization.PathCheck";
+const GROUP_CHECK: &str = "kubernetes.authorization.GroupCheck";
+const RESOURCE_CHECK: &str = "kubernetes.authorization.ResourceCheck";
+const DECISION: &str = "kubernetes.authorization.Decision";
 
 /// `(function, signature)` for every overload.
 const SIGNATURES: &[(&str, &str)] = &[
@@ -236,6 +241,46 @@ const SIGNATURES: &[(&str, &str)] = &[
         "kubernetes.Quantity.(kubernetes.Quantity) -> kubernetes.Quantity",
     ),
     ("sub", "kubernetes.Quantity.(int) -> kubernetes.Quantity"),
+    // kube: authorization (library/authz.go, selectors of 1.31).
+    ("path", "kubernetes.authorization.Authorizer.(string) -> kubernetes.authorization.PathCheck"),
+    ("group", "kubernetes.authorization.Authorizer.(string) -> kubernetes.authorization.GroupCheck"),
+    (
+        "serviceAccount",
+        "kubernetes.authorization.Authorizer.(string, string) -> kubernetes.authorization.Authorizer",
+    ),
+    (
+        "resource",
+        "kubernetes.authorization.GroupCheck.(string) -> kubernetes.authorization.ResourceCheck",
+    ),
+    (
+        "subresource",
+        "kubernetes.authorization.ResourceCheck.(string) -> kubernetes.authorization.ResourceCheck",
+    ),
+    (
+        "namespace",
+        "kubernetes.authorization.ResourceCheck.(string) -> kubernetes.authorization.ResourceCheck",
+    ),
+    (
+        "name",
+        "kubernetes.authorization.ResourceCheck.(string) -> kubernetes.authorization.ResourceCheck",
+    ),
+    (
+        "fieldSelector",
+        "kubernetes.authorization.ResourceCheck.(string) -> kubernetes.authorization.ResourceCheck",
+    ),
+    (
+        "labelSelector",
+        "kubernetes.authorization.ResourceCheck.(string) -> kubernetes.authorization.ResourceCheck",
+    ),
+    ("check", "kubernetes.authorization.PathCheck.(string) -> kubernetes.authorization.Decision"),
+    (
+        "check",
+        "kubernetes.authorization.ResourceCheck.(string) -> kubernetes.authorization.Decision",
+    ),
+    ("allowed", "kubernetes.authorization.Decision.() -> bool"),
+    ("reason", "kubernetes.authorization.Decision.() -> string"),
+    ("errored", "kubernetes.authorization.Decision.() -> bool"),
+    ("error", "kubernetes.authorization.Decision.() -> string"),
     // kube: URLs (library/urls.go).
     ("url", "(string) -> kubernetes.URL"),
     ("isURL", "(string) -> bool"),
@@ -405,6 +450,11 @@ fn parse_type(s: &str) -> Type {
         SEMVER => Type::Opaque(SEMVER),
         FORMAT => Type::Opaque(FORMAT),
         URL => Type::Opaque(URL),
+        AUTHORIZER => Type::Opaque(AUTHORIZER),
+        PATH_CHECK => Type::Opaque(PATH_CHECK),
+        GROUP_CHECK => Type::Opaque(GROUP_CHECK),
+        RESOURCE_CHECK => Type::Opaque(RESOURCE_CHECK),
+        DECISION => Type::Opaque(DECISION),
         p if p.len() == 1 && p.chars().all(|c| c.is_ascii_uppercase()) => Type::param(p),
         other => panic!("unknown type {other}"),
     }

@@ -33,6 +33,7 @@ macro_rules! opaque_val {
 }
 pub(crate) use opaque_val;
 
+pub mod authz;
 pub mod cidr;
 pub mod format;
 pub mod ip;
@@ -49,6 +50,7 @@ pub fn register(env: &mut Env) -> Result<(), DeclarationError> {
     // cel-go's `ext.Strings` as kube enables it (version 2); the `cel` crate's is version 3,
     // whose `reverse` the checker does not declare.
     env.add_extension(cel::extensions::strings)?;
+    env.add_extension(authz::extension)?;
     env.add_extension(ip::extension)?;
     env.add_extension(cidr::extension)?;
     env.add_extension(format::extension)?;
