@@ -44,6 +44,9 @@ pub mod semver;
 pub mod sets;
 pub mod urls;
 
+#[cfg(test)]
+mod tests;
+
 /// Register every library this crate implements on `env` (the crate documentation's table says
 /// which).
 pub fn register(env: &mut Env) -> Result<(), DeclarationError> {
