@@ -59,8 +59,10 @@
 //!   instead, with [`static_cost::cost_error_message`].
 //! - Every evaluation counts its cost as cel-go's tracker would ([`runtime_cost`]) and stops
 //!   past its limit ([`Expression::evaluate_with_limit`]; [`limits::PER_CALL_LIMIT`] by
-//!   default), the [`EvalError`] saying what it had spent.
+//!   default), the [`EvalError`] saying what it had spent; [`budget::Budget`] spends one
+//!   object's budget across its rules with kube's messages, naming the rule and the cost.
 
+pub mod budget;
 pub mod checker;
 pub mod cost;
 pub mod environment;
