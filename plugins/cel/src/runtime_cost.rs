@@ -13,9 +13,9 @@
 //! - the steps outside every loop are charged once, before evaluating.
 //!
 //! The count is cel-go's for what it evaluates, except that a loop iteration is charged for
-//! both sides of its `&&`, `||` and `?:` even when one is skipped: never less than cel-go's
-//! actual cost, never more than kube's static estimate of it, so everything kube's estimate
-//! admits also evaluates within kube's limit here. `@` names cannot be written in CEL, so no
+//! both sides of its `&&` and `||` even when one is skipped, and for the dearer branch of its
+//! `?:`: never less than cel-go's actual cost, never more than kube's static estimate of it,
+//! so everything kube's estimate admits also evaluates within kube's limit here. `@` names cannot be written in CEL, so no
 //! expression can call the hooks itself.
 
 use crate::cost::{call_formula, call_name, step_cost, Formula, Measure};
@@ -296,6 +296,14 @@ impl Rewriter {
             operands.push(t);
         }
         operands.extend(c.args.iter());
+        if let (true, [cond, yes, no]) = (name == "_?_:_", operands.as_slice()) {
+            // One branch runs: charge the dearer one's steps, as the estimate does.
+            let cond = self.rewrite(cond, bucket);
+            let (mut a, mut b) = (0, 0);
+            let (yes, no) = (self.rewrite(yes, &mut a), self.rewrite(no, &mut b));
+            *bucket += a.max(b);
+            return rebuild(e, c, namespaced, vec![cond, yes, no]);
+        }
         let mut rewritten: Vec<IdedExpr> =
             operands.iter().map(|a| self.rewrite(a, bucket)).collect();
         let Some(formula) = formula else {

@@ -340,6 +340,10 @@ impl Coster<'_> {
                 with_args(CostEstimate::fixed(crate::cost::AUTHZ_CHECK_COST)),
                 None,
             ),
+            // A two-variable comprehension's pairs and maps are as large as their range.
+            ("@pairs" | "@mapOf" | "@merge", None) if args.len() == 1 => {
+                (with_args(CostEstimate::fixed(1)), Some(self.size(&args[0])))
+            }
             ("url", None) if args.len() == 1 => (with_args(self.size(&args[0]).by_factor(f)), None),
             ("lowerAscii" | "upperAscii" | "substring" | "trim", Some(t)) => {
                 let size = self.size(t);
@@ -620,6 +624,9 @@ mod tests {
             "self.tags.join(',').replace(',', ';').size() > 0",
             "self.name.substring(1).indexOf('b') >= 0 && self.name.trim().charAt(0) == 'a'",
             "'%s!'.format([self.name]).endsWith('!') && strings.quote(self.name).size() > 8",
+            "self.tags.all(i, t, t.startsWith('tag') && i < 6)",
+            "self.labels.transformMap(k, v, v + k).size() == 4",
+            "self.tags.transformList(i, t, i > 2, t).size() == 3",
         ] {
             let e = Expression::compile_checked(rule, &vars).unwrap_or_else(|e| panic!("{e}"));
             let estimate = e.estimated_cost().unwrap();

@@ -197,6 +197,15 @@ const SIGNATURES: &[(&str, &str)] = &[
     ("join", "list(string).(string) -> string"),
     ("format", "string.(list(dyn)) -> string"),
     ("strings.quote", "(string) -> string"),
+    // Two-variable comprehensions' hidden functions (library/comprehensions.rs): a pair is
+    // typed as a one-entry map, so its key and value keep their types.
+    ("@pairs", "(list(A)) -> list(map(int, A))"),
+    ("@pairs", "(map(K, V)) -> list(map(K, V))"),
+    ("@key", "(map(K, V)) -> K"),
+    ("@value", "(map(K, V)) -> V"),
+    ("@entry", "(K, V) -> map(K, V)"),
+    ("@mapOf", "(list(map(K, V))) -> map(K, V)"),
+    ("@merge", "(list(map(K, V))) -> map(K, V)"),
     // kube: lists (library/lists.go).
     ("isSorted", "list(A).() -> bool"),
     ("sum", "list(int).() -> int"),

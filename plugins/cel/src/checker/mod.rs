@@ -355,6 +355,18 @@ impl Checker<'_> {
         }
         match result {
             Some(r) => r,
+            // A two-variable comprehension's range (`@pairs`) is reported as cel-go does.
+            None if name == "@pairs" => {
+                let t = self.mapping.substitute(&arg_types[0], true);
+                self.error(
+                    e,
+                    format!(
+                        "expression of type '{t}' cannot be range of a comprehension \
+                         (must be list, map, or dynamic)"
+                    ),
+                );
+                Type::Error
+            }
             None => {
                 let args: Vec<String> = arg_types
                     .iter()

@@ -35,6 +35,7 @@ pub(crate) use opaque_val;
 
 pub mod authz;
 pub mod cidr;
+pub mod comprehensions;
 pub mod format;
 pub mod ip;
 pub mod lists;
@@ -54,6 +55,7 @@ pub fn register(env: &mut Env) -> Result<(), DeclarationError> {
     // whose `reverse` the checker does not declare.
     env.add_extension(cel::extensions::strings)?;
     env.add_extension(authz::extension)?;
+    env.add_extension(comprehensions::extension)?;
     env.add_extension(ip::extension)?;
     env.add_extension(cidr::extension)?;
     env.add_extension(format::extension)?;

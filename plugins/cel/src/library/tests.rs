@@ -548,3 +548,46 @@ fn numbers_as_kube_types_them_without_a_schema() {
     assert_eq!(eval("self.u", &obj), Ok(Value::UInt(u64::MAX)));
     assert_eq!(eval("self.d", &obj), Ok(Value::Float(1.5)));
 }
+
+/// cel-go's two-variable comprehensions (`ext/comprehensions_test.go` cases, rewritten),
+/// checked and evaluated.
+#[test]
+fn two_variable_comprehensions() {
+    let vars = Variables::new();
+    for rule in [
+        "[1, 2, 3].all(i, v, v == i + 1)",
+        "{'a': 1, 'b': 2}.all(k, v, v > 0 && k.size() == 1)",
+        "[1, 2, 3].exists(i, v, i == 1 && v == 2) && !['a'].exists(i, v, i > 0)",
+        "{'a': 1, 'b': 2}.existsOne(k, v, v == 2) && [1, 1].exists_one(i, v, v == 1) == false",
+        "[1, 2, 3].transformList(i, v, i * v) == [0, 2, 6]",
+        "[1, 2, 3].transformList(i, v, v > 1, v * 10) == [20, 30]",
+        "{'a': 1, 'b': 2}.transformMap(k, v, v * 2) == {'a': 2, 'b': 4}",
+        "{'a': 1, 'b': 2}.transformMap(k, v, k == 'b', k + string(v)) == {'b': 'b2'}",
+        "['x', 'y'].transformMap(i, v, v + v) == {0: 'xx', 1: 'yy'}",
+        "{'a': 'x'}.transformMapEntry(k, v, {v: k}) == {'x': 'a'}",
+        // The outer pair's variables inside an inner comprehension, and shadowing.
+        "[1, 2].all(i, v, [10, 20].exists(j, w, w == v * 10 && j == i))",
+        "[1, 2].all(i, v, [3].all(v, v == 3))",
+    ] {
+        let e = Expression::compile_checked(rule, &vars).unwrap_or_else(|e| panic!("{rule}: {e}"));
+        assert_eq!(e.evaluate(&[]), Ok(Value::Bool(true)), "{rule}");
+    }
+    let e = Expression::compile("{'a': 'x', 'b': 'x'}.transformMapEntry(k, v, {v: k})").unwrap();
+    let err = e.evaluate(&[]).unwrap_err();
+    assert!(err.message.starts_with("insert failed: key "), "{err}");
+    // Types flow through the pairs: the value of a list of strings is a string.
+    let e = Expression::compile_checked("['a'].all(i, v, v + 1 == 2)", &vars)
+        .err()
+        .unwrap();
+    assert!(
+        e.0.contains("found no matching overload for '_+_' applied to '(string, int)'"),
+        "{e}"
+    );
+    let e = Expression::compile_checked("1.all(i, v, true)", &vars)
+        .err()
+        .unwrap();
+    assert!(
+        e.0.contains("expression of type 'int' cannot be range of a comprehension"),
+        "{e}"
+    );
+}
