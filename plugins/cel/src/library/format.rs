@@ -5,12 +5,12 @@
 //!   zero-argument function per format: `format.dns1123Label()`, `format.dns1123Subdomain()`,
 //!   `format.dns1035Label()`, `format.qualifiedName()`, `format.dns1123LabelPrefix()`,
 //!   `format.dns1123SubdomainPrefix()`, `format.dns1035LabelPrefix()`, `format.labelValue()`,
-//!   `format.uuid()`, `format.byte()`, `format.date()`, `format.datetime()`;
+//!   `format.uri()`, `format.uuid()`, `format.byte()`, `format.date()`, `format.datetime()`;
 //! - `<Format>.validate(<string>) <optional<list<string>>>`: none when the string is valid,
 //!   else kube's messages (the name formats' are apimachinery's `IsDNS1123Label` … texts).
 //!
-//! `format.uri()` (Go's `url.ParseRequestURI` and its error texts) is not yet here. `datetime`
-//! accepts RFC 3339 date-times (strfmt also accepts a few looser layouts).
+//! `uri` is Go's `url.ParseRequestURI` ([`super::urls::parse_request_uri`]) and its error
+//! text. `datetime` accepts RFC 3339 date-times (strfmt also accepts a few looser layouts).
 
 use cel::common::types::{CelList, CelOptional, CelString, Type};
 use cel::common::value::{CowVal, Val};
@@ -43,6 +43,8 @@ pub enum Format {
     Dns1035LabelPrefix,
     /// `labelValue`.
     LabelValue,
+    /// `uri` (an absolute URI or path, as Go's `url.ParseRequestURI` takes it).
+    Uri,
     /// `uuid`.
     Uuid,
     /// `byte` (standard base64).
@@ -66,6 +68,10 @@ impl Format {
             Format::Dns1123SubdomainPrefix => NameRule::Dns1123Subdomain.check(s, true),
             Format::Dns1035LabelPrefix => NameRule::Dns1035Label.check(s, true),
             Format::LabelValue => is_valid_label_value(s),
+            Format::Uri => match super::urls::parse_request_uri(s) {
+                Ok(_) => vec![],
+                Err(e) => vec![format!("parse {s:?}: {e}")],
+            },
             Format::Uuid => one(is_uuid(s), "does not match the UUID format"),
             Format::Byte => {
                 use base64::Engine;
@@ -124,6 +130,7 @@ constant_formats! {
     dns1123_subdomain_prefix => "dns1123SubdomainPrefix", Format::Dns1123SubdomainPrefix;
     dns1035_label_prefix => "dns1035LabelPrefix", Format::Dns1035LabelPrefix;
     label_value => "labelValue", Format::LabelValue;
+    uri => "uri", Format::Uri;
     uuid => "uuid", Format::Uuid;
     byte => "byte", Format::Byte;
     date => "date", Format::Date;

@@ -591,3 +591,19 @@ fn two_variable_comprehensions() {
         "{e}"
     );
 }
+
+/// kube's `format.uri()`: Go's `url.ParseRequestURI` and its error text.
+#[test]
+fn format_uri() {
+    for (rule, want) in [
+        ("format.uri().validate('https://example.com/a?b=c') == optional.none()", true),
+        ("format.named('uri').value().validate('/path').hasValue()", false),
+        (
+            "format.uri().validate('relative/path').value() == ['parse \"relative/path\": invalid URI for request']",
+            true,
+        ),
+    ] {
+        let e = Expression::compile_checked(rule, &Variables::new()).unwrap_or_else(|e| panic!("{rule}: {e}"));
+        assert_eq!(e.evaluate(&[]), Ok(Value::Bool(want)), "{rule}");
+    }
+}
