@@ -3,8 +3,8 @@
 //! `costCall` and kube's `CostEstimator.CallCost` (`k8s.io/apiserver/pkg/cel/library/cost.go`)
 //! compute it.
 //!
-//! Steps ([`step_cost`]): a literal costs 0; an identifier, a field selection and a `has()`
-//! test 1 each; a list literal 10, a map literal 30; `&&`, `||`, `?:` and comprehensions
+//! Steps ([`step_cost`]): a literal and a `has()` test (kube's `PresenceTestHasCost(false)`)
+//! cost 0; an identifier and a field selection 1 each; a list literal 10, a map literal 30; `&&`, `||`, `?:` and comprehensions
 //! nothing of their own (their parts are counted); a call 1 unless its cost depends on its
 //! arguments ([`call_formula`]).
 
@@ -40,6 +40,8 @@ pub(crate) fn scaled(n: u64, factor: f64) -> u64 {
 pub(crate) fn step_cost(e: &IdedExpr) -> u64 {
     match &e.expr {
         Expr::Literal(_) | Expr::Comprehension(_) | Expr::Unspecified => 0,
+        // kube keeps `has()` free (`PresenceTestHasCost(false)`, `environment/base.go`).
+        Expr::Select(s) if s.test => 0,
         Expr::Ident(_) | Expr::Select(_) => SELECT_AND_IDENT_COST,
         Expr::List(_) => LIST_CREATE_BASE_COST,
         Expr::Map(_) => MAP_CREATE_BASE_COST,

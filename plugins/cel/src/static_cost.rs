@@ -180,7 +180,8 @@ impl Coster<'_> {
         match &e.expr {
             Expr::Literal(_) | Expr::Unspecified => CostEstimate::fixed(0),
             Expr::Ident(_) => ident,
-            Expr::Select(s) if s.test => ident.add(self.cost(&s.operand)),
+            // kube keeps `has()` free (`PresenceTestHasCost(false)`).
+            Expr::Select(s) if s.test => self.cost(&s.operand),
             Expr::Select(s) => {
                 let operand = self.cost(&s.operand);
                 match self.type_of(&s.operand) {

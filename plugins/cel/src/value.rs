@@ -95,6 +95,15 @@ fn parse_timestamp(s: &str) -> Option<chrono::DateTime<chrono::FixedOffset>> {
 /// `time.ParseDuration` (`1h30m`, `-1.5s`, units `ns`, `us`, `µs`, `ms`, `s`, `m`, `h`) plus
 /// days (`d`) and weeks (`w`).
 pub fn parse_duration(s: &str) -> Option<chrono::Duration> {
+    parse_duration_units(s, true)
+}
+
+/// A duration as Go's `time.ParseDuration` reads it (CEL's `duration()`): no days or weeks.
+pub fn parse_go_duration(s: &str) -> Option<chrono::Duration> {
+    parse_duration_units(s, false)
+}
+
+fn parse_duration_units(s: &str, days_and_weeks: bool) -> Option<chrono::Duration> {
     let (negative, mut rest) = match s.strip_prefix('-') {
         Some(r) => (true, r),
         None => (false, s.strip_prefix('+').unwrap_or(s)),
@@ -122,8 +131,8 @@ pub fn parse_duration(s: &str) -> Option<chrono::Duration> {
             "s" => 1e9,
             "m" => 60e9,
             "h" => 3600e9,
-            "d" => 86400e9,
-            "w" => 7.0 * 86400e9,
+            "d" if days_and_weeks => 86400e9,
+            "w" if days_and_weeks => 7.0 * 86400e9,
             _ => return None,
         };
         rest = &rest[unit_end..];

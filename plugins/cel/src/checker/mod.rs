@@ -9,7 +9,12 @@
 //! - `undefined field 'x'`, `type 'int' does not support field selection`;
 //! - `expected type 'bool' but found 'int'`;
 //! - `expression of type 'int' cannot be range of a comprehension (must be list, map, or
-//!   dynamic)`.
+//!   dynamic)`;
+//! - literals kube validates when compiled (cel-go `validator.go`, enabled in
+//!   `k8s.io/apiserver/pkg/cel/environment/base.go`): `invalid duration argument`,
+//!   `invalid timestamp argument`, `invalid matches argument`; a list or map literal whose
+//!   elements (keys, values) are not all of one type, outside `format()`'s arguments:
+//!   `expected type 'int' but found 'string'`.
 //!
 //! Each error is located at its expression, formatted as cel-go's `ERROR: <input>:1:5: …`
 //! with the source line and a caret.
@@ -72,6 +77,14 @@ pub fn check(
         next_var: 0,
     };
     c.check(expr);
+    if c.errors.is_empty() {
+        let types: HashMap<u64, Type> = c
+            .types
+            .iter()
+            .map(|(id, t)| (*id, c.mapping.substitute(t, true)))
+            .collect();
+        validate_literals(expr, &types, false, &mut c.errors);
+    }
     if !c.errors.is_empty() {
         let text: Vec<String> = c
             .errors
@@ -447,8 +460,9 @@ impl Checker<'_> {
         }
     }
 
-    /// cel-go `joinTypes` with dynamic aggregate literals (its default): the more general
-    /// of two element types, or `dyn` when they differ.
+    /// cel-go `joinTypes` with dynamic aggregate literals: the more general of two element
+    /// types, or `dyn` when they differ (kube's homogeneity is a validator:
+    /// [`validate_literals`]).
     fn join(&mut self, _e: &IdedExpr, previous: Option<Type>, current: Type) -> Type {
         match previous {
             None => current,
@@ -495,5 +509,124 @@ fn qualified_name(e: &IdedExpr) -> Option<String> {
         Expr::Ident(name) => Some(name.clone()),
         Expr::Select(s) if !s.test => Some(format!("{}.{}", qualified_name(&s.operand)?, s.field)),
         _ => None,
+    }
+}
+
+/// cel-go's validators as kube enables them: a literal argument of `duration(…)`,
+/// `timestamp(…)` or `matches(…)` that would fail when evaluated, and (`cel.HomogeneousAggregateLiterals`)
+/// a list or map literal mixing types — except inside `format()`, which cel-go's strings
+/// library exempts — fail when compiled.
+fn validate_literals(
+    e: &IdedExpr,
+    types: &HashMap<u64, Type>,
+    in_format: bool,
+    errors: &mut Vec<(u64, String)>,
+) {
+    let type_of = |x: &IdedExpr| types.get(&x.id).cloned().unwrap_or(Type::Dyn);
+    let mut homogeneous = |items: &mut dyn Iterator<Item = (&IdedExpr, bool)>| {
+        let mut first: Option<Type> = None;
+        for (x, optional) in items {
+            let mut t = type_of(x);
+            if optional {
+                if let Type::Optional(inner) = t {
+                    t = *inner;
+                }
+            }
+            match &first {
+                None => first = Some(t),
+                Some(f) if *f == t => {}
+                Some(f) => {
+                    errors.push((x.id, format!("expected type '{f}' but found '{t}'")));
+                    break;
+                }
+            }
+        }
+    };
+    match &e.expr {
+        Expr::List(l) if !in_format => homogeneous(
+            &mut l
+                .elements
+                .iter()
+                .enumerate()
+                .map(|(i, x)| (x, l.optional_indices.contains(&i))),
+        ),
+        Expr::Map(m) if !in_format => {
+            let entries: Vec<_> = m
+                .entries
+                .iter()
+                .filter_map(|en| match &en.expr {
+                    EntryExpr::MapEntry(me) => Some(me),
+                    _ => None,
+                })
+                .collect();
+            homogeneous(&mut entries.iter().map(|me| (&me.key, false)));
+            homogeneous(&mut entries.iter().map(|me| (&me.value, me.optional)));
+        }
+        Expr::Call(call) => {
+            if let Some(Expr::Literal(LiteralValue::String(s))) = call.args.first().map(|a| &a.expr)
+            {
+                let s = s.inner();
+                let valid = match call.func_name.as_str() {
+                    "duration" if call.target.is_none() => {
+                        Some(crate::value::parse_go_duration(s).is_some())
+                    }
+                    "timestamp" if call.target.is_none() => {
+                        Some(chrono::DateTime::parse_from_rfc3339(s).is_ok())
+                    }
+                    "matches" if call.target.is_some() => Some(regex::Regex::new(s).is_ok()),
+                    _ => None,
+                };
+                if valid == Some(false) {
+                    errors.push((
+                        call.args[0].id,
+                        format!("invalid {} argument", call.func_name),
+                    ));
+                }
+            }
+        }
+        _ => {}
+    }
+    let in_format = in_format || matches!(&e.expr, Expr::Call(c) if c.func_name == "format");
+    children(e, &mut |x| validate_literals(x, types, in_format, errors));
+}
+
+/// Call `f` on each expression directly inside `e`.
+fn children(e: &IdedExpr, f: &mut impl FnMut(&IdedExpr)) {
+    match &e.expr {
+        Expr::Select(s) => f(&s.operand),
+        Expr::Call(c) => {
+            if let Some(t) = &c.target {
+                f(t);
+            }
+            c.args.iter().for_each(f);
+        }
+        Expr::List(l) => l.elements.iter().for_each(f),
+        Expr::Map(m) => {
+            for entry in &m.entries {
+                if let EntryExpr::MapEntry(me) = &entry.expr {
+                    f(&me.key);
+                    f(&me.value);
+                }
+            }
+        }
+        Expr::Struct(s) => {
+            for entry in &s.entries {
+                if let EntryExpr::StructField(field) = &entry.expr {
+                    f(&field.value);
+                }
+            }
+        }
+        Expr::Comprehension(c) => {
+            for x in [
+                &c.iter_range,
+                &c.accu_init,
+                &c.loop_cond,
+                &c.loop_step,
+                &c.result,
+            ] {
+                f(x);
+            }
+        }
+        _ => {}
     }
 }

@@ -73,7 +73,10 @@ fn expressions_have_the_types_cel_go_gives_them() {
         ("size(self.spec.ports) == self.spec.ports.size()", "bool"),
         ("self.spec.replicas in [1, 2]", "bool"),
         ("'team' in self.spec.labels", "bool"),
-        ("[1, 'a']", "list(dyn)"),
+        ("[1, 'a']", "ERR"),
+        ("{'a': 1, 'b': 'x'}", "ERR"),
+        ("[1, dyn('a')]", "ERR"),
+        ("'%s %d'.format(['a', 1])", "string"),
         ("[]", "list(dyn)"),
         ("{'a': 1}", "map(string, int)"),
         ("[[1], []]", "list(list(int))"),
@@ -157,6 +160,32 @@ fn errors_are_cel_go_texts_at_their_expression() {
         ),
     ] {
         assert_eq!(output(rule).unwrap_err(), want, "{rule}");
+    }
+    // kube compiles with homogeneous aggregate literals and validates literal arguments.
+    for (rule, want) in [
+        (
+            "[1, 'a'].size() == 2",
+            "ERROR: <input>:1:5: expected type 'int' but found 'string'",
+        ),
+        (
+            "duration('1x') < duration('1h')",
+            "ERROR: <input>:1:10: invalid duration argument",
+        ),
+        (
+            "duration('1d') < duration('1h')",
+            "ERROR: <input>:1:10: invalid duration argument",
+        ),
+        (
+            "timestamp('yesterday') == timestamp(0)",
+            "ERROR: <input>:1:11: invalid timestamp argument",
+        ),
+        (
+            "self.spec.image.matches('[')",
+            "ERROR: <input>:1:25: invalid matches argument",
+        ),
+    ] {
+        let e = output(rule).unwrap_err();
+        assert!(e.starts_with(want), "{rule}: {e}");
     }
     // Every error is reported, each located.
     let e = output("a + b").unwrap_err();
