@@ -178,6 +178,10 @@ const SIGNATURES: &[(&str, &str)] = &[
     ("value", "optional(A).() -> A"),
     ("or", "optional(A).(optional(A)) -> optional(A)"),
     ("orValue", "optional(A).(A) -> A"),
+    ("optional.unwrap", "(list(optional(A))) -> list(A)"),
+    ("unwrapOpt", "list(optional(A)).() -> list(A)"),
+    ("first", "list(A).() -> optional(A)"),
+    ("last", "list(A).() -> optional(A)"),
     // cel-go ext.Strings, version 2 (ext/strings.go), as kube enables it.
     ("charAt", "string.(int) -> string"),
     ("indexOf", "string.(string) -> int"),

@@ -39,6 +39,7 @@ pub mod comprehensions;
 pub mod format;
 pub mod ip;
 pub mod lists;
+pub mod optionals;
 pub mod quantity;
 pub mod regex;
 pub mod semver;
@@ -60,6 +61,7 @@ pub fn register(env: &mut Env) -> Result<(), DeclarationError> {
     env.add_extension(cidr::extension)?;
     env.add_extension(format::extension)?;
     env.add_extension(lists::extension)?;
+    env.add_extension(optionals::extension)?;
     env.add_extension(quantity::extension)?;
     env.add_extension(regex::extension)?;
     env.add_extension(semver::extension)?;

@@ -607,3 +607,18 @@ fn format_uri() {
         assert_eq!(e.evaluate(&[]), Ok(Value::Bool(want)), "{rule}");
     }
 }
+
+/// cel-go's optional library, later versions (`optional_test` cases, rewritten).
+#[test]
+fn optional_lists() {
+    for rule in [
+        "optional.unwrap([optional.of(1), optional.none(), optional.of(3)]) == [1, 3]",
+        "[optional.of('a'), optional.none()].unwrapOpt() == ['a']",
+        "[1, 2, 3].first() == optional.of(1) && [1, 2, 3].last().value() == 3",
+        "![].first().hasValue() && [].last() == optional.none()",
+    ] {
+        let e = Expression::compile_checked(rule, &Variables::new())
+            .unwrap_or_else(|e| panic!("{rule}: {e}"));
+        assert_eq!(e.evaluate(&[]), Ok(Value::Bool(true)), "{rule}");
+    }
+}
