@@ -18,8 +18,11 @@
 //! - [`types`]: CEL types, with the sizes a schema bounds;
 //! - [`schema`]: the type of a structural schema's values (`SchemaDeclType`);
 //! - [`checker`]: type checking against declared [`Variables`], cel-go's errors;
+//! - [`environment`]: kube's variables per use and the result type each requires;
 //! - [`value`]: JSON objects as CEL values, shaped by their schema type when there is one;
 //! - [`library`]: Kubernetes' libraries, registered on every expression's environment;
+//! - [`cost`], [`static_cost`], [`runtime_cost`], [`budget`]: cel-go's and kube's cost model,
+//!   the static estimate, the run-time count and limit, one object's budget;
 //! - [`Expression`]: compile (and check) once, evaluate with named variables.
 //!
 //! ## Kubernetes' libraries and what this crate supports
@@ -44,7 +47,19 @@
 //!
 //! Every function above that is supported is declared to the [`checker`] with kube's overloads
 //! (`checker/decls.rs`); one that is not is undeclared, so a rule calling it is refused when
-//! it is compiled.
+//! it is compiled. The table covers kube 1.32's environment (`environment/base.go`) and the
+//! later libraries this crate has (semver); kube 1.33's image library is not here either.
+//!
+//! ## Where this differs from kube
+//!
+//! - Lists with `x-kubernetes-list-type: set` or `map` compare in order here (kube compares
+//!   them as sets and by their keys) and `+` concatenates them (kube merges).
+//! - `namespaceObject` is `dyn` (kube types it as a Namespace); `sum()` of an empty list is
+//!   the `int` 0 whatever the list's type.
+//! - Costs: see [`static_cost`] (scalars from a schema have size 1, an int-or-string's size is
+//!   unknown) and [`runtime_cost`] (a loop iteration is charged both sides of `&&`, `||` and
+//!   the dearer branch of `?:`; a two-variable comprehension's variables cost 2 per use): both
+//!   only ever count more than kube, never less.
 //!
 //! ## Types and cost
 //!
@@ -56,7 +71,7 @@
 //! - [`Expression::estimated_cost`]: cel-go's static estimate with kube's library costs and
 //!   the schema's bounds ([`static_cost`]); past
 //!   [`limits::STATIC_ESTIMATED_COST_LIMIT`] kube refuses a CRD rule — the caller warns
-//!   instead, with [`static_cost::cost_error_message`].
+//!   instead, with [`static_cost::kube_limit_warning`].
 //! - Every evaluation counts its cost as cel-go's tracker would ([`runtime_cost`]) and stops
 //!   past its limit ([`Expression::evaluate_with_limit`]; [`limits::PER_CALL_LIMIT`] by
 //!   default), the [`EvalError`] saying what it had spent; [`budget::Budget`] spends one

@@ -100,6 +100,22 @@ pub fn cost_error_message(cost_name: &str, expected: u64, limit: u64) -> String 
     )
 }
 
+/// The warning for a rule kube would refuse for its estimated cost — `expected` is its
+/// estimate's maximum times how often it may run per object (kube's `getExpressionCost`) —
+/// or `None` when kube accepts it: kube's message, then that kube's limit is passed and how
+/// this server bounds the rule instead.
+pub fn kube_limit_warning(expected: u64) -> Option<String> {
+    let limit = crate::limits::STATIC_ESTIMATED_COST_LIMIT;
+    (expected > limit).then(|| {
+        format!(
+            "{}; kube-apiserver refuses rules estimated above {limit}: this server accepts it \
+             and stops an evaluation past the per-call limit of {}",
+            cost_error_message("estimated rule cost", expected, limit),
+            crate::limits::PER_CALL_LIMIT
+        )
+    })
+}
+
 /// The estimated cost of `expr`, whose types `checked` holds.
 pub fn estimate(expr: &IdedExpr, checked: &Checked) -> CostEstimate {
     let mut c = Coster {
@@ -649,6 +665,16 @@ mod tests {
              declared)"
         );
         assert!(cost_error_message("x", 12, 10).contains("factor of 1.200000x"));
+        assert_eq!(kube_limit_warning(10_000_000), None);
+        let w = kube_limit_warning(30_000_000).unwrap();
+        assert!(
+            w.starts_with("estimated rule cost exceeds budget by factor of 3.0x"),
+            "{w}"
+        );
+        assert!(
+            w.contains("kube-apiserver refuses rules estimated above 10000000"),
+            "{w}"
+        );
         assert!(cost_error_message("x", 1_000_000, 10).contains("factor of more than 100x"));
     }
 }
