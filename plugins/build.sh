@@ -15,7 +15,7 @@ export CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1
 cargo build --release --target wasm32-wasip2 -p pods -p configmaps -p namespaces -p leases -p widgets -p misbehaving
 # The CEL crate must build for components too (a CRD strategy plugin evaluates rules inside one),
 # and its unit tests run inside one (host/tests/it/cel_in_component.rs): their WASI command.
-cargo build --release --target wasm32-wasip2 -p wasm-apiserver-cel
+cargo build --release --target wasm32-wasip2 -p wasm-apiserver-cel -p wasm-apiserver-apiextensions
 mkdir -p target/plugins target/test-plugins
 cel_tests=$(cargo test --release --target wasm32-wasip2 -p wasm-apiserver-cel --lib --no-run --message-format=json \
   | python3 -c 'import sys, json

@@ -1,0 +1,16 @@
+//! # wasm-apiserver-apiextensions
+//!
+//! What `k8s.io/apiextensions-apiserver` does to a custom resource's data, for the strategy
+//! plugin that serves CustomResourceDefinitions (it builds for `wasm32-wasip2`, and runs
+//! natively in tests):
+//!
+//! - [`structural`]: a CRD version's `openAPIV3Schema` as a structural schema
+//!   (`pkg/apiserver/schema/structural.go`);
+//! - [`pruning`]: dropping the fields a schema does not declare, reporting their paths for
+//!   `fieldValidation` (`pkg/apiserver/schema/pruning/algorithm.go`);
+//! - [`defaulting`]: a schema's `default`s filled in, and `null`s it does not allow dropped
+//!   (`pkg/apiserver/schema/defaulting/algorithm.go`, `prunenulls.go`).
+
+pub mod defaulting;
+pub mod pruning;
+pub mod structural;
