@@ -9,8 +9,12 @@
 //! - [`pruning`]: dropping the fields a schema does not declare, reporting their paths for
 //!   `fieldValidation` (`pkg/apiserver/schema/pruning/algorithm.go`);
 //! - [`defaulting`]: a schema's `default`s filled in, and `null`s it does not allow dropped
-//!   (`pkg/apiserver/schema/defaulting/algorithm.go`, `prunenulls.go`).
+//!   (`pkg/apiserver/schema/defaulting/algorithm.go`, `prunenulls.go`);
+//! - [`validation`]: schema validation with kube-openapi's messages as field errors
+//!   (`pkg/apiserver/validation/validation.go`), [`formats`] the string formats it checks.
 
 pub mod defaulting;
+pub mod formats;
 pub mod pruning;
 pub mod structural;
+pub mod validation;

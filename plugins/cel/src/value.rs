@@ -91,59 +91,11 @@ fn parse_timestamp(s: &str) -> Option<chrono::DateTime<chrono::FixedOffset>> {
     Some(date.and_hms_opt(0, 0, 0)?.and_utc().fixed_offset())
 }
 
-/// A duration as kube-openapi's `strfmt.ParseDuration` reads a `format: duration` string: Go's
-/// `time.ParseDuration` (`1h30m`, `-1.5s`, units `ns`, `us`, `µs`, `ms`, `s`, `m`, `h`) plus
-/// days (`d`) and weeks (`w`).
-pub fn parse_duration(s: &str) -> Option<chrono::Duration> {
-    parse_duration_units(s, true)
-}
-
-/// A duration as Go's `time.ParseDuration` reads it (CEL's `duration()`): no days or weeks.
-pub fn parse_go_duration(s: &str) -> Option<chrono::Duration> {
-    parse_duration_units(s, false)
-}
-
-fn parse_duration_units(s: &str, days_and_weeks: bool) -> Option<chrono::Duration> {
-    let (negative, mut rest) = match s.strip_prefix('-') {
-        Some(r) => (true, r),
-        None => (false, s.strip_prefix('+').unwrap_or(s)),
-    };
-    if rest == "0" {
-        return Some(chrono::Duration::zero());
-    }
-    if rest.is_empty() {
-        return None;
-    }
-    let mut nanos: f64 = 0.0;
-    while !rest.is_empty() {
-        let number_end = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .filter(|&i| i > 0)?;
-        let number: f64 = rest[..number_end].parse().ok()?;
-        rest = &rest[number_end..];
-        let unit_end = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
-        let unit = match &rest[..unit_end] {
-            "ns" => 1.0,
-            "us" | "µs" | "μs" => 1e3,
-            "ms" => 1e6,
-            "s" => 1e9,
-            "m" => 60e9,
-            "h" => 3600e9,
-            "d" if days_and_weeks => 86400e9,
-            "w" if days_and_weeks => 7.0 * 86400e9,
-            _ => return None,
-        };
-        rest = &rest[unit_end..];
-        nanos += number * unit;
-    }
-    if nanos > i64::MAX as f64 {
-        return None;
-    }
-    let d = chrono::Duration::nanoseconds(nanos as i64);
-    Some(if negative { -d } else { d })
-}
+/// A duration as Go's `time.ParseDuration` reads it (CEL's `duration()`).
+pub use wasm_apiserver_apimachinery::duration::parse_go_duration;
+/// A duration as kube-openapi's `strfmt.ParseDuration` reads a `format: duration` string
+/// ([`wasm_apiserver_apimachinery::duration::parse_strfmt_duration`]).
+pub use wasm_apiserver_apimachinery::duration::parse_strfmt_duration as parse_duration;
 
 #[cfg(test)]
 mod tests {

@@ -1,0 +1,289 @@
+//! Schema validation of a custom resource (`apiextensions-apiserver/pkg/apiserver/validation/
+//! validation.go`, `ValidateCustomResource` over kube-openapi's validator), with kube-openapi's
+//! messages (`pkg/validation/errors/schema.go`) turned into field errors as
+//! `kubeOpenAPIResultToFieldErrors` does:
+//!
+//! - a wrong type: `spec.replicas: Invalid value: "string": spec.replicas in body must be of
+//!   type integer: "string"`;
+//! - a missing required property: `spec.image: Required value`;
+//! - `enum`: `spec.mode: Unsupported value: "x": supported values: "a", "b"`;
+//! - `maxLength`: kube's `Too long`; `maxItems`, `maxProperties`: `Too many`;
+//! - the others (`minimum`, `maximum`, `multipleOf`, `minLength`, `pattern`, `minItems`,
+//!   `uniqueItems`, `minProperties`, `format`): `Invalid value: <value>: <path> in body …`.
+//!
+//! Paths print map keys after a dot and list items in brackets (`spec.ports[0].port`).
+//! `allOf`, `anyOf`, `oneOf` and `not` are not checked yet.
+
+use crate::structural::Structural;
+use serde_json::Value as Json;
+use wasm_apiserver_apimachinery::field::{self, ErrorList, FieldError, Path};
+
+/// Validate `obj` against `schema` (the root of a custom resource's schema). Errors: every
+/// violation, in the order found.
+pub fn validate(obj: &Json, schema: &Structural) -> ErrorList {
+    let mut errors = Vec::new();
+    validate_node(obj, schema, "", &mut errors);
+    errors
+}
+
+/// kube-openapi's name for a JSON value's type (`swag`): `integer` for a whole number.
+fn json_type(v: &Json) -> &'static str {
+    match v {
+        Json::Null => "null",
+        Json::Bool(_) => "boolean",
+        Json::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Json::Number(_) => "number",
+        Json::String(_) => "string",
+        Json::Array(_) => "array",
+        Json::Object(_) => "object",
+    }
+}
+
+fn at(name: &str) -> Path {
+    Path::new(name)
+}
+
+/// `Invalid value: <value>: <name> in body <message>`.
+fn invalid(name: &str, value: &Json, message: String) -> FieldError {
+    field::invalid(&at(name), value, format!("{name} in body {message}"))
+}
+
+fn child(name: &str, key: &str) -> String {
+    if name.is_empty() {
+        key.to_string()
+    } else {
+        format!("{name}.{key}")
+    }
+}
+
+fn validate_node(v: &Json, s: &Structural, name: &str, errors: &mut ErrorList) {
+    if v.is_null() {
+        if !s.nullable && !s.type_.is_empty() {
+            let msg = format!("{name} in body must be of type {}: \"null\"", s.type_);
+            errors.push(field::type_invalid(&at(name), "null", msg));
+        }
+        return;
+    }
+    if s.int_or_string {
+        if !matches!(json_type(v), "integer" | "string") {
+            let msg = format!(
+                "{name} in body must be of type integer,string: {:?}",
+                json_type(v)
+            );
+            errors.push(field::type_invalid(&at(name), json_type(v), msg));
+            return;
+        }
+    } else if !s.type_.is_empty() {
+        let t = json_type(v);
+        let fits = t == s.type_ || (s.type_ == "number" && t == "integer");
+        if !fits {
+            let msg = format!("{name} in body must be of type {}: {t:?}", s.type_);
+            errors.push(field::type_invalid(&at(name), t, msg));
+            return;
+        }
+    }
+    let raw = &s.raw;
+    let num = |k: &str| raw.get(k).and_then(Json::as_f64);
+    let count = |k: &str| raw.get(k).and_then(Json::as_u64);
+    if let Some(values) = raw.get("enum").and_then(Json::as_array) {
+        if !values.contains(v) {
+            let shown: Vec<String> = values
+                .iter()
+                .map(|x| match x {
+                    Json::String(s) => s.clone(),
+                    other => other.to_string(),
+                })
+                .collect();
+            let shown: Vec<&str> = shown.iter().map(String::as_str).collect();
+            errors.push(field::not_supported(&at(name), v, &shown));
+        }
+    }
+    match v {
+        Json::Number(n) => {
+            let x = n.as_f64().unwrap_or(0.0);
+            let exclusive = |k: &str| raw.get(k).and_then(Json::as_bool).unwrap_or(false);
+            if let Some(max) = num("maximum") {
+                let exc = exclusive("exclusiveMaximum");
+                if x > max || (exc && x == max) {
+                    let rel = if exc {
+                        "less than"
+                    } else {
+                        "less than or equal to"
+                    };
+                    errors.push(invalid(name, v, format!("should be {rel} {max}")));
+                }
+            }
+            if let Some(min) = num("minimum") {
+                let exc = exclusive("exclusiveMinimum");
+                if x < min || (exc && x == min) {
+                    let rel = if exc {
+                        "greater than"
+                    } else {
+                        "greater than or equal to"
+                    };
+                    errors.push(invalid(name, v, format!("should be {rel} {min}")));
+                }
+            }
+            if let Some(m) = num("multipleOf").filter(|m| *m > 0.0) {
+                let q = x / m;
+                if (q - q.round()).abs() > 1e-9 {
+                    errors.push(invalid(name, v, format!("should be a multiple of {m}")));
+                }
+            }
+        }
+        Json::String(text) => {
+            let len = text.chars().count() as u64;
+            if let Some(max) = count("maxLength").filter(|max| len > *max) {
+                errors.push(field::too_long(&at(name), v, max as usize));
+            }
+            if let Some(min) = count("minLength").filter(|min| len < *min) {
+                errors.push(invalid(
+                    name,
+                    v,
+                    format!("should be at least {min} chars long"),
+                ));
+            }
+            if let Some(pattern) = raw.get("pattern").and_then(Json::as_str) {
+                // A pattern that does not compile was refused when the CRD was written.
+                if regex::Regex::new(pattern).is_ok_and(|re| !re.is_match(text)) {
+                    errors.push(invalid(name, v, format!("should match '{pattern}'")));
+                }
+            }
+            if !s.format.is_empty() && !crate::formats::is_valid(&s.format, text) {
+                let msg = format!("{name} in body must be of type {}: {text:?}", s.format);
+                errors.push(field::type_invalid(&at(name), v, msg));
+            }
+        }
+        Json::Array(items) => {
+            let n = items.len() as u64;
+            if let Some(max) = count("maxItems").filter(|max| n > *max) {
+                errors.push(field::too_many(&at(name), n as usize, max as usize));
+            }
+            if let Some(min) = count("minItems").filter(|min| n < *min) {
+                errors.push(invalid(
+                    name,
+                    v,
+                    format!("should have at least {min} items"),
+                ));
+            }
+            let unique = raw.get("uniqueItems").and_then(Json::as_bool) == Some(true);
+            if unique
+                && items
+                    .iter()
+                    .enumerate()
+                    .any(|(i, x)| items[..i].contains(x))
+            {
+                errors.push(invalid(name, v, "shouldn't contain duplicates".to_string()));
+            }
+            if let Some(item) = s.items.as_deref() {
+                for (i, x) in items.iter().enumerate() {
+                    validate_node(x, item, &format!("{name}[{i}]"), errors);
+                }
+            }
+        }
+        Json::Object(fields) => {
+            let n = fields.len() as u64;
+            if let Some(max) = count("maxProperties").filter(|max| n > *max) {
+                errors.push(field::too_many(&at(name), n as usize, max as usize));
+            }
+            if let Some(min) = count("minProperties").filter(|min| n < *min) {
+                errors.push(invalid(
+                    name,
+                    v,
+                    format!("should have at least {min} properties"),
+                ));
+            }
+            if let Some(required) = raw.get("required").and_then(Json::as_array) {
+                for r in required.iter().filter_map(Json::as_str) {
+                    if !fields.contains_key(r) {
+                        errors.push(field::required(&at(&child(name, r)), ""));
+                    }
+                }
+            }
+            for (k, x) in fields {
+                if let Some(prop) = s.property(k) {
+                    validate_node(x, prop, &child(name, k), errors);
+                }
+            }
+        }
+        Json::Bool(_) | Json::Null => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn messages(obj: Json, schema: Json) -> Vec<String> {
+        validate(&obj, &Structural::from_json(&schema))
+            .iter()
+            .map(|e| format!("{}: {}", e.field, e.body()))
+            .collect()
+    }
+
+    /// Cases after `apiserver/validation/validation_test.go`, rewritten; the texts are kube's.
+    #[test]
+    fn violations_read_as_kube_reports_them() {
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "required": ["image"],
+            "properties": {
+                "replicas": {"type": "integer", "minimum": 1, "maximum": 10},
+                "ratio": {"type": "number", "exclusiveMaximum": true, "maximum": 1, "multipleOf": 0.25},
+                "mode": {"type": "string", "enum": ["a", "b"]},
+                "name": {"type": "string", "maxLength": 5, "minLength": 2, "pattern": "^[a-z]+$"},
+                "email": {"type": "string", "format": "email"},
+                "tags": {"type": "array", "maxItems": 2, "uniqueItems": true,
+                         "items": {"type": "string"}},
+                "port": {"x-kubernetes-int-or-string": true},
+                "labels": {"type": "object", "maxProperties": 1,
+                           "additionalProperties": {"type": "string"}},
+                "note": {"type": "string", "nullable": true},
+                "image": {"type": "string"}}}}});
+        let errors = messages(
+            json!({"spec": {"replicas": 20, "ratio": 1, "mode": "x", "name": "ABCDEFG",
+                            "email": "nope", "tags": ["a", "a", "b"], "port": true,
+                            "labels": {"a": "1", "b": 2}, "note": null}}),
+            schema.clone(),
+        );
+        for want in [
+            "spec.image: Required value",
+            "spec.replicas: Invalid value: 20: spec.replicas in body should be less than or equal to 10",
+            "spec.ratio: Invalid value: 1: spec.ratio in body should be less than 1",
+            "spec.mode: Unsupported value: \"x\": supported values: \"a\", \"b\"",
+            "spec.name: Invalid value: \"ABCDEFG\": spec.name in body should match '^[a-z]+$'",
+            "spec.email: Invalid value: \"nope\": spec.email in body must be of type email: \"nope\"",
+            "spec.tags: Invalid value: [\"a\",\"a\",\"b\"]: spec.tags in body shouldn't contain duplicates",
+            "spec.port: Invalid value: \"boolean\": spec.port in body must be of type integer,string: \"boolean\"",
+            "spec.labels.b: Invalid value: \"integer\": spec.labels.b in body must be of type string: \"integer\"",
+        ] {
+            assert!(errors.iter().any(|e| e == want), "{want}\n{errors:#?}");
+        }
+        assert!(
+            errors.iter().any(|e| e.starts_with("spec.name: Too long")),
+            "{errors:#?}"
+        );
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.starts_with("spec.tags: Too many: 3")),
+            "{errors:#?}"
+        );
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.starts_with("spec.labels: Too many: 2")),
+            "{errors:#?}"
+        );
+        // A valid object has no errors; nullable null is fine, non-nullable null is a type error.
+        let ok = json!({"spec": {"replicas": 3, "ratio": 0.5, "mode": "a", "name": "abc",
+                                 "email": "a@b.c", "tags": ["a"], "port": "80%", "image": "x",
+                                 "note": null}});
+        assert_eq!(messages(ok, schema.clone()), Vec::<String>::new());
+        let errors = messages(json!({"spec": {"image": null}}), schema);
+        assert_eq!(
+            errors,
+            ["spec.image: Invalid value: \"null\": spec.image in body must be of type string: \"null\""]
+        );
+    }
+}
