@@ -11,8 +11,11 @@
 //! - [`defaulting`]: a schema's `default`s filled in, and `null`s it does not allow dropped
 //!   (`pkg/apiserver/schema/defaulting/algorithm.go`, `prunenulls.go`);
 //! - [`validation`]: schema validation with kube-openapi's messages as field errors
-//!   (`pkg/apiserver/validation/validation.go`), [`formats`] the string formats it checks.
+//!   (`pkg/apiserver/validation/validation.go`), [`formats`] the string formats it checks;
+//! - [`cel_validation`]: `x-kubernetes-validations` rules compiled once per schema and
+//!   evaluated per write (`pkg/apiserver/schema/cel`), with the CEL crate.
 
+pub mod cel_validation;
 pub mod defaulting;
 pub mod formats;
 pub mod pruning;

@@ -5,7 +5,8 @@
 //!
 //! The errors are kube's, with the cost actually spent added:
 //!
-//! - `call cost exceeds limit for rule: <rule> (cost <spent>, limit <limit>)` when one rule
+//! - `'operation cancelled: actual cost limit exceeded': call cost exceeds limit for rule:
+//!   <rule> (cost <spent>, limit <limit>)` when one rule
 //!   passes the per-call limit (`<rule>`: the rule's `message`, else its expression, as
 //!   kube's `ruleErrorString`);
 //! - `validation failed due to running out of cost budget, no further validation rules will
@@ -94,7 +95,8 @@ impl Budget {
                 let name = name.unwrap_or(rule.trim());
                 Err(BudgetError::CallCostExceeded {
                     message: format!(
-                        "call cost exceeds limit for rule: {name} (cost {spent}, limit {limit})"
+                        "'{}': call cost exceeds limit for rule: {name} (cost {spent}, limit {limit})",
+                        crate::runtime_cost::COST_LIMIT_EXCEEDED
                     ),
                     spent,
                 })
@@ -137,7 +139,7 @@ mod tests {
         assert_eq!(
             message,
             &format!(
-                "call cost exceeds limit for rule: items must differ (cost {spent}, limit 1000000)"
+                "'operation cancelled: actual cost limit exceeded': call cost exceeds limit for rule: items must differ (cost {spent}, limit 1000000)"
             )
         );
         assert_eq!(budget.remaining(), RUNTIME_CEL_COST_BUDGET - spent);

@@ -208,6 +208,12 @@ impl Expression {
         self.checked.as_ref().map(|(c, _)| c)
     }
 
+    /// Whether the expression names the variable `name` (a CRD rule naming `oldSelf` is a
+    /// transition rule).
+    pub fn references(&self, name: &str) -> bool {
+        self.program.references().has_variable(name)
+    }
+
     /// Evaluate with `variables` bound by name (`self`, `oldSelf`, `object`, …), each a JSON
     /// value: of its declared type when the expression was checked
     /// ([`value::from_json_typed`]), else [`value::from_json`]; within kube's per-call cost
