@@ -13,9 +13,12 @@
 //! - [`validation`]: schema validation with kube-openapi's messages as field errors
 //!   (`pkg/apiserver/validation/validation.go`), [`formats`] the string formats it checks;
 //! - [`cel_validation`]: `x-kubernetes-validations` rules compiled once per schema and
-//!   evaluated per write (`pkg/apiserver/schema/cel`), with the CEL crate.
+//!   evaluated per write (`pkg/apiserver/schema/cel`), with the CEL crate;
+//! - [`crd_validation`]: a CustomResourceDefinition's own validation
+//!   (`pkg/apis/apiextensions/validation/validation.go`).
 
 pub mod cel_validation;
+pub mod crd_validation;
 pub mod defaulting;
 pub mod formats;
 pub mod pruning;
