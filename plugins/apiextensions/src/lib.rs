@@ -15,10 +15,13 @@
 //! - [`cel_validation`]: `x-kubernetes-validations` rules compiled once per schema and
 //!   evaluated per write (`pkg/apiserver/schema/cel`), with the CEL crate;
 //! - [`crd_validation`]: a CustomResourceDefinition's own validation
-//!   (`pkg/apis/apiextensions/validation/validation.go`).
+//!   (`pkg/apis/apiextensions/validation/validation.go`);
+//! - [`custom_resource`]: the generic strategy of one CRD version's custom resources
+//!   (`pkg/registry/customresource`): decode, prepare, validate.
 
 pub mod cel_validation;
 pub mod crd_validation;
+pub mod custom_resource;
 pub mod defaulting;
 pub mod formats;
 pub mod pruning;
