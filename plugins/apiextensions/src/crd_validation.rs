@@ -7,8 +7,9 @@
 //!
 //! Also here: every version's schema is required (v1), and its `x-kubernetes-validations`
 //! must compile ([`crate::cel_validation`]); the warnings for rules kube would refuse for
-//! their estimated cost are returned beside the errors. Not yet: the structural-schema rules
-//! (`ValidateStructural`), list-type/map-key rules and selectable fields.
+//! their estimated cost are returned beside the errors; the schema must be structural
+//! ([`crate::structural_validation`]). Not yet: list-type/map-key rules, defaults checked
+//! against their schema, selectable fields.
 
 use crate::cel_validation::Rules;
 use crate::structural::Structural;
@@ -227,14 +228,19 @@ fn validate_version(v: &Json, at: &Path, report: &mut Report) {
         )),
         Some(schema) => {
             let schema_at = at.child("schema").child("openAPIV3Schema");
-            let (_, compiled) = Rules::compile(&Structural::from_json(schema));
-            for e in compiled.errors {
-                let mut e = e;
-                e.field = format!("{schema_at}.{}", e.field);
-                report.errors.push(e);
-            }
-            for w in compiled.warnings {
-                report.warnings.push(format!("{schema_at}.{w}"));
+            let structural = crate::structural_validation::validate(schema, &schema_at);
+            if structural.is_empty() {
+                let (_, compiled) = Rules::compile(&Structural::from_json(schema));
+                for mut e in compiled.errors {
+                    e.field = format!("{schema_at}.{}", e.field);
+                    report.errors.push(e);
+                }
+                for w in compiled.warnings {
+                    report.warnings.push(format!("{schema_at}.{w}"));
+                }
+            } else {
+                // kube compiles the rules of structural schemas only.
+                report.errors.extend(structural);
             }
         }
     }

@@ -5,7 +5,8 @@
 //! natively in tests):
 //!
 //! - [`structural`]: a CRD version's `openAPIV3Schema` as a structural schema
-//!   (`pkg/apiserver/schema/structural.go`);
+//!   (`pkg/apiserver/schema/structural.go`), and [`structural_validation`] whether it is one
+//!   (`pkg/apiserver/schema/validation.go`);
 //! - [`pruning`]: dropping the fields a schema does not declare, reporting their paths for
 //!   `fieldValidation` (`pkg/apiserver/schema/pruning/algorithm.go`);
 //! - [`defaulting`]: a schema's `default`s filled in, and `null`s it does not allow dropped
@@ -26,4 +27,5 @@ pub mod defaulting;
 pub mod formats;
 pub mod pruning;
 pub mod structural;
+pub mod structural_validation;
 pub mod validation;
