@@ -8,8 +8,9 @@
 //! Also here: every version's schema is required (v1), and its `x-kubernetes-validations`
 //! must compile ([`crate::cel_validation`]); the warnings for rules kube would refuse for
 //! their estimated cost are returned beside the errors; the schema must be structural
-//! ([`crate::structural_validation`]). Not yet: list-type/map-key rules, defaults checked
-//! against their schema, selectable fields.
+//! ([`crate::structural_validation`]) and follow kube's per-node rules
+//! ([`crate::schema_validation`]). Not yet: defaults checked against their schema, selectable
+//! fields.
 
 use crate::cel_validation::Rules;
 use crate::structural::Structural;
@@ -228,6 +229,9 @@ fn validate_version(v: &Json, at: &Path, report: &mut Report) {
         )),
         Some(schema) => {
             let schema_at = at.child("schema").child("openAPIV3Schema");
+            report
+                .errors
+                .extend(crate::schema_validation::validate(schema, &schema_at));
             let structural = crate::structural_validation::validate(schema, &schema_at);
             if structural.is_empty() {
                 let (_, compiled) = Rules::compile(&Structural::from_json(schema));

@@ -16,7 +16,8 @@
 //! - [`cel_validation`]: `x-kubernetes-validations` rules compiled once per schema and
 //!   evaluated per write (`pkg/apiserver/schema/cel`), with the CEL crate;
 //! - [`crd_validation`]: a CustomResourceDefinition's own validation
-//!   (`pkg/apis/apiextensions/validation/validation.go`);
+//!   (`pkg/apis/apiextensions/validation/validation.go`), [`schema_validation`] the rules of
+//!   each node of its schemas;
 //! - [`custom_resource`]: the generic strategy of one CRD version's custom resources
 //!   (`pkg/registry/customresource`): decode, prepare, validate.
 
@@ -26,6 +27,7 @@ pub mod custom_resource;
 pub mod defaulting;
 pub mod formats;
 pub mod pruning;
+pub mod schema_validation;
 pub mod structural;
 pub mod structural_validation;
 pub mod validation;
