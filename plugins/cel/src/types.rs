@@ -81,6 +81,21 @@ impl Type {
     /// `bytes` with no bound.
     pub const BYTES: Type = Type::Bytes(Bound(None));
 
+    /// The scalar type a CEL type name denotes: `bool`, `int`, `uint`, `double`, `string`,
+    /// `bytes`, `null_type`.
+    pub fn scalar_named(name: &str) -> Option<Type> {
+        Some(match name {
+            "bool" => Type::Bool,
+            "int" => Type::Int,
+            "uint" => Type::Uint,
+            "double" => Type::Double,
+            "string" => Type::STRING,
+            "bytes" => Type::BYTES,
+            "null_type" => Type::Null,
+            _ => return None,
+        })
+    }
+
     /// `list(elem)` with no bound.
     pub fn list(elem: Type) -> Type {
         Type::List(Box::new(elem), Bound(None))

@@ -446,14 +446,10 @@ fn parse_type(s: &str) -> Type {
             other => panic!("unknown parameterized type {other}"),
         };
     }
+    if let Some(t) = Type::scalar_named(s) {
+        return t;
+    }
     match s {
-        "bool" => Type::Bool,
-        "int" => Type::Int,
-        "uint" => Type::Uint,
-        "double" => Type::Double,
-        "string" => Type::STRING,
-        "bytes" => Type::BYTES,
-        "null_type" => Type::Null,
         "dyn" => Type::Dyn,
         "duration" => Type::Duration,
         "timestamp" => Type::Timestamp,

@@ -488,14 +488,10 @@ fn literal_type(l: &LiteralValue) -> Type {
 
 /// The type a type name denotes as a value (`int` in `type(x) == int`).
 fn type_name(name: &str) -> Option<Type> {
+    if let Some(t) = Type::scalar_named(name) {
+        return Some(t);
+    }
     Some(match name {
-        "bool" => Type::Bool,
-        "int" => Type::Int,
-        "uint" => Type::Uint,
-        "double" => Type::Double,
-        "string" => Type::STRING,
-        "bytes" => Type::BYTES,
-        "null_type" => Type::Null,
         "list" => Type::list(Type::Dyn),
         "map" => Type::map(Type::Dyn, Type::Dyn),
         "type" => Type::Type(Box::new(Type::Dyn)),
