@@ -12,7 +12,8 @@
 //!   `uniqueItems`, `minProperties`, `format`): `Invalid value: <value>: <path> in body …`.
 //!
 //! Paths print map keys after a dot and list items in brackets (`spec.ports[0].port`).
-//! `allOf`, `anyOf`, `oneOf` and `not` are not checked yet.
+//! `anyOf`, `oneOf`, `allOf` and `not` add kube-openapi's composite errors
+//! (`<nil>: Invalid value: "": spec.x must validate at least one schema (anyOf)`).
 
 use crate::structural::Structural;
 use serde_json::Value as Json;
@@ -208,6 +209,72 @@ fn validate_node(v: &Json, s: &Structural, name: &str, errors: &mut ErrorList) {
         }
         Json::Bool(_) | Json::Null => {}
     }
+    junctors(v, raw, name, errors);
+}
+
+/// kube-openapi's `anyOf`, `oneOf`, `allOf` and `not` (`schema_props.go`). Their own errors
+/// are composite: kube reports them at no path (`<nil>: Invalid value: "": …`), beside the
+/// failures of the closest alternative.
+fn junctors(v: &Json, raw: &Json, name: &str, errors: &mut ErrorList) {
+    let results = |k: &str| -> Vec<ErrorList> {
+        let list = raw.get(k).and_then(Json::as_array);
+        list.into_iter()
+            .flatten()
+            .map(|sub| {
+                let mut e = Vec::new();
+                validate_node(v, &Structural::from_json(sub), name, &mut e);
+                e
+            })
+            .collect()
+    };
+    let composite = |msg: String| field::invalid(&Path::new("<nil>"), "", msg);
+    let closest = |rs: &[ErrorList]| {
+        rs.iter()
+            .min_by_key(|r| r.len())
+            .cloned()
+            .unwrap_or_default()
+    };
+    let any_of = results("anyOf");
+    if !any_of.is_empty() && any_of.iter().all(|r| !r.is_empty()) {
+        errors.push(composite(format!(
+            "{name} must validate at least one schema (anyOf)"
+        )));
+        errors.extend(closest(&any_of));
+    }
+    let one_of = results("oneOf");
+    if !one_of.is_empty() {
+        let valid = one_of.iter().filter(|r| r.is_empty()).count();
+        if valid != 1 {
+            let more = match valid {
+                0 => "Found none valid".to_string(),
+                n => format!("Found {n} valid alternatives"),
+            };
+            errors.push(composite(format!(
+                "{name} must validate one and only one schema (oneOf). {more}"
+            )));
+            if valid == 0 {
+                errors.extend(closest(&one_of));
+            }
+        }
+    }
+    let all_of = results("allOf");
+    let valid = all_of.iter().filter(|r| r.is_empty()).count();
+    if valid != all_of.len() {
+        let none = if valid == 0 { ". None validated" } else { "" };
+        errors.push(composite(format!(
+            "{name} must validate all the schemas (allOf){none}"
+        )));
+        errors.extend(all_of.into_iter().flatten());
+    }
+    if let Some(not) = raw.get("not") {
+        let mut e = Vec::new();
+        validate_node(v, &Structural::from_json(not), name, &mut e);
+        if e.is_empty() {
+            errors.push(composite(format!(
+                "{name} must not validate the schema (not)"
+            )));
+        }
+    }
 }
 
 #[cfg(test)]
@@ -284,6 +351,33 @@ mod tests {
         assert_eq!(
             errors,
             ["spec.image: Invalid value: \"null\": spec.image in body must be of type string: \"null\""]
+        );
+    }
+
+    #[test]
+    fn junctors_add_kube_openapi_s_composite_errors() {
+        let schema = json!({"type": "object", "properties": {
+            "size": {"type": "string", "anyOf": [{"pattern": "^[0-9]+$"}, {"enum": ["auto"]}]},
+            "mode": {"type": "string", "oneOf": [{"enum": ["a"]}, {"pattern": "^a"}]},
+            "name": {"type": "string", "allOf": [{"minLength": 2}, {"maxLength": 3}]},
+            "tag": {"type": "string", "not": {"enum": ["latest"]}}}});
+        let ok = json!({"size": "12", "mode": "ab", "name": "abc", "tag": "v1"});
+        assert_eq!(messages(ok, schema.clone()), Vec::<String>::new());
+        let got = messages(
+            json!({"size": "big", "mode": "a", "name": "abcd", "tag": "latest"}),
+            schema,
+        );
+        for want in [
+            "<nil>: Invalid value: \"\": size must validate at least one schema (anyOf)",
+            "<nil>: Invalid value: \"\": mode must validate one and only one schema (oneOf). Found 2 valid alternatives",
+            "<nil>: Invalid value: \"\": name must validate all the schemas (allOf)",
+            "<nil>: Invalid value: \"\": tag must not validate the schema (not)",
+        ] {
+            assert!(got.iter().any(|g| g == want), "{want}\n{got:#?}");
+        }
+        assert!(
+            got.iter().any(|g| g.starts_with("name: Too long")),
+            "{got:#?}"
         );
     }
 }
