@@ -15,7 +15,8 @@
 //!   is not evaluated, so an unchanged field written before a rule existed stays writable.
 //! - One object's rules share kube's per-object cost budget.
 //!
-//! Not yet: `optionalOldSelf`.
+//! - `optionalOldSelf`: `oldSelf` is an optional (`optional.none()` on a create or where no
+//!   old value corresponds), and the rule runs in both cases.
 
 use crate::structural::Structural;
 use serde_json::Value as Json;
@@ -35,6 +36,8 @@ struct Rule {
     reason: Option<String>,
     field_path: Option<String>,
     transition: bool,
+    /// `optionalOldSelf`: `oldSelf` is `optional_type(T)`, and the rule runs on a create too.
+    optional_old_self: bool,
 }
 
 /// A schema node's rules and its children's, in the schema's shape.
@@ -132,9 +135,21 @@ fn compile_rule(v: &Json, self_type: &Type, at: &Path, report: &mut CompileRepor
         let probe = Expression::compile(&rule).ok()?;
         probe.references("oldSelf")
     };
-    let vars = crd_rule(self_type.clone(), transition);
+    let optional_old_self = v.get("optionalOldSelf").and_then(Json::as_bool) == Some(true);
     let failed = |report: &mut CompileReport, path: &Path, msg: String| {
         report.errors.push(field::invalid(path, &rule, msg));
+    };
+    if optional_old_self && !transition {
+        let msg = "may not be set if rule does not use oldSelf".to_string();
+        report
+            .errors
+            .push(field::invalid(&at.child("optionalOldSelf"), true, msg));
+        return None;
+    }
+    let vars = if optional_old_self {
+        crd_rule(self_type.clone(), false).with("oldSelf", Type::optional(self_type.clone()))
+    } else {
+        crd_rule(self_type.clone(), transition)
     };
     let expression = match Expression::compile_checked(&rule, &vars) {
         Ok(e) => e,
@@ -189,6 +204,7 @@ fn compile_rule(v: &Json, self_type: &Type, at: &Path, report: &mut CompileRepor
         reason: text("reason"),
         field_path: text("fieldPath"),
         transition,
+        optional_old_self,
     })
 }
 
@@ -211,16 +227,26 @@ fn validate_node(
         return;
     }
     for r in &rules.rules {
-        if r.transition && old.is_none() {
+        if r.transition && !r.optional_old_self && old.is_none() {
             continue;
         }
         let mut vars: Vec<(&str, &Json)> = vec![("self", obj)];
-        if let (true, Some(old)) = (r.transition, old) {
-            vars.push(("oldSelf", old));
+        let mut optionals: Vec<(&str, Option<&Json>)> = Vec::new();
+        match (r.transition, r.optional_old_self, old) {
+            (true, true, old) => optionals.push(("oldSelf", old)),
+            (true, false, Some(old)) => vars.push(("oldSelf", old)),
+            _ => {}
         }
-        match budget.evaluate(&r.expression, &r.rule, r.message.as_deref(), &vars) {
+        let evaluated = budget.evaluate(
+            &r.expression,
+            &r.rule,
+            r.message.as_deref(),
+            &vars,
+            &optionals,
+        );
+        match evaluated {
             Ok(out) if out.value == Value::Bool(true) => {}
-            Ok(_) => errors.push(rule_failure(r, s, path, &vars, budget)),
+            Ok(_) => errors.push(rule_failure(r, s, path, &vars, &optionals, budget)),
             Err(BudgetError::Failed(e)) => {
                 let detail = if e.message.starts_with("no such overload")
                     || e.message.contains("No such overload")
@@ -290,6 +316,7 @@ fn rule_failure(
     s: &Structural,
     path: &Path,
     vars: &[(&str, &Json)],
+    optionals: &[(&str, Option<&Json>)],
     budget: &mut Budget,
 ) -> FieldError {
     let mut at = path.clone();
@@ -303,7 +330,11 @@ fn rule_failure(
     let detail = r
         .message_expression
         .as_ref()
-        .and_then(|m| budget.evaluate(m, &r.rule, r.message.as_deref(), vars).ok())
+        .and_then(|m| {
+            budget
+                .evaluate(m, &r.rule, r.message.as_deref(), vars, optionals)
+                .ok()
+        })
         .and_then(|out| match out.value {
             Value::String(s) if !s.trim().is_empty() => Some(s.trim().to_string()),
             _ => None,
@@ -439,6 +470,31 @@ mod tests {
         assert!(report.warnings[0]
             .contains("estimated rule cost exceeds budget by factor of more than 100x"));
         assert!(!rules.is_empty());
+    }
+
+    #[test]
+    fn optional_old_self_runs_on_create_too() {
+        let s = Structural::from_json(&json!({"type": "object", "properties": {"spec": {
+            "type": "object", "properties": {"mode": {"type": "string"}},
+            "x-kubernetes-validations": [
+                {"rule": "oldSelf.hasValue() ? self.mode == oldSelf.value().mode : self.mode == 'a'",
+                 "optionalOldSelf": true, "message": "starts at a, then fixed"},
+                {"rule": "true", "optionalOldSelf": true}]}}}));
+        let (rules, report) = Rules::compile(&s);
+        let errors = messages(report.errors);
+        assert_eq!(errors.len(), 1);
+        assert!(errors[0].starts_with("properties[spec].x-kubernetes-validations[1].optionalOldSelf: Invalid value: true: may not be set if rule does not use oldSelf"), "{errors:?}");
+        let (a, b) = (
+            json!({"spec": {"mode": "a"}}),
+            json!({"spec": {"mode": "b"}}),
+        );
+        assert!(rules.validate(&s, &a, None).is_empty());
+        assert_eq!(
+            messages(rules.validate(&s, &b, None)),
+            ["spec: Invalid value: \"object\": starts at a, then fixed"]
+        );
+        assert_eq!(messages(rules.validate(&s, &b, Some(&a))).len(), 1);
+        assert!(rules.validate(&s, &b, Some(&b)).is_empty());
     }
 
     #[test]

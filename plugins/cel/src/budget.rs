@@ -65,19 +65,21 @@ impl Budget {
     }
 
     /// Evaluate `expression` (written as `rule`, with `message` if the rule has one) with
-    /// `variables`, within this budget, and take its cost. Errors: [`BudgetError`].
+    /// `variables` (and `optionals`, [`Expression::evaluate_with_optionals`]), within this
+    /// budget, and take its cost. Errors: [`BudgetError`].
     pub fn evaluate(
         &mut self,
         expression: &Expression,
         rule: &str,
         message: Option<&str>,
         variables: &[(&str, &Json)],
+        optionals: &[(&str, Option<&Json>)],
     ) -> Result<Evaluated, BudgetError> {
         if self.remaining == 0 {
             return Err(self.exhausted(self.total));
         }
         let limit = PER_CALL_LIMIT.min(self.remaining);
-        match expression.evaluate_with_limit(variables, limit) {
+        match expression.evaluate_with_optionals(variables, optionals, limit) {
             Ok(out) => {
                 self.remaining = self.remaining.saturating_sub(out.cost);
                 Ok(out)
@@ -130,7 +132,13 @@ mod tests {
         let e = Expression::compile(heavy).unwrap();
         let mut budget = Budget::default();
         let err = budget
-            .evaluate(&e, heavy, Some(" items must differ "), &[("self", &obj)])
+            .evaluate(
+                &e,
+                heavy,
+                Some(" items must differ "),
+                &[("self", &obj)],
+                &[],
+            )
             .unwrap_err();
         let BudgetError::CallCostExceeded { message, spent } = &err else {
             panic!("{err:?}")
@@ -148,10 +156,12 @@ mod tests {
         let light = "self.items.all(x, x >= 0)";
         let e = Expression::compile(light).unwrap();
         let mut budget = Budget::new(20_000);
-        let first = budget.evaluate(&e, light, None, &[("self", &obj)]).unwrap();
+        let first = budget
+            .evaluate(&e, light, None, &[("self", &obj)], &[])
+            .unwrap();
         assert!(first.cost > 10_000 && first.cost < 20_000, "{}", first.cost);
         let err = budget
-            .evaluate(&e, light, None, &[("self", &obj)])
+            .evaluate(&e, light, None, &[("self", &obj)], &[])
             .unwrap_err();
         assert!(
             matches!(&err, BudgetError::BudgetExhausted { message, .. }
@@ -159,12 +169,12 @@ mod tests {
             "{err:?}"
         );
         let err = budget
-            .evaluate(&e, light, None, &[("self", &obj)])
+            .evaluate(&e, light, None, &[("self", &obj)], &[])
             .unwrap_err();
         assert!(matches!(err, BudgetError::BudgetExhausted { .. }));
         // A failure that is not about cost is the evaluation's.
         let e = Expression::compile("self.missing == 1").unwrap();
-        let err = Budget::default().evaluate(&e, "r", None, &[("self", &obj)]);
+        let err = Budget::default().evaluate(&e, "r", None, &[("self", &obj)], &[]);
         assert_eq!(
             err.unwrap_err(),
             BudgetError::Failed(EvalError::new("no such key: missing"))

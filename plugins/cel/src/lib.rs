@@ -231,7 +231,19 @@ impl Expression {
         variables: &[(&str, &serde_json::Value)],
         limit: u64,
     ) -> Result<Evaluated, EvalError> {
-        self.run(variables, None, limit)
+        self.run(variables, &[], None, limit)
+    }
+
+    /// [`Expression::evaluate_with_limit`] with `optionals` bound as optional values
+    /// (`optional.of(v)`, or `optional.none()` for `None`): a CRD rule's `oldSelf` under
+    /// `optionalOldSelf`, declared as `optional_type(T)`.
+    pub fn evaluate_with_optionals(
+        &self,
+        variables: &[(&str, &serde_json::Value)],
+        optionals: &[(&str, Option<&serde_json::Value>)],
+        limit: u64,
+    ) -> Result<Evaluated, EvalError> {
+        self.run(variables, optionals, None, limit)
     }
 
     /// [`Expression::evaluate_with_limit`] with `authorizer` bound to `authorizer` (an
@@ -242,16 +254,34 @@ impl Expression {
         authorizer: Arc<dyn library::authz::Authorizer>,
         limit: u64,
     ) -> Result<Evaluated, EvalError> {
-        self.run(variables, Some(authorizer), limit)
+        self.run(variables, &[], Some(authorizer), limit)
     }
 
     fn run(
         &self,
         variables: &[(&str, &serde_json::Value)],
+        optionals: &[(&str, Option<&serde_json::Value>)],
         authorizer: Option<Arc<dyn library::authz::Authorizer>>,
         limit: u64,
     ) -> Result<Evaluated, EvalError> {
         let mut context = cel::Context::with_env(self.env.clone());
+        for (name, v) in optionals {
+            let declared = self.checked.as_ref().and_then(|(_, vars)| vars.get(name));
+            let optional = match v {
+                Some(v) => {
+                    let value = match declared {
+                        Some(Type::Optional(t)) => value::from_json_typed(v, t),
+                        _ => value::from_json(v),
+                    };
+                    let val: Box<dyn cel::common::value::Val> = value
+                        .try_into()
+                        .map_err(|_| EvalError::new("a value CEL cannot hold"))?;
+                    cel::common::types::CelOptional::of(val)
+                }
+                None => cel::common::types::CelOptional::none(),
+            };
+            context.add_variable_as_val(*name, Box::new(optional));
+        }
         if let Some(a) = authorizer {
             let value = library::authz::AuthorizerVal::new(a);
             context.add_variable_as_val("authorizer", Box::new(value));
