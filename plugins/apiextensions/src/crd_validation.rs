@@ -9,8 +9,8 @@
 //! must compile ([`crate::cel_validation`]); the warnings for rules kube would refuse for
 //! their estimated cost are returned beside the errors; the schema must be structural
 //! ([`crate::structural_validation`]) and follow kube's per-node rules
-//! ([`crate::schema_validation`]). Not yet: defaults checked against their schema, selectable
-//! fields.
+//! ([`crate::schema_validation`]); defaults are pruned and valid
+//! ([`crate::defaulting::validate_defaults`]). Not yet: selectable fields.
 
 use crate::cel_validation::Rules;
 use crate::structural::Structural;
@@ -234,7 +234,11 @@ fn validate_version(v: &Json, at: &Path, report: &mut Report) {
                 .extend(crate::schema_validation::validate(schema, &schema_at));
             let structural = crate::structural_validation::validate(schema, &schema_at);
             if structural.is_empty() {
-                let (_, compiled) = Rules::compile(&Structural::from_json(schema));
+                let parsed = Structural::from_json(schema);
+                report
+                    .errors
+                    .extend(crate::defaulting::validate_defaults(&parsed, &schema_at));
+                let (_, compiled) = Rules::compile(&parsed);
                 for mut e in compiled.errors {
                     e.field = format!("{schema_at}.{}", e.field);
                     report.errors.push(e);

@@ -9,6 +9,43 @@
 
 use crate::structural::Structural;
 use serde_json::Value as Json;
+use wasm_apiserver_apimachinery::field::{self, ErrorList, Path};
+
+/// The errors of a schema's `default`s (`defaulting/validation.go`, `ValidateDefaults`): each
+/// must be pruned already (`must not have unknown fields`) and valid against its own schema,
+/// with the errors at `….default`. Defaults inside a resource's `metadata`, `apiVersion` and
+/// `kind` are not checked here; `additionalProperties` may have none.
+pub fn validate_defaults(s: &Structural, at: &Path) -> ErrorList {
+    let mut errors = Vec::new();
+    let mut root = s.clone();
+    root.embedded_resource = true;
+    validate_defaults_node(&root, at, false, &mut errors);
+    errors
+}
+
+fn validate_defaults_node(s: &Structural, at: &Path, inside_meta: bool, errors: &mut ErrorList) {
+    if let (Some(d), false) = (&s.default, inside_meta) {
+        let mut pruned = d.clone();
+        crate::pruning::prune(&mut pruned, Some(s), s.embedded_resource);
+        if pruned != *d {
+            let detail = "must not have unknown fields";
+            errors.push(field::invalid(&at.child("default"), d, detail));
+        }
+        errors.extend(crate::validation::validate_under(
+            d,
+            s,
+            &at.child("default"),
+        ));
+    }
+    if let Some(items) = &s.items {
+        validate_defaults_node(items, &at.child("items"), inside_meta, errors);
+    }
+    for (k, p) in &s.properties {
+        let meta = inside_meta
+            || (s.embedded_resource && matches!(k.as_str(), "metadata" | "apiVersion" | "kind"));
+        validate_defaults_node(p, &at.child("properties").key(k), meta, errors);
+    }
+}
 
 /// Drop from `x` the `null`s `s` neither allows (`nullable`) nor defaults.
 pub fn prune_non_nullable_nulls_without_defaults(x: &mut Json, s: &Structural) {
@@ -83,6 +120,26 @@ pub fn default(x: &mut Json, s: &Structural) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Cases after `defaulting/validation_test.go`, rewritten.
+    #[test]
+    fn defaults_must_be_pruned_and_valid() {
+        let s = Structural::from_json(&json!({"type": "object", "properties": {
+            "spec": {"type": "object", "default": {"replicas": "one", "extra": 1},
+                     "properties": {"replicas": {"type": "integer", "default": 20, "maximum": 10}}}}}));
+        let got: Vec<String> = validate_defaults(&s, &Path::new("schema"))
+            .iter()
+            .map(|e| format!("{}: {}", e.field, e.body()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "schema.properties[spec].default: Invalid value: {\"extra\":1,\"replicas\":\"one\"}: must not have unknown fields",
+                "schema.properties[spec].default.replicas: Invalid value: \"string\": replicas in body must be of type integer: \"string\"",
+                "schema.properties[spec].properties[replicas].default: Invalid value: 20: in body should be less than or equal to 10",
+            ]
+        );
+    }
 
     /// Cases after `defaulting/algorithm_test.go` and `prunenulls_test.go`, rewritten.
     #[test]

@@ -27,6 +27,19 @@ pub fn validate(obj: &Json, schema: &Structural) -> ErrorList {
     errors
 }
 
+/// [`validate`], the errors' paths under `prefix` (kube's `ValidateCustomResource` with a
+/// field path: a schema's `default` is validated at `….default`).
+pub fn validate_under(obj: &Json, schema: &Structural, prefix: &Path) -> ErrorList {
+    let mut errors = validate(obj, schema);
+    for e in &mut errors {
+        e.field = match e.field.as_str() {
+            "" | "<nil>" => prefix.to_string(),
+            f => prefix.child(f).to_string(),
+        };
+    }
+    errors
+}
+
 /// kube-openapi's name for a JSON value's type (`swag`): `integer` for a whole number.
 fn json_type(v: &Json) -> &'static str {
     match v {
@@ -40,13 +53,22 @@ fn json_type(v: &Json) -> &'static str {
     }
 }
 
+/// kube-openapi's subject: `spec.replicas in body`, or `in body` for the value itself.
+fn in_body(name: &str) -> String {
+    if name.is_empty() {
+        "in body".to_string()
+    } else {
+        format!("{name} in body")
+    }
+}
+
 fn at(name: &str) -> Path {
     Path::new(name)
 }
 
 /// `Invalid value: <value>: <name> in body <message>`.
 fn invalid(name: &str, value: &Json, message: String) -> FieldError {
-    field::invalid(&at(name), value, format!("{name} in body {message}"))
+    field::invalid(&at(name), value, format!("{} {message}", in_body(name)))
 }
 
 fn child(name: &str, key: &str) -> String {
@@ -60,7 +82,7 @@ fn child(name: &str, key: &str) -> String {
 fn validate_node(v: &Json, s: &Structural, name: &str, errors: &mut ErrorList) {
     if v.is_null() {
         if !s.nullable && !s.type_.is_empty() {
-            let msg = format!("{name} in body must be of type {}: \"null\"", s.type_);
+            let msg = format!("{} must be of type {}: \"null\"", in_body(name), s.type_);
             errors.push(field::type_invalid(&at(name), "null", msg));
         }
         return;
@@ -68,7 +90,8 @@ fn validate_node(v: &Json, s: &Structural, name: &str, errors: &mut ErrorList) {
     if s.int_or_string {
         if !matches!(json_type(v), "integer" | "string") {
             let msg = format!(
-                "{name} in body must be of type integer,string: {:?}",
+                "{} must be of type integer,string: {:?}",
+                in_body(name),
                 json_type(v)
             );
             errors.push(field::type_invalid(&at(name), json_type(v), msg));
@@ -78,7 +101,7 @@ fn validate_node(v: &Json, s: &Structural, name: &str, errors: &mut ErrorList) {
         let t = json_type(v);
         let fits = t == s.type_ || (s.type_ == "number" && t == "integer");
         if !fits {
-            let msg = format!("{name} in body must be of type {}: {t:?}", s.type_);
+            let msg = format!("{} must be of type {}: {t:?}", in_body(name), s.type_);
             errors.push(field::type_invalid(&at(name), t, msg));
             return;
         }
@@ -151,7 +174,7 @@ fn validate_node(v: &Json, s: &Structural, name: &str, errors: &mut ErrorList) {
                 }
             }
             if !s.format.is_empty() && !crate::formats::is_valid(&s.format, text) {
-                let msg = format!("{name} in body must be of type {}: {text:?}", s.format);
+                let msg = format!("{} must be of type {}: {text:?}", in_body(name), s.format);
                 errors.push(field::type_invalid(&at(name), v, msg));
             }
         }
