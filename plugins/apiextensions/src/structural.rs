@@ -30,8 +30,21 @@ pub struct Structural {
     pub list_map_keys: Vec<String>,
     /// `x-kubernetes-map-type`: `atomic` or `granular`.
     pub map_type: Option<String>,
+    /// `pattern`, compiled once (`None`: none, or it does not compile — which CRD validation
+    /// refuses).
+    pub pattern: Option<Pattern>,
     /// The schema node as written.
     pub raw: Json,
+}
+
+/// A compiled `pattern` (Go's RE2 syntax, which the `regex` crate shares); equal by source.
+#[derive(Clone, Debug)]
+pub struct Pattern(pub regex::Regex);
+
+impl PartialEq for Pattern {
+    fn eq(&self, other: &Pattern) -> bool {
+        self.0.as_str() == other.0.as_str()
+    }
 }
 
 /// `additionalProperties`: a schema for every other property, or whether any is allowed.
@@ -112,6 +125,11 @@ impl Structural {
                 .get("x-kubernetes-map-type")
                 .and_then(Json::as_str)
                 .map(str::to_string),
+            pattern: schema
+                .get("pattern")
+                .and_then(Json::as_str)
+                .and_then(|p| regex::Regex::new(p).ok())
+                .map(Pattern),
             raw: schema.clone(),
         }
     }

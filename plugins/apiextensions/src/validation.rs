@@ -167,10 +167,10 @@ fn validate_node(v: &Json, s: &Structural, name: &str, errors: &mut ErrorList) {
                     format!("should be at least {min} chars long"),
                 ));
             }
-            if let Some(pattern) = raw.get("pattern").and_then(Json::as_str) {
-                // A pattern that does not compile was refused when the CRD was written.
-                if regex::Regex::new(pattern).is_ok_and(|re| !re.is_match(text)) {
-                    errors.push(invalid(name, v, format!("should match '{pattern}'")));
+            if let Some(re) = &s.pattern {
+                if !re.0.is_match(text) {
+                    let msg = format!("should match '{}'", re.0.as_str());
+                    errors.push(invalid(name, v, msg));
                 }
             }
             if !s.format.is_empty() && !crate::formats::is_valid(&s.format, text) {
