@@ -10,7 +10,7 @@
 //! their estimated cost are returned beside the errors; the schema must be structural
 //! ([`crate::structural_validation`]) and follow kube's per-node rules
 //! ([`crate::schema_validation`]); defaults are pruned and valid
-//! ([`crate::defaulting::validate_defaults`]). Not yet: selectable fields.
+//! ([`crate::defaulting::validate_defaults`]); selectable fields point to scalar fields.
 
 use crate::cel_validation::Rules;
 use crate::structural::Structural;
@@ -257,11 +257,68 @@ fn validate_version(v: &Json, at: &Path, report: &mut Report) {
             .errors
             .extend(validate_subresources(sub, &at.child("subresources")));
     }
+    let selectable = v.get("selectableFields").and_then(Json::as_array);
+    if let Some(fields) = selectable {
+        let schema = v.get("schema").and_then(|s| s.get("openAPIV3Schema"));
+        let fat = at.child("selectableFields");
+        report
+            .errors
+            .extend(validate_selectable_fields(fields, schema, &fat));
+    }
     let columns = v.get("additionalPrinterColumns").and_then(Json::as_array);
     for (i, c) in columns.into_iter().flatten().enumerate() {
         let cat = at.child("additionalPrinterColumns").index(i);
         report.errors.extend(validate_column(c, &cat));
     }
+}
+
+/// The most selectable fields a version may declare (kube's `MaxSelectableFields`).
+const MAX_SELECTABLE_FIELDS: usize = 8;
+
+/// `validateSelectableFields`: at most 8, each a `jsonPath` to a string, integer or boolean
+/// field of the schema, none twice.
+fn validate_selectable_fields(fields: &[Json], schema: Option<&Json>, at: &Path) -> ErrorList {
+    let mut errors = Vec::new();
+    if fields.len() > MAX_SELECTABLE_FIELDS {
+        errors.push(field::too_many(at, fields.len(), MAX_SELECTABLE_FIELDS));
+    }
+    let mut seen = Vec::new();
+    for (i, f) in fields.iter().enumerate() {
+        let pat = at.index(i).child("jsonPath");
+        let path = str_at(f, &["jsonPath"]);
+        if path.is_empty() {
+            errors.push(field::required(&pat, ""));
+            continue;
+        }
+        let target = path
+            .strip_prefix('.')
+            .map(|p| p.split('.').collect::<Vec<_>>())
+            .and_then(|segments| {
+                segments.iter().try_fold(schema?, |s, seg| {
+                    s.get("properties").and_then(|p| p.get(*seg))
+                })
+            });
+        match target {
+            None => errors.push(field::invalid(
+                &pat,
+                path,
+                "is an invalid path: does not refer to a valid field",
+            )),
+            Some(s) if !matches!(str_at(s, &["type"]), "string" | "integer" | "boolean") => {
+                errors.push(field::invalid(
+                    &pat,
+                    path,
+                    "must point to a field of type string, boolean or integer. Enum string fields and strings with formats are allowed.",
+                ))
+            }
+            Some(_) => {}
+        }
+        if seen.contains(&path) {
+            errors.push(field::duplicate(&pat, path));
+        }
+        seen.push(path);
+    }
+    errors
 }
 
 /// `ValidateCustomResourceDefinitionNames`.
@@ -508,6 +565,10 @@ mod tests {
             ["rule"] = json!("self.nope");
         bad["spec"]["versions"][0]["additionalPrinterColumns"][0]["type"] = json!("time");
         bad["status"]["storedVersions"] = json!(["v0"]);
+        bad["spec"]["versions"][0]["selectableFields"] =
+            json!([{"jsonPath": ".spec.nope"}, {"jsonPath": ".metadata"}]);
+        bad["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"] =
+            json!({"metadata": {"type": "object"}});
         let got = messages(&validate(&bad));
         for want in [
             "metadata.name: Invalid value: \"widget.example.com\": must be spec.names.plural+\".\"+spec.group",
@@ -516,6 +577,8 @@ mod tests {
             "spec.names.listKind: Invalid value: \"Widget\": kind and listKind may not be the same",
             "spec.versions[0].additionalPrinterColumns[0].type: Invalid value: \"time\": must be one of boolean,date,integer,number,string",
             "status.storedVersions[0]: Invalid value: \"v0\": must appear in spec.versions",
+            "spec.versions[0].selectableFields[0].jsonPath: Invalid value: \".spec.nope\": is an invalid path: does not refer to a valid field",
+            "spec.versions[0].selectableFields[1].jsonPath: Invalid value: \".metadata\": must point to a field of type string, boolean or integer. Enum string fields and strings with formats are allowed.",
         ] {
             assert!(got.iter().any(|g| g == want), "{want}\n{got:#?}");
         }
