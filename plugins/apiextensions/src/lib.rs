@@ -19,7 +19,8 @@
 //!   (`pkg/apis/apiextensions/validation/validation.go`), [`schema_validation`] the rules of
 //!   each node of its schemas;
 //! - [`custom_resource`]: the generic strategy of one CRD version's custom resources
-//!   (`pkg/registry/customresource`): decode, prepare, validate.
+//!   (`pkg/registry/customresource`): decode, prepare, validate; [`scale`] its `scale`
+//!   subresource.
 
 pub mod cel_validation;
 pub mod crd_validation;
@@ -27,6 +28,7 @@ pub mod custom_resource;
 pub mod defaulting;
 pub mod formats;
 pub mod pruning;
+pub mod scale;
 pub mod schema_validation;
 pub mod structural;
 pub mod structural_validation;
