@@ -20,9 +20,10 @@
 //!   each node of its schemas;
 //! - [`custom_resource`]: the generic strategy of one CRD version's custom resources
 //!   (`pkg/registry/customresource`): decode, prepare, validate; [`scale`] its `scale`
-//!   subresource.
+//!   subresource; [`conversion`] between versions (`None`, a webhook's `ConversionReview`).
 
 pub mod cel_validation;
+pub mod conversion;
 pub mod crd_validation;
 pub mod custom_resource;
 pub mod defaulting;
