@@ -301,7 +301,11 @@ fn validate_node(
 }
 
 /// The old item a list item corresponds to: in a `map` list, the one with the same keys.
-fn correlated_item<'a>(s: &Structural, item: &Json, old: Option<&'a Json>) -> Option<&'a Json> {
+pub(crate) fn correlated_item<'a>(
+    s: &Structural,
+    item: &Json,
+    old: Option<&'a Json>,
+) -> Option<&'a Json> {
     if s.list_type.as_deref() != Some("map") || s.list_map_keys.is_empty() {
         return None;
     }

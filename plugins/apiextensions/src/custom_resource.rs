@@ -195,7 +195,8 @@ impl CustomResource {
         }
     }
 
-    /// `apiVersion` and `kind`, the schema and the CEL rules (`old`: on an update).
+    /// `apiVersion` and `kind`, the schema and the CEL rules (`old`: on an update, when the
+    /// values equal to their old ones are not validated again: kube's ratcheting).
     pub fn validate(&self, obj: &Json, old: Option<&Json>) -> ErrorList {
         let mut errors = Vec::new();
         let kind = obj.get("kind").and_then(Json::as_str).unwrap_or("");
@@ -212,7 +213,10 @@ impl CustomResource {
                 detail,
             ));
         }
-        errors.extend(validation::validate(obj, &self.schema));
+        errors.extend(match old {
+            Some(old) => validation::validate_update(obj, old, &self.schema),
+            None => validation::validate(obj, &self.schema),
+        });
         errors.extend(self.rules.validate(&self.schema, obj, old));
         errors
     }

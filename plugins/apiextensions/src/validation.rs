@@ -23,7 +23,16 @@ use wasm_apiserver_apimachinery::field::{self, ErrorList, FieldError, Path};
 /// violation, in the order found.
 pub fn validate(obj: &Json, schema: &Structural) -> ErrorList {
     let mut errors = Vec::new();
-    validate_node(obj, schema, "", &mut errors);
+    validate_node(obj, schema, "", None, &mut errors);
+    errors
+}
+
+/// Validate an update of `old` to `obj`, with kube's ratcheting (`CRDValidationRatcheting`):
+/// a value equal to the old value it corresponds to (by property, map key, or a `map` list's
+/// keys) is not validated again, so a field written before a rule existed stays writable.
+pub fn validate_update(obj: &Json, old: &Json, schema: &Structural) -> ErrorList {
+    let mut errors = Vec::new();
+    validate_node(obj, schema, "", Some(old), &mut errors);
     errors
 }
 
@@ -79,7 +88,10 @@ fn child(name: &str, key: &str) -> String {
     }
 }
 
-fn validate_node(v: &Json, s: &Structural, name: &str, errors: &mut ErrorList) {
+fn validate_node(v: &Json, s: &Structural, name: &str, old: Option<&Json>, errors: &mut ErrorList) {
+    if old == Some(v) {
+        return;
+    }
     if v.is_null() {
         if !s.nullable && !s.type_.is_empty() {
             let msg = format!("{} must be of type {}: \"null\"", in_body(name), s.type_);
@@ -201,7 +213,8 @@ fn validate_node(v: &Json, s: &Structural, name: &str, errors: &mut ErrorList) {
             }
             if let Some(item) = s.items.as_deref() {
                 for (i, x) in items.iter().enumerate() {
-                    validate_node(x, item, &format!("{name}[{i}]"), errors);
+                    let old_x = crate::cel_validation::correlated_item(s, x, old);
+                    validate_node(x, item, &format!("{name}[{i}]"), old_x, errors);
                 }
             }
         }
@@ -226,7 +239,8 @@ fn validate_node(v: &Json, s: &Structural, name: &str, errors: &mut ErrorList) {
             }
             for (k, x) in fields {
                 if let Some(prop) = s.property(k) {
-                    validate_node(x, prop, &child(name, k), errors);
+                    let old_x = old.and_then(|o| o.get(k));
+                    validate_node(x, prop, &child(name, k), old_x, errors);
                 }
             }
         }
@@ -245,7 +259,7 @@ fn junctors(v: &Json, raw: &Json, name: &str, errors: &mut ErrorList) {
             .flatten()
             .map(|sub| {
                 let mut e = Vec::new();
-                validate_node(v, &Structural::from_json(sub), name, &mut e);
+                validate_node(v, &Structural::from_json(sub), name, None, &mut e);
                 e
             })
             .collect()
@@ -291,7 +305,7 @@ fn junctors(v: &Json, raw: &Json, name: &str, errors: &mut ErrorList) {
     }
     if let Some(not) = raw.get("not") {
         let mut e = Vec::new();
-        validate_node(v, &Structural::from_json(not), name, &mut e);
+        validate_node(v, &Structural::from_json(not), name, None, &mut e);
         if e.is_empty() {
             errors.push(composite(format!(
                 "{name} must not validate the schema (not)"
@@ -375,6 +389,22 @@ mod tests {
             errors,
             ["spec.image: Invalid value: \"null\": spec.image in body must be of type string: \"null\""]
         );
+    }
+
+    #[test]
+    fn unchanged_values_are_not_validated_again_on_update() {
+        let schema = Structural::from_json(&json!({"type": "object", "properties": {
+            "name": {"type": "string", "maxLength": 3},
+            "ports": {"type": "array", "x-kubernetes-list-type": "map",
+                      "x-kubernetes-list-map-keys": ["n"],
+                      "items": {"type": "object", "properties": {
+                          "n": {"type": "string"}, "p": {"type": "integer", "maximum": 10}}}}}}));
+        let old = json!({"name": "toolong", "ports": [{"n": "a", "p": 99}]});
+        // The old, invalid values ratchet; a new invalid value does not.
+        let new = json!({"name": "toolong", "ports": [{"n": "b", "p": 1}, {"n": "a", "p": 99}]});
+        assert!(validate_update(&new, &old, &schema).is_empty());
+        let new = json!({"name": "toolong2", "ports": [{"n": "a", "p": 98}]});
+        assert_eq!(validate_update(&new, &old, &schema).len(), 2);
     }
 
     #[test]
