@@ -20,46 +20,84 @@ const META_FIELDS: [&str; 3] = ["apiVersion", "kind", "metadata"];
 /// `kind` and `metadata` are kept). Returns the paths of the fields dropped, in the order
 /// found. A schema of `None` declares nothing: everything under it is dropped.
 pub fn prune(obj: &mut Json, schema: Option<&Structural>, resource_root: bool) -> Vec<String> {
-    let mut root;
-    let schema = if resource_root {
-        root = schema.cloned().unwrap_or_default();
-        root.embedded_resource = true;
-        Some(&root)
-    } else {
-        schema
-    };
     let mut unknown = Vec::new();
-    prune_node(obj, schema, &Path::new(""), &mut unknown);
+    let root = Seg::Root;
+    match schema {
+        // A resource's root keeps its type and metadata as an embedded resource does.
+        Some(s) if resource_root && s.preserve_unknown_fields => {
+            skip_prune(obj, s, true, &root, &mut unknown)
+        }
+        Some(s) if resource_root => prune_object_or_list(obj, Some(s), true, &root, &mut unknown),
+        None if resource_root => {
+            let empty = Structural::default();
+            prune_object_or_list(obj, Some(&empty), true, &root, &mut unknown)
+        }
+        _ => prune_node(obj, schema, &root, &mut unknown),
+    }
     unknown
 }
 
-fn prune_node(x: &mut Json, s: Option<&Structural>, path: &Path, unknown: &mut Vec<String>) {
-    if let Some(s) = s.filter(|s| s.preserve_unknown_fields) {
-        return skip_prune(x, s, path, unknown);
+/// Where a value is, rendered only for an unknown field: most writes have none.
+enum Seg<'a> {
+    Root,
+    Key(&'a Seg<'a>, &'a str),
+    Index(&'a Seg<'a>, usize),
+}
+
+impl Seg<'_> {
+    fn path(&self) -> Path {
+        match self {
+            Seg::Root => Path::new(""),
+            Seg::Key(parent, k) => parent.path().child(k),
+            Seg::Index(parent, i) => parent.path().index(*i),
+        }
     }
+
+    fn is_root(&self) -> bool {
+        matches!(self, Seg::Root)
+    }
+}
+
+fn prune_node(x: &mut Json, s: Option<&Structural>, at: &Seg<'_>, unknown: &mut Vec<String>) {
+    match s {
+        Some(s) if s.preserve_unknown_fields => skip_prune(x, s, false, at, unknown),
+        _ => prune_object_or_list(x, s, false, at, unknown),
+    }
+}
+
+/// Prune an object or a list by `s`; `embedded`: `s` is a resource (its root, or an embedded
+/// one) whether or not it says so.
+fn prune_object_or_list(
+    x: &mut Json,
+    s: Option<&Structural>,
+    embedded: bool,
+    at: &Seg<'_>,
+    unknown: &mut Vec<String>,
+) {
     match x {
         Json::Object(fields) => {
             let Some(s) = s else {
-                unknown.extend(fields.keys().map(|k| path.child(k).to_string()));
+                unknown.extend(fields.keys().map(|k| at.path().child(k).to_string()));
                 fields.clear();
                 return;
             };
+            let embedded = embedded || s.embedded_resource;
             fields.retain(|k, v| {
-                if s.embedded_resource && META_FIELDS.contains(&k.as_str()) {
+                if embedded && META_FIELDS.contains(&k.as_str()) {
                     return true;
                 }
                 if let Some(prop) = s.properties.get(k) {
-                    prune_node(v, Some(prop), &path.child(k), unknown);
+                    prune_node(v, Some(prop), &Seg::Key(at, k), unknown);
                     return true;
                 }
                 if let Some(ap) = &s.additional_properties {
-                    prune_node(v, ap.schema(), &path.child(k), unknown);
+                    prune_node(v, ap.schema(), &Seg::Key(at, k), unknown);
                     return true;
                 }
                 // The root's type and object metadata are not reported (kube's decoder reads
                 // them).
-                if !META_FIELDS.contains(&k.as_str()) || !path.as_str().is_empty() {
-                    unknown.push(path.child(k).to_string());
+                if !META_FIELDS.contains(&k.as_str()) || !at.is_root() {
+                    unknown.push(at.path().child(k).to_string());
                 }
                 false
             });
@@ -67,7 +105,7 @@ fn prune_node(x: &mut Json, s: Option<&Structural>, path: &Path, unknown: &mut V
         Json::Array(items) => {
             let item_schema = s.and_then(|s| s.items.as_deref());
             for (i, v) in items.iter_mut().enumerate() {
-                prune_node(v, item_schema, &path.index(i), unknown);
+                prune_node(v, item_schema, &Seg::Index(at, i), unknown);
             }
         }
         _ => {}
@@ -75,24 +113,30 @@ fn prune_node(x: &mut Json, s: Option<&Structural>, path: &Path, unknown: &mut V
 }
 
 /// Under `x-kubernetes-preserve-unknown-fields`: unknown fields stay, declared ones are pruned.
-fn skip_prune(x: &mut Json, s: &Structural, path: &Path, unknown: &mut Vec<String>) {
+fn skip_prune(
+    x: &mut Json,
+    s: &Structural,
+    embedded: bool,
+    at: &Seg<'_>,
+    unknown: &mut Vec<String>,
+) {
     match x {
         Json::Object(fields) => {
             for (k, v) in fields.iter_mut() {
-                if s.embedded_resource && META_FIELDS.contains(&k.as_str()) {
+                if (embedded || s.embedded_resource) && META_FIELDS.contains(&k.as_str()) {
                     continue;
                 }
                 if let Some(prop) = s.properties.get(k) {
-                    prune_node(v, Some(prop), &path.child(k), unknown);
+                    prune_node(v, Some(prop), &Seg::Key(at, k), unknown);
                 } else if let Some(ap) = &s.additional_properties {
-                    prune_node(v, ap.schema(), &path.child(k), unknown);
+                    prune_node(v, ap.schema(), &Seg::Key(at, k), unknown);
                 }
             }
         }
         Json::Array(items) => {
             if let Some(item_schema) = s.items.as_deref() {
                 for (i, v) in items.iter_mut().enumerate() {
-                    skip_prune(v, item_schema, &path.index(i), unknown);
+                    skip_prune(v, item_schema, false, &Seg::Index(at, i), unknown);
                 }
             }
         }
@@ -158,6 +202,23 @@ mod tests {
                     "free": {"anything": {"deep": 1}, "known": {}},
                     "template": {"apiVersion": "v1", "kind": "Pod", "metadata": {"x": 1},
                                  "spec": {}}}})
+        );
+    }
+
+    #[test]
+    fn a_root_preserving_unknown_fields_keeps_its_metadata_whole() {
+        let s = schema(
+            json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+            "properties": {"metadata": {"type": "object", "properties": {"name": {"type": "string"}}},
+                           "spec": {"type": "object", "properties": {"a": {"type": "integer"}}}}}),
+        );
+        let mut obj = json!({"metadata": {"name": "x", "labels": {"k": "v"}},
+                             "spec": {"a": 1, "b": 2}, "other": true});
+        assert_eq!(prune(&mut obj, Some(&s), true), ["spec.b"]);
+        assert_eq!(
+            obj,
+            json!({"metadata": {"name": "x", "labels": {"k": "v"}},
+                               "spec": {"a": 1}, "other": true})
         );
     }
 
