@@ -267,18 +267,12 @@ impl Expression {
         let mut context = cel::Context::with_env(self.env.clone());
         for (name, v) in optionals {
             let declared = self.checked.as_ref().and_then(|(_, vars)| vars.get(name));
-            let optional = match v {
-                Some(v) => {
-                    let value = match declared {
-                        Some(Type::Optional(t)) => value::from_json_typed(v, t),
-                        _ => value::from_json(v),
-                    };
-                    let val: Box<dyn cel::common::value::Val> = value
-                        .try_into()
-                        .map_err(|_| EvalError::new("a value CEL cannot hold"))?;
-                    cel::common::types::CelOptional::of(val)
+            let optional = match (v, declared) {
+                (Some(v), Some(Type::Optional(t))) => {
+                    cel::common::types::CelOptional::of(value::to_val(v, Some(t)))
                 }
-                None => cel::common::types::CelOptional::none(),
+                (Some(v), _) => cel::common::types::CelOptional::of(value::to_val(v, None)),
+                (None, _) => cel::common::types::CelOptional::none(),
             };
             context.add_variable_as_val(*name, Box::new(optional));
         }
@@ -288,11 +282,7 @@ impl Expression {
         }
         for (name, v) in variables {
             let declared = self.checked.as_ref().and_then(|(_, vars)| vars.get(name));
-            let value = match declared {
-                Some(t) => value::from_json_typed(v, t),
-                None => value::from_json(v),
-            };
-            context.add_variable_from_value(*name, value);
+            context.add_variable_as_val(*name, value::to_val(v, declared));
         }
         let run = self
             .instrumented
