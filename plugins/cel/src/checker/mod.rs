@@ -569,7 +569,10 @@ fn validate_literals(
                     "timestamp" if call.target.is_none() => {
                         Some(chrono::DateTime::parse_from_rfc3339(s).is_ok())
                     }
-                    "matches" if call.target.is_some() => Some(regex::Regex::new(s).is_ok()),
+                    // Through the per-thread cache of compiled patterns: the evaluation finds it there.
+                    "matches" if call.target.is_some() => {
+                        Some(crate::library::regex::with_compiled(s, |_| ()).is_ok())
+                    }
                     _ => None,
                 };
                 if valid == Some(false) {

@@ -42,7 +42,10 @@ thread_local! {
 /// `f` applied to `pattern` compiled, from this thread's cache when it was compiled before
 /// (used in place: a cloned `Regex` would build its match cache afresh). The cache is emptied
 /// when full.
-fn with_compiled<R>(pattern: &str, f: impl FnOnce(&regex::Regex) -> R) -> Result<R, regex::Error> {
+pub(crate) fn with_compiled<R>(
+    pattern: &str,
+    f: impl FnOnce(&regex::Regex) -> R,
+) -> Result<R, regex::Error> {
     PATTERNS.with(|p| {
         let mut p = p.borrow_mut();
         if !p.contains_key(pattern) {
