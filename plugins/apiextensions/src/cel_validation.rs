@@ -58,10 +58,11 @@ pub struct CompileReport {
 }
 
 impl Rules {
-    /// Compile every rule of `schema` (a custom resource's root). Rules that do not compile
-    /// are left out and reported, with cel-go's text, as kube reports them when the
+    /// Compile every rule of `schema` (a custom resource's root, as written: each rule's
+    /// `self` is typed from its node's whole subtree). Rules that do not compile are left out
+    /// and reported, with cel-go's text, as kube reports them when the
     /// CustomResourceDefinition is written.
-    pub fn compile(schema: &Structural) -> (Rules, CompileReport) {
+    pub fn compile(schema: &Json) -> (Rules, CompileReport) {
         let mut report = CompileReport::default();
         let rules = compile_node(schema, &Path::new(""), true, &mut report);
         (rules, report)
@@ -95,15 +96,15 @@ impl Rules {
     }
 }
 
-fn compile_node(s: &Structural, path: &Path, root: bool, report: &mut CompileReport) -> Rules {
+fn compile_node(s: &Json, path: &Path, root: bool, report: &mut CompileReport) -> Rules {
     let mut out = Rules::default();
-    let validations = s
-        .raw
-        .get("x-kubernetes-validations")
-        .and_then(Json::as_array);
+    let validations = s.get("x-kubernetes-validations").and_then(Json::as_array);
     if let Some(validations) = validations.filter(|v| !v.is_empty()) {
-        let embedded = root || s.embedded_resource;
-        let self_type = schema_type(&s.raw, "selfType", embedded).unwrap_or(Type::Dyn);
+        let embedded_flag = s
+            .get("x-kubernetes-embedded-resource")
+            .and_then(Json::as_bool);
+        let embedded = root || embedded_flag == Some(true);
+        let self_type = schema_type(s, "selfType", embedded).unwrap_or(Type::Dyn);
         for (i, v) in validations.iter().enumerate() {
             let at = path.child("x-kubernetes-validations").index(i);
             if let Some(rule) = compile_rule(v, &self_type, &at, report) {
@@ -111,17 +112,19 @@ fn compile_node(s: &Structural, path: &Path, root: bool, report: &mut CompileRep
             }
         }
     }
-    for (name, prop) in &s.properties {
+    let props = s.get("properties").and_then(Json::as_object);
+    for (name, prop) in props.into_iter().flatten() {
         let child = compile_node(prop, &path.child("properties").key(name), false, report);
         if !child.is_empty() {
             out.properties.push((name.clone(), child));
         }
     }
-    if let Some(items) = &s.items {
+    // Children as `Structural::from_json` reads them: objects only.
+    if let Some(items) = s.get("items").filter(|i| i.is_object()) {
         let child = compile_node(items, &path.child("items"), false, report);
         out.items = (!child.is_empty()).then(|| Box::new(child));
     }
-    if let Some(ap) = s.additional_properties.as_ref().and_then(|a| a.schema()) {
+    if let Some(ap) = s.get("additionalProperties").filter(|a| a.is_object()) {
         let child = compile_node(ap, &path.child("additionalProperties"), false, report);
         out.additional_properties = (!child.is_empty()).then(|| Box::new(child));
     }
@@ -388,8 +391,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn schema() -> Structural {
-        Structural::from_json(&json!({"type": "object", "properties": {"spec": {
+    fn schema() -> Json {
+        json!({"type": "object", "properties": {"spec": {
             "type": "object",
             "x-kubernetes-validations": [
                 {"rule": "self.minReplicas <= self.replicas", "message": "replicas must be at least minReplicas"},
@@ -406,7 +409,7 @@ mod tests {
                           "x-kubernetes-list-map-keys": ["name"],
                           "items": {"type": "object",
                             "x-kubernetes-validations": [{"rule": "self.port == oldSelf.port", "message": "port is immutable"}],
-                            "properties": {"name": {"type": "string"}, "port": {"type": "integer"}}}}}}}}))
+                            "properties": {"name": {"type": "string"}, "port": {"type": "integer"}}}}}}}})
     }
 
     fn messages(errors: ErrorList) -> Vec<String> {
@@ -419,8 +422,9 @@ mod tests {
     /// Cases after `schema/cel/validation_test.go`, rewritten.
     #[test]
     fn rules_fail_with_kube_s_errors() {
-        let s = schema();
-        let (rules, report) = Rules::compile(&s);
+        let json = schema();
+        let (rules, report) = Rules::compile(&json);
+        let s = Structural::from_json(&json);
         assert!(report.errors.is_empty(), "{:?}", report.errors);
         let obj = json!({"spec": {"replicas": 12, "minReplicas": 20, "mode": "b", "legacy": "x",
                                   "ports": [{"name": "http", "port": 81}, {"name": "new", "port": 1}]}});
@@ -453,14 +457,14 @@ mod tests {
 
     #[test]
     fn rules_that_do_not_compile_are_reported_where_they_are() {
-        let s = Structural::from_json(&json!({"type": "object", "properties": {"spec": {
+        let json = json!({"type": "object", "properties": {"spec": {
             "type": "object", "properties": {"n": {"type": "integer"},
               "names": {"type": "array", "items": {"type": "string"}}},
             "x-kubernetes-validations": [
                 {"rule": "self.n + 'x' == 1"},
                 {"rule": "self.n"},
-                {"rule": "self.names.all(a, self.names.all(b, a.matches(b)))"}]}}}));
-        let (rules, report) = Rules::compile(&s);
+                {"rule": "self.names.all(a, self.names.all(b, a.matches(b)))"}]}}});
+        let (rules, report) = Rules::compile(&json);
         let errors = messages(report.errors);
         assert_eq!(errors.len(), 2, "{errors:#?}");
         assert!(errors[0].starts_with("properties[spec].x-kubernetes-validations[0].rule: Invalid value: \"self.n + 'x' == 1\": compilation failed: ERROR: <input>:1:8: found no matching overload for '_+_' applied to '(int, string)'"), "{}", errors[0]);
@@ -478,13 +482,14 @@ mod tests {
 
     #[test]
     fn optional_old_self_runs_on_create_too() {
-        let s = Structural::from_json(&json!({"type": "object", "properties": {"spec": {
+        let json = json!({"type": "object", "properties": {"spec": {
             "type": "object", "properties": {"mode": {"type": "string"}},
             "x-kubernetes-validations": [
                 {"rule": "oldSelf.hasValue() ? self.mode == oldSelf.value().mode : self.mode == 'a'",
                  "optionalOldSelf": true, "message": "starts at a, then fixed"},
-                {"rule": "true", "optionalOldSelf": true}]}}}));
-        let (rules, report) = Rules::compile(&s);
+                {"rule": "true", "optionalOldSelf": true}]}}});
+        let (rules, report) = Rules::compile(&json);
+        let s = Structural::from_json(&json);
         let errors = messages(report.errors);
         assert_eq!(errors.len(), 1);
         assert!(errors[0].starts_with("properties[spec].x-kubernetes-validations[1].optionalOldSelf: Invalid value: true: may not be set if rule does not use oldSelf"), "{errors:?}");

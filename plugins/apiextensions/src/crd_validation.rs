@@ -238,7 +238,7 @@ fn validate_version(v: &Json, at: &Path, report: &mut Report) {
                 report
                     .errors
                     .extend(crate::defaulting::validate_defaults(&parsed, &schema_at));
-                let (_, compiled) = Rules::compile(&parsed);
+                let (_, compiled) = Rules::compile(schema);
                 for mut e in compiled.errors {
                     e.field = format!("{schema_at}.{}", e.field);
                     report.errors.push(e);

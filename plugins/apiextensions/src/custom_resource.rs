@@ -59,7 +59,7 @@ impl CustomResource {
             .cloned()
             .unwrap_or(Json::Null);
         let schema = Structural::from_json(&schema_json);
-        let (rules, report) = Rules::compile(&schema);
+        let (rules, report) = Rules::compile(&schema_json);
         let group = spec.get("group").and_then(Json::as_str).unwrap_or("");
         let kind = spec
             .get("names")

@@ -1,8 +1,8 @@
 //! A structural schema (`apiextensions-apiserver/pkg/apiserver/schema/structural.go`): the
 //! parts of a CRD version's `openAPIV3Schema` that shape its data — types, properties, items,
 //! `additionalProperties`, `nullable`, `default` and the `x-kubernetes-*` extensions — read
-//! from the schema's JSON. The value validations (`pattern`, `maximum`, …) stay in
-//! [`Structural::raw`] for schema validation.
+//! from the schema's JSON. A node keeps its own value validations (`maximum`, `enum`, …) in
+//! [`Structural::raw`] for schema validation, its children and its junctors parsed beside them.
 
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
@@ -33,9 +33,29 @@ pub struct Structural {
     /// `pattern`, compiled once (`None`: none, or it does not compile — which CRD validation
     /// refuses).
     pub pattern: Option<Pattern>,
-    /// The schema node as written.
+    /// `anyOf`, `oneOf`, `allOf` (value validations only, in a structural schema).
+    pub any_of: Vec<Structural>,
+    pub one_of: Vec<Structural>,
+    pub all_of: Vec<Structural>,
+    /// `not`.
+    pub not: Option<Box<Structural>>,
+    /// The node's own keywords as written: without `properties`, `items`,
+    /// `additionalProperties` and the junctors, which are parsed above — so a node holds its
+    /// own keywords, not a copy of its whole subtree.
     pub raw: Json,
 }
+
+/// The keywords a node's parsed children and junctors come from, left out of
+/// [`Structural::raw`].
+const PARSED_KEYWORDS: [&str; 7] = [
+    "properties",
+    "items",
+    "additionalProperties",
+    "anyOf",
+    "oneOf",
+    "allOf",
+    "not",
+];
 
 /// A compiled `pattern` (Go's RE2 syntax, which the `regex` crate shares); equal by source.
 #[derive(Clone, Debug)]
@@ -130,8 +150,32 @@ impl Structural {
                 .and_then(Json::as_str)
                 .and_then(|p| regex::Regex::new(p).ok())
                 .map(Pattern),
-            raw: schema.clone(),
+            any_of: Structural::list(schema, "anyOf"),
+            one_of: Structural::list(schema, "oneOf"),
+            all_of: Structural::list(schema, "allOf"),
+            not: schema
+                .get("not")
+                .filter(|n| n.is_object())
+                .map(|n| Box::new(Structural::from_json(n))),
+            raw: match schema.as_object() {
+                Some(o) => Json::Object(
+                    o.iter()
+                        .filter(|(k, _)| !PARSED_KEYWORDS.contains(&k.as_str()))
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect(),
+                ),
+                None => Json::Null,
+            },
         }
+    }
+
+    /// The schemas of the list keyword `key` (`anyOf`, …).
+    fn list(schema: &Json, key: &str) -> Vec<Structural> {
+        let list = schema.get(key).and_then(Json::as_array);
+        list.into_iter()
+            .flatten()
+            .map(Structural::from_json)
+            .collect()
     }
 
     /// The schema of property `name` of an object: a declared property's, else
@@ -142,5 +186,23 @@ impl Structural {
                 .as_ref()
                 .and_then(AdditionalProperties::schema)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A node holds its own keywords, not its subtree; children and junctors are parsed.
+    #[test]
+    fn a_node_keeps_its_own_keywords_and_parses_the_rest() {
+        let s = Structural::from_json(&json!({"type": "object", "maxProperties": 3,
+            "properties": {"a": {"type": "string", "anyOf": [{"minLength": 1}], "not": {"enum": ["x"]}}}}));
+        assert_eq!(s.raw, json!({"type": "object", "maxProperties": 3}));
+        let a = &s.properties["a"];
+        assert_eq!(a.raw, json!({"type": "string"}));
+        assert_eq!(a.any_of[0].raw, json!({"minLength": 1}));
+        assert_eq!(a.not.as_ref().unwrap().raw, json!({"enum": ["x"]}));
     }
 }

@@ -246,20 +246,19 @@ fn validate_node(v: &Json, s: &Structural, name: &str, old: Option<&Json>, error
         }
         Json::Bool(_) | Json::Null => {}
     }
-    junctors(v, raw, name, errors);
+    junctors(v, s, name, errors);
 }
 
 /// kube-openapi's `anyOf`, `oneOf`, `allOf` and `not` (`schema_props.go`). Their own errors
 /// are composite: kube reports them at no path (`<nil>: Invalid value: "": …`), beside the
 /// failures of the closest alternative.
-fn junctors(v: &Json, raw: &Json, name: &str, errors: &mut ErrorList) {
-    let results = |k: &str| -> Vec<ErrorList> {
-        let list = raw.get(k).and_then(Json::as_array);
-        list.into_iter()
-            .flatten()
+fn junctors(v: &Json, s: &Structural, name: &str, errors: &mut ErrorList) {
+    let results = |alternatives: &[Structural]| -> Vec<ErrorList> {
+        alternatives
+            .iter()
             .map(|sub| {
                 let mut e = Vec::new();
-                validate_node(v, &Structural::from_json(sub), name, None, &mut e);
+                validate_node(v, sub, name, None, &mut e);
                 e
             })
             .collect()
@@ -271,14 +270,14 @@ fn junctors(v: &Json, raw: &Json, name: &str, errors: &mut ErrorList) {
             .cloned()
             .unwrap_or_default()
     };
-    let any_of = results("anyOf");
+    let any_of = results(&s.any_of);
     if !any_of.is_empty() && any_of.iter().all(|r| !r.is_empty()) {
         errors.push(composite(format!(
             "{name} must validate at least one schema (anyOf)"
         )));
         errors.extend(closest(&any_of));
     }
-    let one_of = results("oneOf");
+    let one_of = results(&s.one_of);
     if !one_of.is_empty() {
         let valid = one_of.iter().filter(|r| r.is_empty()).count();
         if valid != 1 {
@@ -294,7 +293,7 @@ fn junctors(v: &Json, raw: &Json, name: &str, errors: &mut ErrorList) {
             }
         }
     }
-    let all_of = results("allOf");
+    let all_of = results(&s.all_of);
     let valid = all_of.iter().filter(|r| r.is_empty()).count();
     if valid != all_of.len() {
         let none = if valid == 0 { ". None validated" } else { "" };
@@ -303,9 +302,9 @@ fn junctors(v: &Json, raw: &Json, name: &str, errors: &mut ErrorList) {
         )));
         errors.extend(all_of.into_iter().flatten());
     }
-    if let Some(not) = raw.get("not") {
+    if let Some(not) = &s.not {
         let mut e = Vec::new();
-        validate_node(v, &Structural::from_json(not), name, None, &mut e);
+        validate_node(v, not, name, None, &mut e);
         if e.is_empty() {
             errors.push(composite(format!(
                 "{name} must not validate the schema (not)"
