@@ -7,9 +7,9 @@ use wasmtime::Engine;
 
 /// The WIT package this host implements.
 pub const WIT_PACKAGE: &str = "wasm-apiserver:strategy";
-/// The newest WIT version this host implements (`wit/0.2.0/strategy.wit`); it serves every
+/// The newest WIT version this host implements (`wit/0.3.0/strategy.wit`); it serves every
 /// version in [`super::wit::VERSIONS`].
-pub const WIT_VERSION: &str = "0.2.0";
+pub const WIT_VERSION: &str = "0.3.0";
 
 /// Why a plugin did not load. The `Display` form names the plugin and the reason.
 #[derive(Debug, thiserror::Error)]
@@ -48,7 +48,7 @@ pub enum LoadErrorKind {
     #[error(
         "was built against {WIT_PACKAGE}@{found}, but this host implements {}; rebuild it \
          against wit/{WIT_VERSION}/",
-        super::wit::VERSIONS.map(|v| format!("{WIT_PACKAGE}@{v}")).join(" and ")
+        implemented_versions()
     )]
     WitVersion {
         /// The version the component exports.
@@ -72,6 +72,23 @@ pub enum LoadErrorKind {
     /// The smoke run on the plugin's example failed.
     #[error("smoke test on its example failed: {0}")]
     Smoke(String),
+    /// A configured component (`configured-strategy-plugin`, 0.3) where a plain strategy is
+    /// required, or the reverse.
+    #[error("{0}")]
+    WrongWorld(String),
+}
+
+/// `wasm-apiserver:strategy@0.1.0, wasm-apiserver:strategy@0.2.0 and …`: every version this
+/// host implements, for messages.
+fn implemented_versions() -> String {
+    let all: Vec<String> = super::wit::VERSIONS
+        .iter()
+        .map(|v| format!("{WIT_PACKAGE}@{v}"))
+        .collect();
+    match all.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => all.join(""),
+    }
 }
 
 /// `\0asm` + version 1 is a core module; `\0asm` + `0d 00 01 00` is a component (layer 1).
@@ -85,14 +102,27 @@ pub fn check_header(bytes: &[u8]) -> Result<(), LoadErrorKind> {
     Ok(())
 }
 
-/// Find `wasm-apiserver:strategy/strategy@X.Y.Z` among the exports; accept X.Y.Z compatible
-/// with one of the versions this host implements ([`super::wit::VERSIONS`]: same major, and
-/// same minor while major is 0). Returns the version found.
-pub(super) fn check_exports(engine: &Engine, c: &Component) -> Result<String, LoadErrorKind> {
+/// Find `wasm-apiserver:strategy/strategy@X.Y.Z` (or, from 0.3, `…/configured@X.Y.Z`) among
+/// the exports; accept X.Y.Z compatible with one of the versions this host implements
+/// ([`super::wit::VERSIONS`]: same major, and same minor while major is 0). Returns the version
+/// found and whether the component is a configured one.
+pub(super) fn check_exports(
+    engine: &Engine,
+    c: &Component,
+) -> Result<(String, bool), LoadErrorKind> {
     let ty = c.component_type();
     let names: Vec<String> = ty.exports(engine).map(|(n, _)| n.to_string()).collect();
-    let prefix = format!("{WIT_PACKAGE}/strategy@");
-    let Some(found) = names.iter().find_map(|n| n.strip_prefix(&prefix)) else {
+    let plain = format!("{WIT_PACKAGE}/strategy@");
+    let configured = format!("{WIT_PACKAGE}/configured@");
+    let found = names
+        .iter()
+        .find_map(|n| n.strip_prefix(&plain).map(|v| (v, false)))
+        .or_else(|| {
+            names
+                .iter()
+                .find_map(|n| n.strip_prefix(&configured).map(|v| (v, true)))
+        });
+    let Some((found, is_configured)) = found else {
         return Err(LoadErrorKind::NotAStrategy {
             exports: if names.is_empty() {
                 "nothing".into()
@@ -105,7 +135,7 @@ pub(super) fn check_exports(engine: &Engine, c: &Component) -> Result<String, Lo
         .iter()
         .any(|ours| compatible(found, ours))
     {
-        Ok(found.to_string())
+        Ok((found.to_string(), is_configured))
     } else {
         Err(LoadErrorKind::WitVersion {
             found: found.to_string(),

@@ -37,5 +37,5 @@ pub mod wit;
 pub use config::{RuntimeConfig, EPOCH_TICK, MAX_CALLS_PER_INSTANCE, MAX_WARM_MEMORY};
 pub use host_state::{plugin_memory_in_use, HostState};
 pub use load::{LoadError, LoadErrorKind, WIT_PACKAGE, WIT_VERSION};
-pub use runtime::PluginRuntime;
+pub use runtime::{ConfiguredPlugin, PluginRuntime};
 pub use wasm_strategy::WasmStrategy;

@@ -8,10 +8,11 @@ use super::describe;
 use super::host_state::HostState;
 use super::load::{
     check_exports, check_header, check_imports, stub_unknown_imports, LoadError, LoadErrorKind,
+    WIT_PACKAGE,
 };
 use super::sandbox;
-use super::wasm_strategy::{live, Inner, WasmStrategy, NEXT_ID};
-use super::wit::{v0_1, v0_2, Pre};
+use super::wasm_strategy::{live, Configuration, Inner, WasmStrategy, NEXT_ID};
+use super::wit::{v0_1, v0_2, v0_3, Pre};
 use crate::strategy::{PrinterColumn, ResourceDescription, Strategy, StrategyError};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -80,8 +81,45 @@ impl PluginRuntime {
     }
 
     /// Compile (or fetch from cache), check and describe a plugin. Blocking: call it off the
-    /// async workers. Errors: every [`LoadErrorKind`].
+    /// async workers. Errors: every [`LoadErrorKind`]; a configured component
+    /// ([`PluginRuntime::load_configured`]) is [`LoadErrorKind::WrongWorld`].
     pub fn load_bytes(&self, name: &str, bytes: &[u8]) -> Result<WasmStrategy, LoadError> {
+        let component = self.link(name, bytes)?;
+        if component.inner.configuration.is_none()
+            && matches!(*component.inner.pre, Pre::V0_3Configured(_))
+        {
+            return Err(LoadError {
+                plugin: name.to_string(),
+                reason: LoadErrorKind::WrongWorld(format!(
+                    "exports {WIT_PACKAGE}/configured (it serves the resources it is configured \
+                     with, e.g. CustomResourceDefinitions), not one resource of its own"
+                )),
+            });
+        }
+        describe_and_smoke(component)
+    }
+
+    /// Compile (or fetch from cache) and check a configured component (world
+    /// `configured-strategy-plugin` of `wit/0.3.0/strategy.wit`): nothing of it runs until
+    /// [`ConfiguredPlugin::configure`]. Errors: as [`PluginRuntime::load_bytes`]; a plain
+    /// strategy is [`LoadErrorKind::WrongWorld`].
+    pub fn load_configured(&self, name: &str, bytes: &[u8]) -> Result<ConfiguredPlugin, LoadError> {
+        let component = self.link(name, bytes)?;
+        if !matches!(*component.inner.pre, Pre::V0_3Configured(_)) {
+            return Err(LoadError {
+                plugin: name.to_string(),
+                reason: LoadErrorKind::WrongWorld(format!(
+                    "does not export {WIT_PACKAGE}/configured@0.3: it serves one resource of its \
+                     own and takes no configuration"
+                )),
+            });
+        }
+        Ok(ConfiguredPlugin { component })
+    }
+
+    /// Header, compile, export and import checks, linking against the bindings of the contract
+    /// version (and world) the component exports. Nothing of the component runs yet.
+    fn link(&self, name: &str, bytes: &[u8]) -> Result<WasmStrategy, LoadError> {
         let fail = |reason| LoadError {
             plugin: name.to_string(),
             reason,
@@ -89,79 +127,65 @@ impl PluginRuntime {
         check_header(bytes).map_err(fail)?;
         let sha256 = hex::encode(Sha256::digest(bytes));
         let component = self.compile(&sha256, bytes).map_err(fail)?;
-        let wit_version = check_exports(&self.engine, &component).map_err(fail)?;
+        let (wit_version, configured) = check_exports(&self.engine, &component).map_err(fail)?;
         check_imports(&self.engine, &component).map_err(fail)?;
 
         // The bindings of the contract version the component exports (`check_exports`
         // accepted one of `wit::VERSIONS`).
         let mut linker: Linker<HostState> = Linker::new(&self.engine);
         let instantiate = |e: wasmtime::Error| fail(LoadErrorKind::Instantiate(e.to_string()));
-        let v0_1 = wit_version.starts_with("0.1.");
-        if v0_1 {
-            v0_1::StrategyPlugin::add_to_linker::<HostState, HasSelf<HostState>>(
-                &mut linker,
-                |s| s,
-            )
-            .map_err(instantiate)?;
+        let minor = if wit_version.starts_with("0.1.") {
+            1
+        } else if wit_version.starts_with("0.2.") {
+            2
         } else {
-            v0_2::StrategyPlugin::add_to_linker::<HostState, HasSelf<HostState>>(
+            3
+        };
+        match minor {
+            1 => v0_1::StrategyPlugin::add_to_linker::<HostState, HasSelf<HostState>>(
                 &mut linker,
                 |s| s,
-            )
-            .map_err(instantiate)?;
+            ),
+            2 => v0_2::StrategyPlugin::add_to_linker::<HostState, HasSelf<HostState>>(
+                &mut linker,
+                |s| s,
+            ),
+            // Both 0.3 worlds import the same `host` and `types`.
+            _ => v0_3::StrategyPlugin::add_to_linker::<HostState, HasSelf<HostState>>(
+                &mut linker,
+                |s| s,
+            ),
         }
+        .map_err(instantiate)?;
         // WASI, deny by default (`sandbox.rs`): what language runtimes import to start.
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(instantiate)?;
         sandbox::deny_timers(&mut linker).map_err(instantiate)?;
         stub_unknown_imports(&self.engine, &mut linker, &component).map_err(instantiate)?;
         let pre = linker.instantiate_pre(&component).and_then(|pre| {
-            Ok(if v0_1 {
-                Pre::V0_1(v0_1::StrategyPluginPre::new(pre)?)
-            } else {
-                Pre::V0_2(v0_2::StrategyPluginPre::new(pre)?)
+            Ok(match (minor, configured) {
+                (1, _) => Pre::V0_1(v0_1::StrategyPluginPre::new(pre)?),
+                (2, _) => Pre::V0_2(v0_2::StrategyPluginPre::new(pre)?),
+                (_, false) => Pre::V0_3(v0_3::StrategyPluginPre::new(pre)?),
+                (_, true) => Pre::V0_3Configured(v0_3::ConfiguredStrategyPluginPre::new(pre)?),
             })
         });
         let pre = pre.map_err(|e| fail(LoadErrorKind::Instantiate(format!("{e:#}"))))?;
 
-        let mut strategy = WasmStrategy {
+        let strategy = WasmStrategy {
             inner: Arc::new(Inner {
                 name: name.to_string(),
                 id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
-                pre,
+                pre: Arc::new(pre),
                 config: self.config.clone(),
                 sha256,
                 wit_version,
                 description: placeholder_description(),
                 allow_create_on_update: false,
                 allow_unconditional_update: false,
+                configuration: None,
             }),
         };
         live().lock().unwrap().insert(strategy.inner.id);
-
-        // Static metadata, read once.
-        let (description, create_on_update, unconditional) = strategy
-            .call("describe", |g, s| {
-                Ok((
-                    g.describe(&mut *s)?,
-                    g.allow_create_on_update(&mut *s)?,
-                    g.allow_unconditional_update(&mut *s)?,
-                ))
-            })
-            .map_err(|e| fail(LoadErrorKind::Instantiate(e.to_string())))?;
-        let description = description.map_err(|p| fail(LoadErrorKind::Describe(p)))?;
-        let problems = describe::validate(&description);
-        if !problems.is_empty() {
-            return Err(fail(LoadErrorKind::Describe(problems)));
-        }
-        {
-            let inner = Arc::get_mut(&mut strategy.inner).expect("not shared yet");
-            inner.description = description;
-            inner.allow_create_on_update = create_on_update;
-            inner.allow_unconditional_update = unconditional;
-        }
-        if let Some(example) = strategy.description().example.clone() {
-            smoke(&strategy, &example).map_err(|e| fail(LoadErrorKind::Smoke(e)))?;
-        }
         Ok(strategy)
     }
 
@@ -210,6 +234,90 @@ impl PluginRuntime {
             .unwrap()
             .insert(sha256.to_string(), component.clone());
         Ok(component)
+    }
+}
+
+/// Read a strategy's static metadata (`describe`, `allow-create-on-update`,
+/// `allow-unconditional-update`) once, check the description, and run the smoke test on its
+/// example. `strategy` must not be shared yet.
+fn describe_and_smoke(mut strategy: WasmStrategy) -> Result<WasmStrategy, LoadError> {
+    let name = strategy.inner.name.clone();
+    let fail = |reason| LoadError {
+        plugin: name.clone(),
+        reason,
+    };
+    let (description, create_on_update, unconditional) = strategy
+        .call("describe", |g, s| {
+            Ok((
+                g.describe(&mut *s)?,
+                g.allow_create_on_update(&mut *s)?,
+                g.allow_unconditional_update(&mut *s)?,
+            ))
+        })
+        .map_err(|e| fail(LoadErrorKind::Instantiate(e.to_string())))?;
+    let description = description.map_err(|p| fail(LoadErrorKind::Describe(p)))?;
+    let problems = describe::validate(&description);
+    if !problems.is_empty() {
+        return Err(fail(LoadErrorKind::Describe(problems)));
+    }
+    {
+        let inner = Arc::get_mut(&mut strategy.inner).expect("not shared yet");
+        inner.description = description;
+        inner.allow_create_on_update = create_on_update;
+        inner.allow_unconditional_update = unconditional;
+    }
+    if let Some(example) = strategy.description().example.clone() {
+        smoke(&strategy, &example).map_err(|e| fail(LoadErrorKind::Smoke(e)))?;
+    }
+    Ok(strategy)
+}
+
+/// A loaded configured component (`configured-strategy-plugin`, `wit/0.3.0/strategy.wit`):
+/// one compiled component serving any number of resources, each a [`WasmStrategy`] made by
+/// [`ConfiguredPlugin::configure`]. Every configuration runs on the component's warm instances,
+/// each of which builds a `configured-strategy` handle per configuration on first use.
+#[derive(Clone, Debug)]
+pub struct ConfiguredPlugin {
+    component: WasmStrategy,
+}
+
+impl ConfiguredPlugin {
+    /// The component's name (its file stem).
+    pub fn name(&self) -> &str {
+        &self.component.inner.name
+    }
+
+    /// sha256 of the component file, hex.
+    pub fn sha256(&self) -> &str {
+        self.component.sha256()
+    }
+
+    /// The strategy of one resource: `configure(config)` on a warm instance, then `describe`
+    /// read and checked and the smoke test run as for a plain plugin. Blocking (it calls the
+    /// component): call it off the async workers. Errors: the component refused the
+    /// configuration ([`LoadErrorKind::Instantiate`] with its message), its description is
+    /// invalid, or it failed.
+    pub fn configure(&self, config: &str) -> Result<WasmStrategy, LoadError> {
+        let c = &self.component.inner;
+        let strategy = WasmStrategy {
+            inner: Arc::new(Inner {
+                name: c.name.clone(),
+                id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+                pre: c.pre.clone(),
+                config: c.config.clone(),
+                sha256: c.sha256.clone(),
+                wit_version: c.wit_version.clone(),
+                description: placeholder_description(),
+                allow_create_on_update: false,
+                allow_unconditional_update: false,
+                configuration: Some(Configuration {
+                    text: Arc::from(config),
+                    component: c.clone(),
+                }),
+            }),
+        };
+        live().lock().unwrap().insert(strategy.inner.id);
+        describe_and_smoke(strategy)
     }
 }
 

@@ -5,16 +5,17 @@
 
 use super::config::{RuntimeConfig, EPOCH_TICK, MAX_CALLS_PER_INSTANCE, MAX_WARM_MEMORY};
 use super::host_state::{total_memory_cap, HostState, INPUT_BYTES, MEMORY_IN_USE};
-use super::wit::{Guest, Instance, Pre};
+use super::wit::{v0_3, Guest, Instance, Pre};
 use crate::strategy::{
     Attributes, CreateOutcome, FieldError, PluginFault, Rejection, ResourceDescription, Strategy,
-    StrategyError, StrategyResult,
+    StrategyError, StrategyResult, UpdateOutcome,
 };
 use serde_json::{json, Value};
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use wasmtime::component::ResourceAny;
 use wasmtime::{ResourceLimiter, Store};
 
 pub(super) static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -29,23 +30,47 @@ struct Warm {
     store: Store<HostState>,
     instance: Instance,
     calls: u64,
+    /// A configured component's `configured-strategy` handles, by configuration id.
+    handles: HashMap<u64, ResourceAny>,
 }
 
 thread_local! {
     static WARM: RefCell<HashMap<u64, Warm>> = RefCell::new(HashMap::new());
 }
 
-/// One loaded plugin version, shared by every clone of its [`WasmStrategy`].
+/// One loaded plugin version (or one configuration of a configured component), shared by
+/// every clone of its [`WasmStrategy`].
 pub(super) struct Inner {
     pub(super) name: String,
     pub(super) id: u64,
-    pub(super) pre: Pre,
+    pub(super) pre: Arc<Pre>,
     pub(super) config: RuntimeConfig,
     pub(super) sha256: String,
     pub(super) wit_version: String,
     pub(super) description: ResourceDescription,
     pub(super) allow_create_on_update: bool,
     pub(super) allow_unconditional_update: bool,
+    /// Set for one configuration of a configured component.
+    pub(super) configuration: Option<Configuration>,
+}
+
+/// What makes a [`WasmStrategy`] one resource of a configured component.
+pub(super) struct Configuration {
+    /// The text `configure` is called with.
+    pub(super) text: Arc<str>,
+    /// The loaded component: its id keys the warm instances every configuration shares, and
+    /// holding it keeps them alive.
+    pub(super) component: Arc<Inner>,
+}
+
+impl Inner {
+    /// The key of the warm instances this strategy runs on: the component's id, which every
+    /// configuration of a configured component shares.
+    fn instance_key(&self) -> u64 {
+        self.configuration
+            .as_ref()
+            .map_or(self.id, |c| c.component.id)
+    }
 }
 
 impl Drop for Inner {
@@ -82,6 +107,24 @@ impl WasmStrategy {
         &self.inner.wit_version
     }
 
+    /// A stored object as it is to be answered: a configured strategy's `read` (the CRD
+    /// plugin prunes and defaults it by the current schema, `wit/0.3.0/strategy.wit`); the
+    /// object itself for other components. Errors: the plugin refused or failed
+    /// ([`PluginFault`]: the object is stored, the client did nothing wrong), or returned
+    /// something that is not the same object.
+    pub fn read_stored(&self, obj: &Value) -> StrategyResult<Value> {
+        const HOOK: &str = "read";
+        if self.inner.configuration.is_none() {
+            return Ok(obj.clone());
+        }
+        let out = with_json_text(obj, |text| self.call(HOOK, |g, s| g.read(s, text)))?;
+        match out {
+            None => Ok(obj.clone()),
+            Some(Ok(text)) => self.output(HOOK, obj, &text),
+            Some(Err(r)) => Err(self.bad_output(HOOK, format!("it refused a stored object: {r}"))),
+        }
+    }
+
     fn instantiate(&self) -> Result<Warm, String> {
         let inner = &self.inner;
         let pre = &inner.pre;
@@ -107,6 +150,7 @@ impl WasmStrategy {
             store,
             instance,
             calls: 0,
+            handles: HashMap::new(),
         })
     }
 
@@ -121,7 +165,7 @@ impl WasmStrategy {
         hook: &'static str,
         f: impl FnOnce(&dyn Guest, &mut Store<HostState>) -> wasmtime::Result<R>,
     ) -> Result<R, PluginFault> {
-        let id = self.inner.id;
+        let id = self.inner.instance_key();
         let input_bytes = INPUT_BYTES.with(|n| n.take());
         let warm = WARM.with(|w| w.borrow_mut().remove(&id));
         let mut warm = match warm {
@@ -140,9 +184,21 @@ impl WasmStrategy {
             data.last_error_log = None;
             data.stderr.take();
         }
-        let guest = warm.instance.guest();
         let started = std::time::Instant::now();
-        let result = f(guest, &mut warm.store);
+        let result = match (&self.inner.configuration, warm.instance.guest()) {
+            (None, Some(guest)) => f(guest, &mut warm.store),
+            (Some(c), None) => {
+                let api = warm.instance.configured().expect("a configured instance");
+                match configured_handle(&mut warm.store, &mut warm.handles, &api, self.inner.id, c)
+                {
+                    Ok(handle) => f(&v0_3::ConfiguredGuest { api, handle }, &mut warm.store),
+                    Err(e) => Err(e),
+                }
+            }
+            _ => Err(wasmtime::Error::msg(
+                "a configured component is called through one of its configurations",
+            )),
+        };
         PLUGIN_CALLS
             .with_label_values(&[self.inner.name.as_str(), hook])
             .observe(started.elapsed().as_secs_f64());
@@ -293,6 +349,38 @@ impl WasmStrategy {
     }
 }
 
+/// The handle of configuration `id` in this instance, built by `configure` on first use. A
+/// new handle first drops those of configurations no longer alive, so that an instance does
+/// not keep the state of replaced CRDs until it is recycled.
+fn configured_handle(
+    store: &mut Store<HostState>,
+    handles: &mut HashMap<u64, ResourceAny>,
+    api: &v0_3::GuestConfiguredStrategy<'_>,
+    id: u64,
+    c: &Configuration,
+) -> wasmtime::Result<ResourceAny> {
+    if let Some(h) = handles.get(&id) {
+        return Ok(*h);
+    }
+    let dead: Vec<u64> = {
+        let live = live().lock().unwrap();
+        handles
+            .keys()
+            .filter(|k| !live.contains(k))
+            .copied()
+            .collect()
+    };
+    for k in dead {
+        if let Some(h) = handles.remove(&k) {
+            h.resource_drop(&mut *store)?;
+        }
+    }
+    let handle = v0_3::configure(api, store, &c.text)?
+        .map_err(|m| wasmtime::Error::msg(format!("it refused its configuration: {m}")))?;
+    handles.insert(id, handle);
+    Ok(handle)
+}
+
 /// An object as the JSON text a hook receives. `serde_json::to_string` rather than `Display`,
 /// which goes through the formatting machinery and takes about three times as long.
 fn json_text(v: &Value) -> String {
@@ -388,6 +476,28 @@ impl Strategy for WasmStrategy {
     fn warnings_on_update(&self, new: &Value, old: &Value) -> StrategyResult<Vec<String>> {
         let (n, o) = (json_text(new), json_text(old));
         Ok(self.call("warnings-on-update", |g, s| g.warnings_on_update(s, &n, &o))?)
+    }
+
+    /// One `update-sequence` call for a 0.3 component (the steps for older ones); its object
+    /// gets the checks of the separate mutating hooks.
+    fn update_sequence(
+        &self,
+        new: &Value,
+        old: &Value,
+        restore: &dyn Fn(&mut Value),
+    ) -> StrategyResult<UpdateOutcome> {
+        const HOOK: &str = "update-sequence";
+        let o = json_text(old);
+        let out = with_json_text(new, |n| self.call(HOOK, |g, s| g.update_sequence(s, n, &o)))?;
+        let Some(out) = out else {
+            return crate::strategy::update_in_steps(self, new, old, restore);
+        };
+        let out = out.map_err(StrategyError::Rejected)?;
+        Ok(UpdateOutcome {
+            object: self.output(HOOK, new, &out.object)?,
+            errors: out.errors,
+            warnings: out.warnings,
+        })
     }
 
     fn prepare_for_status_update(&self, new: &Value, old: &Value) -> StrategyResult<Value> {

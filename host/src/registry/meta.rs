@@ -75,40 +75,7 @@ pub fn ensure_namespace(obj: &mut Value, namespaced: bool, request_ns: &str) -> 
     }
 }
 
-/// `BeforeUpdate`'s restoration around `PrepareForUpdate`: uid (if empty), creationTimestamp,
-/// deletionTimestamp (if old has one) and deletionGracePeriodSeconds (if new has none) come from
-/// `old`.
-pub fn restore_from_old(new: &mut Value, old: &Value) {
-    let old_meta = old.get("metadata").cloned().unwrap_or(json!({}));
-    let m = accessor_mut(new).into_map();
-    if m.get("uid")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .is_empty()
-    {
-        if let Some(u) = old_meta.get("uid") {
-            m.insert("uid".into(), u.clone());
-        }
-    }
-    match old_meta.get("creationTimestamp") {
-        Some(t) => {
-            m.insert("creationTimestamp".into(), t.clone());
-        }
-        None => {
-            m.remove("creationTimestamp");
-        }
-    }
-    if let Some(t) = old_meta.get("deletionTimestamp") {
-        m.insert("deletionTimestamp".into(), t.clone());
-    }
-    if m.get("deletionGracePeriodSeconds")
-        .is_none_or(Value::is_null)
-    {
-        if let Some(g) = old_meta.get("deletionGracePeriodSeconds") {
-            m.insert("deletionGracePeriodSeconds".into(), g.clone());
-        }
-    }
-}
+pub use wasm_apiserver_apimachinery::meta::restore_from_old;
 
 fn object_meta(obj: &Value) -> Result<ObjectMeta, Vec<FieldError>> {
     serde_json::from_value(obj.get("metadata").cloned().unwrap_or(json!({}))).map_err(|e| {

@@ -26,6 +26,47 @@ pub struct CreateOutcome {
     pub warnings: Vec<String>,
 }
 
+/// What the update hooks produced ([`Strategy::update_sequence`]), before the host's ObjectMeta
+/// update validation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UpdateOutcome {
+    /// After `Canonicalize` when `errors` is empty; otherwise after `PrepareForUpdate` and the
+    /// restore.
+    pub object: Value,
+    /// `ValidateUpdate`'s errors; when not empty, `WarningsOnUpdate` and `Canonicalize` did not
+    /// run.
+    pub errors: Vec<FieldError>,
+    /// `WarningsOnUpdate`'s warnings (empty when `errors` is not).
+    pub warnings: Vec<String>,
+}
+
+/// [`Strategy::update_sequence`] hook by hook: `PrepareForUpdate` → `restore` →
+/// `ValidateUpdate` → (only when valid) `WarningsOnUpdate` → `Canonicalize`.
+pub fn update_in_steps(
+    s: &(impl Strategy + ?Sized),
+    new: &Value,
+    old: &Value,
+    restore: &dyn Fn(&mut Value),
+) -> StrategyResult<UpdateOutcome> {
+    let mut prepared = s.prepare_for_update(new, old)?;
+    restore(&mut prepared);
+    let errors = s.validate_update(&prepared, old)?;
+    if !errors.is_empty() {
+        return Ok(UpdateOutcome {
+            object: prepared,
+            errors,
+            warnings: Vec::new(),
+        });
+    }
+    let warnings = s.warnings_on_update(&prepared, old)?;
+    let object = s.canonicalize(&prepared)?;
+    Ok(UpdateOutcome {
+        object,
+        errors,
+        warnings,
+    })
+}
+
 /// Why a hook refused an object: the strategy's own answer, not a fault.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum Rejection {
@@ -171,6 +212,23 @@ pub trait Strategy: Send + Sync {
     fn validate_update(&self, new: &Value, old: &Value) -> StrategyResult<Vec<FieldError>>;
     /// `WarningsOnUpdate`.
     fn warnings_on_update(&self, new: &Value, old: &Value) -> StrategyResult<Vec<String>>;
+    /// `PrepareForUpdate` → `restore` (the host's copy of uid, creationTimestamp and the
+    /// deletion fields from `old`, `rest.BeforeUpdate` in
+    /// k8s.io/apiserver/pkg/registry/rest/update.go) → `ValidateUpdate` → (only when valid)
+    /// `WarningsOnUpdate` → `Canonicalize`, without the host's ObjectMeta validation
+    /// ([`sequence::update`] adds it). Errors: as [`Strategy::create_sequence`]'s.
+    ///
+    /// The default is [`update_in_steps`]; [`crate::plugin::WasmStrategy`] makes one call
+    /// (`update-sequence` in `wit/0.3.0/strategy.wit`, where the plugin restores) for a 0.3
+    /// component, and [`sequence::update`] checks the restore happened.
+    fn update_sequence(
+        &self,
+        new: &Value,
+        old: &Value,
+        restore: &dyn Fn(&mut Value),
+    ) -> StrategyResult<UpdateOutcome> {
+        update_in_steps(self, new, old, restore)
+    }
     /// The status strategy's `PrepareForUpdate`.
     fn prepare_for_status_update(&self, new: &Value, old: &Value) -> StrategyResult<Value>;
     /// The status strategy's `ValidateUpdate`.

@@ -163,7 +163,7 @@ async fn broken_replacements_never_replace_the_last_good_version() {
         (
             "wrong WIT version",
             Box::new(|s| install(s, "misbehaving-wit-next")),
-            "wasm-apiserver:strategy@0.2.0",
+            "wasm-apiserver:strategy@0.4.0",
         ),
         (
             "trapping describe",

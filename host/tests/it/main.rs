@@ -10,6 +10,7 @@ mod architecture;
 mod audit_and_limits;
 mod cel_in_component;
 mod client_answers;
+mod configured_strategy;
 mod conversion;
 mod fuzz_requests;
 mod garbage_collection;

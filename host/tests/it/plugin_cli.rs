@@ -33,7 +33,7 @@ fn plugin_check_rejects_a_broken_plugin_with_its_reason() {
     let p = common::plugin("misbehaving-wit-next");
     let (ok, out) = cli(&["plugin", "check", p.to_str().unwrap()]);
     assert!(!ok);
-    assert!(out.contains("wasm-apiserver:strategy@0.2.0"), "{out}");
+    assert!(out.contains("wasm-apiserver:strategy@0.4.0"), "{out}");
 }
 
 #[test]

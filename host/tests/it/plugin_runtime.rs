@@ -74,11 +74,11 @@ fn another_wit_version_is_refused_naming_both_versions() {
     );
     assert!(msg.contains("misbehaving-wit-next"), "{msg}");
     assert!(
-        msg.contains("built against wasm-apiserver:strategy@0.3.0"),
+        msg.contains("built against wasm-apiserver:strategy@0.4.0"),
         "{msg}"
     );
     assert!(
-        msg.contains("implements wasm-apiserver:strategy@0.1.0 and wasm-apiserver:strategy@0.2.0"),
+        msg.contains("implements wasm-apiserver:strategy@0.1.0, wasm-apiserver:strategy@0.2.0 and wasm-apiserver:strategy@0.3.0"),
         "{msg}"
     );
 }

@@ -185,6 +185,47 @@ impl<'a> MetaMut<'a> {
     }
 }
 
+/// `BeforeUpdate`'s restoration around `PrepareForUpdate`
+/// (k8s.io/apiserver/pkg/registry/rest/update.go): uid (if empty), creationTimestamp,
+/// deletionTimestamp (if old has one) and deletionGracePeriodSeconds (if new has none) come from
+/// `old`. The host runs it between the update hooks; a plugin's `update-sequence` runs it in
+/// their place (`wit/0.3.0/strategy.wit`).
+pub fn restore_from_old(new: &mut Value, old: &Value) {
+    let empty = Map::new();
+    let old_meta = old
+        .get("metadata")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    let m = accessor_mut(new).into_map();
+    if m.get("uid")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .is_empty()
+    {
+        if let Some(u) = old_meta.get("uid") {
+            m.insert("uid".into(), u.clone());
+        }
+    }
+    match old_meta.get("creationTimestamp") {
+        Some(t) => {
+            m.insert("creationTimestamp".into(), t.clone());
+        }
+        None => {
+            m.remove("creationTimestamp");
+        }
+    }
+    if let Some(t) = old_meta.get("deletionTimestamp") {
+        m.insert("deletionTimestamp".into(), t.clone());
+    }
+    if m.get("deletionGracePeriodSeconds")
+        .is_none_or(Value::is_null)
+    {
+        if let Some(g) = old_meta.get("deletionGracePeriodSeconds") {
+            m.insert("deletionGracePeriodSeconds".into(), g.clone());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,7 +8,7 @@
 //! `convert` only.
 //!
 //! Built with `--features bad-describe` it describes an invalid resource; with
-//! `--features wit-next` it is built against a WIT version this host does not know (`@0.3.0`); with
+//! `--features wit-next` it is built against a WIT version this host does not know (`@0.4.0`); with
 //! `--features strict` its validation requires the label `tier` (a second version of the same
 //! plugin, for hot-reload tests); with `--features trap-describe` its `describe` traps; with
 //! `--features other-plural` it serves `misbehavers2` (a resource change under the same name).
@@ -112,6 +112,25 @@ mod component {
             super::misbehave(new);
             Vec::new()
         }
+        fn update_sequence(new: String, old: String) -> Result<UpdateOutcome, HookError> {
+            // The hooks in turn, each misbehaving as asked — and without the restore the
+            // contract asks for, so the host's fallback to the separate hooks is exercised.
+            let prepared = Self::prepare_for_update(new, old.clone())?;
+            let errors = Self::validate_update(prepared.clone(), old.clone());
+            if !errors.is_empty() {
+                return Ok(UpdateOutcome {
+                    object: prepared,
+                    errors,
+                    warnings: Vec::new(),
+                });
+            }
+            let warnings = Self::warnings_on_update(prepared.clone(), old);
+            Ok(UpdateOutcome {
+                object: Self::canonicalize(prepared)?,
+                errors,
+                warnings,
+            })
+        }
         fn prepare_for_status_update(new: String, _old: String) -> Result<String, HookError> {
             Ok(super::misbehave(new))
         }
@@ -157,7 +176,7 @@ mod component {
 mod component {
     wit_bindgen::generate!({
         inline: "
-            package wasm-apiserver:strategy@0.3.0;
+            package wasm-apiserver:strategy@0.4.0;
             interface strategy { describe: func() -> string; }
             world strategy-plugin { export strategy; }
         ",

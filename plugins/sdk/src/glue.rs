@@ -21,7 +21,7 @@ pub enum HookError {
     Invalid(ErrorList),
 }
 
-type HookResult<T> = Result<T, HookError>;
+pub(crate) type HookResult<T> = Result<T, HookError>;
 
 /// What the glue needs from `describe()` on every call, computed once per strategy type:
 /// `describe()` may build a large schema, far too costly to rebuild per hook call.
@@ -50,7 +50,7 @@ pub fn selectable_fields<S: Strategy + 'static>() -> Vec<String> {
     meta::<S>().selectable_fields.clone()
 }
 
-fn parse_value(obj: &str) -> HookResult<Value> {
+pub(crate) fn parse_value(obj: &str) -> HookResult<Value> {
     crate::log::install_panic_hook();
     match serde_json::from_str::<Value>(obj) {
         Ok(v @ Value::Object(_)) => Ok(v),
@@ -77,7 +77,7 @@ fn untyped<S: Strategy + 'static>(obj: &S::Object) -> HookResult<Value> {
 }
 
 /// `serde_json::to_string` (not `Display`, about three times slower).
-fn to_text(v: &Value) -> String {
+pub(crate) fn to_text(v: &Value) -> String {
     serde_json::to_string(v).expect("a Value always serializes")
 }
 
@@ -243,6 +243,60 @@ pub fn prepare_for_update<S: Strategy + 'static>(new: &str, old: &str) -> HookRe
         set_generation(&mut n, g + 1);
     }
     Ok(to_text(&n))
+}
+
+/// What [`update_sequence`] produced.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UpdateOutcome {
+    /// The object as JSON text: canonicalized when `errors` is empty, else as prepared.
+    pub object: String,
+    /// `validate_update`'s errors.
+    pub errors: ErrorList,
+    /// `warnings_on_update`'s warnings (empty when `errors` is not).
+    pub warnings: Vec<String>,
+}
+
+/// `update-sequence`: [`prepare_for_update`] → the host's restore
+/// ([`wasm_apiserver_apimachinery::meta::restore_from_old`]) → `validate_update` → (if valid)
+/// `warnings_on_update` → `canonicalize`, on one decoded pair: the order of `rest.BeforeUpdate`
+/// (k8s.io/apiserver/pkg/registry/rest/update.go) without the host's ObjectMeta validation.
+/// Gives what the string-level hooks called in turn give, with the host restoring between the
+/// first two ([`testing::update`](crate::testing::update) checks it). Errors: those of
+/// [`prepare_for_update`].
+pub fn update_sequence<S: Strategy + 'static>(new: &str, old: &str) -> HookResult<UpdateOutcome> {
+    let mut n = parse_value(new)?;
+    let o = parse_value(old)?;
+    if meta::<S>().has_status {
+        copy_key(&o, &mut n, "status");
+    }
+    let old_typed = typed_ref::<S>(&o)?;
+    let mut new_typed = typed::<S>(n)?;
+    S::prepare_for_update(&mut new_typed, &old_typed);
+    let mut n = untyped::<S>(&new_typed)?;
+    if S::TRACKS_GENERATION && spec_changed(&n, &untyped::<S>(&old_typed)?) {
+        let g = o
+            .pointer("/metadata/generation")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        set_generation(&mut n, g + 1);
+    }
+    wasm_apiserver_apimachinery::meta::restore_from_old(&mut n, &o);
+    let mut new_typed = typed::<S>(n)?;
+    let errors = S::validate_update(&new_typed, &old_typed);
+    if !errors.is_empty() {
+        return Ok(UpdateOutcome {
+            object: encode::<S>(&new_typed, new.len())?,
+            errors,
+            warnings: Vec::new(),
+        });
+    }
+    let warnings = S::warnings_on_update(&new_typed, &old_typed);
+    S::canonicalize(&mut new_typed);
+    Ok(UpdateOutcome {
+        object: encode::<S>(&new_typed, new.len())?,
+        errors,
+        warnings,
+    })
 }
 
 /// `validate-update`.
@@ -432,6 +486,16 @@ impl From<CreateOutcome> for wit::CreateOutcome {
     }
 }
 
+impl From<UpdateOutcome> for wit::UpdateOutcome {
+    fn from(o: UpdateOutcome) -> Self {
+        wit::UpdateOutcome {
+            object: o.object,
+            errors: into_wit(o.errors),
+            warnings: o.warnings,
+        }
+    }
+}
+
 impl From<Attributes> for wit::Attributes {
     fn from(a: Attributes) -> Self {
         wit::Attributes {
@@ -455,7 +519,7 @@ fn wit_columns(columns: Vec<crate::PrinterColumn>) -> Vec<wit::PrinterColumn> {
         .collect()
 }
 
-/// The WIT 0.2 record: `versions` as given, or — when empty — the one storage version made of
+/// The WIT record: `versions` as given, or — when empty — the one storage version made of
 /// `version`, `openapi_schema`, `printer_columns` and `selectable_fields`.
 impl From<ResourceDescription> for wit::ResourceDescription {
     fn from(d: ResourceDescription) -> Self {

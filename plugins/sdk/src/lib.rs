@@ -2,7 +2,7 @@
 //!
 //! A strategy plugin is a WebAssembly component (built with
 //! `cargo build --release --target wasm32-wasip2`) that exports the WIT interface in
-//! `wit/0.2.0/strategy.wit`. This crate hides the bindings: implement [`Strategy`] for a unit struct,
+//! `wit/0.3.0/strategy.wit`. This crate hides the bindings: implement [`Strategy`] for a unit struct,
 //! call [`export_strategy!`], and every hook you do not write gets kube-apiserver's default.
 //!
 //! ```ignore
@@ -37,6 +37,7 @@
 #[cfg(target_arch = "wasm32")]
 #[doc(hidden)]
 pub use talc as __talc;
+pub mod configured;
 mod create_filter;
 pub mod glue;
 pub mod log;
@@ -55,7 +56,7 @@ pub use wasm_apiserver_apimachinery::{
 pub mod bindings {
     wit_bindgen::generate!({
         world: "strategy-plugin",
-        path: "../../wit/0.2.0",
+        path: "../../wit/0.3.0",
         pub_export_macro: true,
         export_macro_name: "__export_strategy_bindings",
         default_bindings_module: "wasm_apiserver_sdk::bindings",
@@ -248,6 +249,14 @@ macro_rules! export_strategy {
                 }
                 fn warnings_on_update(new: String, old: String) -> Vec<String> {
                     $crate::glue::warnings_on_update::<$ty>(&new, &old)
+                }
+                fn update_sequence(
+                    new: String,
+                    old: String,
+                ) -> Result<__t::UpdateOutcome, __t::HookError> {
+                    $crate::glue::update_sequence::<$ty>(&new, &old)
+                        .map(Into::into)
+                        .map_err(Into::into)
                 }
                 fn prepare_for_status_update(
                     new: String,

@@ -90,15 +90,34 @@ pub fn create<S: Strategy + 'static>(obj: Value) -> Outcome {
     steps
 }
 
-/// Run prepare-for-update → validate-update → warnings-on-update → canonicalize.
+/// Run prepare-for-update → (the host's restore of uid, creationTimestamp and the deletion
+/// fields) → validate-update → warnings-on-update → canonicalize, hook by hook, and check that
+/// the one-call `update-sequence` gives the same outcome: panics naming both when they differ.
 pub fn update<S: Strategy + 'static>(new: Value, old: Value) -> Outcome {
     let (n, o) = (new.to_string(), old.to_string());
-    finish::<S>(
-        glue::prepare_for_update::<S>(&n, &o),
+    let prepared = glue::prepare_for_update::<S>(&n, &o).map(|p| {
+        let mut v: Value = serde_json::from_str(&p).expect("prepare returned JSON");
+        wasm_apiserver_apimachinery::meta::restore_from_old(&mut v, &old);
+        v.to_string()
+    });
+    let steps = finish::<S>(
+        prepared,
         |p| glue::validate_update::<S>(p, &o),
         |p| glue::warnings_on_update::<S>(p, &o),
         &new,
-    )
+    );
+    if let Ok(fused) = glue::update_sequence::<S>(&n, &o) {
+        let fused = Outcome {
+            object: serde_json::from_str(&fused.object).expect("update-sequence returned JSON"),
+            errors: fused.errors,
+            warnings: fused.warnings,
+        };
+        assert_eq!(
+            fused, steps,
+            "update-sequence (left) differs from the hooks (right)"
+        );
+    }
+    steps
 }
 
 /// Run the status strategy: prepare → validate → warnings → canonicalize.
