@@ -8,6 +8,7 @@ cd "$(dirname "$0")"
 ./setup.sh
 bash plugins/build.sh
 cargo build --release -p wasm-apiserver
-mkdir -p plugins.d
+mkdir -p plugins.d/configured
 cp target/plugins/*.wasm plugins.d/
+cp target/plugins/configured/customresources.wasm plugins.d/configured/
 exec ./target/release/wasm-apiserver --plugin-dir plugins.d --data-dir data --plugin-cache-dir data/plugin-cache "$@"

@@ -157,6 +157,10 @@ pub struct ServeArgs {
     /// Directory whose `*.wasm` files are the strategy plugins.
     #[arg(long, default_value = "plugins.d")]
     pub plugin_dir: PathBuf,
+    /// The configured component serving CustomResourceDefinitions (`plugins/customresources`);
+    /// relative paths are taken from --plugin-dir. Loaded when the first CRD is served.
+    #[arg(long, default_value = "configured/customresources.wasm")]
+    pub crd_plugin: PathBuf,
     /// Directory of the embedded store (used when --etcd-servers is not given).
     #[arg(long, default_value = "data")]
     pub data_dir: PathBuf,

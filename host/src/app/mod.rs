@@ -203,13 +203,15 @@ pub async fn serve_with_admission(
         },
     );
     SERVER_INFO.with_label_values(&[&server_id]).set(1);
-    let manager = Arc::new(PluginManager::new(
+    let manager = PluginManager::new(
         runtime,
         args.plugin_dir.clone(),
         factory,
         served.clone(),
         &server_id,
-    ));
+        Some(args.plugin_dir.join(&args.crd_plugin)),
+    )
+    .shared();
     let m = manager.clone();
     crate::metrics::set_cache_stats_source(Box::new(move || m.watch_cache_stats()));
 
@@ -246,6 +248,11 @@ pub async fn serve_with_admission(
         tracing::warn!(error = %e.message, "cannot list StrategyPlugin objects; retrying in the background");
     }
     crate::reload::watch_objects(manager.clone());
+    // Likewise the CustomResourceDefinitions.
+    if let Err(e) = crate::reload::sync_crds_once(&manager).await {
+        tracing::warn!(error = %e.message, "cannot list CustomResourceDefinitions; retrying in the background");
+    }
+    crate::reload::watch_crds(manager.clone());
     // The system namespaces exist before the first request is served.
     if crate::controllers::enabled(&args.controllers, "system-namespaces") {
         if let Some(namespaces) = served.load().resources.get("", "v1", "namespaces") {

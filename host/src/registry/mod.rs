@@ -24,6 +24,7 @@
 //! manager publishes it. Files here import each other, never this module (it only declares
 //! and re-exports).
 
+pub mod after_write;
 pub mod converter;
 pub mod deletion;
 pub mod discovery;

@@ -100,6 +100,8 @@ pub struct Store {
     /// stored under an earlier storage version. Requests convert through their
     /// [`RequestScope`](super::request_scope::RequestScope).
     pub converter: Arc<Converter>,
+    /// Run after each stored create and update, before the answer ([`AfterWrite`]).
+    pub after_write: Option<Arc<dyn super::after_write::AfterWrite>>,
 }
 
 impl Store {
@@ -126,6 +128,7 @@ impl Store {
             storage,
             gr,
             read_only: false,
+            after_write: None,
         }
     }
 }
@@ -367,6 +370,9 @@ impl Store {
             }
             match self.storage.create(&key, object, 0).await {
                 Ok(stored) => {
+                    if let Some(hook) = &self.after_write {
+                        hook.after_write(&stored).await;
+                    }
                     return Ok(WriteResult {
                         object: stored,
                         warnings,
@@ -561,6 +567,9 @@ impl Store {
                 Ok(_) | Err(StorageError::KeyNotFound { .. }) => {}
                 Err(e) => return Err(self.storage_err(e, name)),
             }
+        }
+        if let (false, Some(hook)) = (dry_run, &self.after_write) {
+            hook.after_write(&object).await;
         }
         Ok(WriteResult {
             object,

@@ -1,6 +1,7 @@
 //! The [`PluginManager`]: what is loaded — from the plugin folder and from `StrategyPlugin`
 //! objects — and the snapshot it publishes.
 
+use super::crds::CrdRegistry;
 use super::strategyplugins::{
     file_record, with_replica_status, PluginState, PluginStatus, StrategyPluginStrategy,
     COMPONENTS_PLURAL, STATUS_GROUP,
@@ -79,10 +80,14 @@ pub struct PluginManager {
     server_id: String,
     served: Arc<Served>,
     sync_lock: tokio::sync::Mutex<()>,
+    /// The CustomResourceDefinitions and what serves them.
+    crds: CrdRegistry,
 }
 
 impl PluginManager {
-    /// A manager for the plugins of `dir` and of the `StrategyPlugin` objects, storing
+    /// A manager for the plugins of `dir` and of the `StrategyPlugin` objects, and for the
+    /// CustomResourceDefinitions (served by the configured component in `crd_plugin`, loaded
+    /// when the first CRD is served, so a server without CRDs pays nothing for it), storing
     /// resources (and uploaded components) through `factory`, publishing what is served into
     /// `served`, and reporting status as `server_id`.
     pub fn new(
@@ -91,12 +96,14 @@ impl PluginManager {
         factory: StorageFactory,
         served: Arc<Served>,
         server_id: &str,
+        crd_plugin: Option<PathBuf>,
     ) -> PluginManager {
         let strategy = Arc::new(StrategyPluginStrategy::new());
         let d = strategy.description().clone();
         let storage = factory.storage_for(&d.group, &d.plural, &d.api_version(), &d.kind);
         let plugins = Store::new(strategy, storage);
         let blobs = components(&factory);
+        let crds = CrdRegistry::new(runtime.clone(), &factory, crd_plugin);
         PluginManager {
             runtime,
             dir,
@@ -108,7 +115,79 @@ impl PluginManager {
             server_id: server_id.to_string(),
             served,
             sync_lock: tokio::sync::Mutex::new(()),
+            crds,
         }
+    }
+
+    /// Share the manager and point the CRD resource's hook at it: a CRD's create or update
+    /// returns once this server serves it.
+    pub fn shared(self) -> Arc<PluginManager> {
+        let m = Arc::new(self);
+        let weak = Arc::downgrade(&m);
+        m.crds.hook().bind(Box::new(move || {
+            let weak = weak.clone();
+            Box::pin(async move {
+                if let Some(m) = weak.upgrade() {
+                    if let Err(e) = m.sync_crds_now().await {
+                        tracing::warn!(error = %e.message, "cannot list CustomResourceDefinitions");
+                    }
+                }
+            })
+        }));
+        m
+    }
+
+    /// The `customresourcedefinitions` resource.
+    pub fn crd_store(&self) -> &Store {
+        self.crds.store()
+    }
+
+    /// List the CRDs and sync them ([`PluginManager::sync_crds`]). Returns the list's
+    /// resourceVersion. Errors: the list's.
+    pub async fn sync_crds_now(&self) -> Result<String, crate::status::ApiError> {
+        let store = self.crd_store();
+        let list = store
+            .list("", &crate::registry::ListOptions::default())
+            .await?;
+        let rv = crate::registry::store::list_meta(&list)["resourceVersion"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        let items = store.decode_items(&list)?;
+        self.sync_crds(&items).await;
+        Ok(rv)
+    }
+
+    /// Bring what is served in line with the CRDs (all of them, as listed,
+    /// [`CrdRegistry::sync`]), publish when it changed, and write their statuses.
+    pub async fn sync_crds(&self, objects: &[Arc<Value>]) {
+        let verdicts = {
+            let _one_at_a_time = self.sync_lock.lock().await;
+            let (publish, verdicts) = self
+                .crds
+                .sync(objects, &|g: &str, p: &str| self.plugin_serving(g, p))
+                .await;
+            if publish {
+                self.served.publish(self.build_map());
+            }
+            verdicts
+        };
+        self.crds.write_statuses(verdicts).await;
+    }
+
+    /// The plugin (by name) serving `group`/`plural`, if one does.
+    fn plugin_serving(&self, group: &str, plural: &str) -> Option<String> {
+        if group == STATUS_GROUP
+            || (group == super::customresourcedefinitions::CRD_GROUP
+                && plural == super::customresourcedefinitions::CRD_PLURAL)
+        {
+            return Some("wasm-apiserver".into());
+        }
+        let entries = self.entries.lock().unwrap();
+        entries.iter().find_map(|(name, e)| {
+            let d = e.active.as_ref()?.description();
+            (d.group == group && d.plural == plural).then(|| name.clone())
+        })
     }
 
     /// The plugin folder.
@@ -511,12 +590,20 @@ impl PluginManager {
                 "the group {STATUS_GROUP} is reserved for the server"
             ));
         }
+        drop(entries);
+        if let Some(crd) = self.crds.serving(&d.group, &d.plural) {
+            return Err(format!(
+                "{} is already served by the CustomResourceDefinition {crd:?}",
+                d.group_resource()
+            ));
+        }
         Ok(())
     }
 
     fn build_map(&self) -> ResourceMap {
         let mut map = ResourceMap::default();
         let _ = map.insert(self.plugins.clone());
+        let _ = map.insert(self.crds.store().clone());
         let entries = self.entries.lock().unwrap();
         for (name, e) in entries.iter() {
             if let Some(s) = &e.active {
@@ -524,6 +611,13 @@ impl PluginManager {
                 if let Err(err) = map.insert(Store::new(s.clone(), storage)) {
                     tracing::error!(plugin = %name, error = %err, "plugin not served");
                 }
+            }
+        }
+        drop(entries);
+        for (name, s) in self.crds.served() {
+            let storage = self.storage_for(s.description());
+            if let Err(err) = map.insert(Store::new(s, storage)) {
+                tracing::error!(crd = %name, error = %err, "CustomResourceDefinition not served");
             }
         }
         map

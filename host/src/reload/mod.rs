@@ -29,17 +29,28 @@
 //! - [`PluginManager`] (`manager.rs`) loads and publishes; [`watch_folder`] (`watch.rs`) runs a
 //!   `notify` watcher (debounced) and `SIGHUP` triggers a rescan; [`watch_objects`] lists and
 //!   syncs the objects on every event and every [`RESYNC`].
+//! - CustomResourceDefinitions (`customresourcedefinitions.rs`: the object's strategy, kube's
+//!   validation; `crds.rs`: serving them): each CRD is a configuration of the configured
+//!   `customresources` component, served beside the plugins once its names are accepted,
+//!   before its create or update returns on this server ([`CrdHook`]) and within [`RESYNC`]
+//!   on the others ([`watch_crds`]); its status carries `NamesAccepted` and `Established`.
 
 //!
 //! Files here import each other, never this module (it only declares and re-exports).
 
+mod crds;
+mod customresourcedefinitions;
 mod manager;
 mod strategyplugins;
 mod watch;
 
+pub use crds::{CrdHook, CrdRegistry};
+pub use customresourcedefinitions::{CustomResourceDefinitionStrategy, CRD_GROUP, CRD_PLURAL};
 pub use manager::{components, plugin_files, Change, PluginManager};
 pub use strategyplugins::{
     summary, PluginState, PluginStatus, StrategyPluginStrategy, COMPONENTS_PLURAL, STATUS_GROUP,
     STATUS_PLURAL,
 };
-pub use watch::{sync_objects_once, watch_folder, watch_objects, DEBOUNCE, RESYNC};
+pub use watch::{
+    sync_crds_once, sync_objects_once, watch_crds, watch_folder, watch_objects, DEBOUNCE, RESYNC,
+};

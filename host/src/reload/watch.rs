@@ -135,3 +135,37 @@ pub fn watch_objects(manager: Arc<PluginManager>) {
         }
     });
 }
+
+/// List the CRDs once and sync them ([`PluginManager::sync_crds_now`]). Errors: the list's.
+pub async fn sync_crds_once(manager: &PluginManager) -> Result<String, crate::status::ApiError> {
+    manager.sync_crds_now().await
+}
+
+/// Keep this server serving what the CustomResourceDefinitions say: list and sync, then wait
+/// for the next event (or [`RESYNC`]) and start over, for the life of the process.
+pub fn watch_crds(manager: Arc<PluginManager>) {
+    tokio::spawn(async move {
+        loop {
+            let rv = match manager.sync_crds_now().await {
+                Ok(rv) => rv,
+                Err(e) => {
+                    tracing::debug!(error = %e.message, "cannot list CustomResourceDefinitions");
+                    tokio::time::sleep(RESYNC).await;
+                    continue;
+                }
+            };
+            let opts = crate::registry::ListOptions {
+                resource_version: rv,
+                ..Default::default()
+            };
+            match manager.crd_store().watch("", &opts).await {
+                Ok(mut events) => {
+                    if let Ok(None) = tokio::time::timeout(RESYNC, events.recv()).await {
+                        tokio::time::sleep(RESYNC).await;
+                    }
+                }
+                Err(_) => tokio::time::sleep(RESYNC).await,
+            }
+        }
+    });
+}

@@ -95,13 +95,19 @@ pub fn plugin(name: &str) -> PathBuf {
 }
 
 /// `<dir>/plugins.d` holding the named plugins ([`plugin`]) as `<name>.wasm`: a server's
-/// `--plugin-dir`.
+/// `--plugin-dir`; and, as `./run.sh` lays it out, `configured/customresources.wasm` (a link
+/// to the built component: the server loads it only when a CRD is served).
 pub fn plugin_dir(dir: &std::path::Path, plugins: &[&str]) -> PathBuf {
     let plugin_dir = dir.join("plugins.d");
-    std::fs::create_dir_all(&plugin_dir).unwrap();
+    std::fs::create_dir_all(plugin_dir.join("configured")).unwrap();
     for p in plugins {
         std::fs::copy(plugin(p), plugin_dir.join(format!("{p}.wasm"))).unwrap();
     }
+    let crd_plugin = repo_root().join("target/plugins/configured/customresources.wasm");
+    let _ = std::os::unix::fs::symlink(
+        crd_plugin,
+        plugin_dir.join("configured/customresources.wasm"),
+    );
     plugin_dir
 }
 

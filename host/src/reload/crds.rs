@@ -1,0 +1,407 @@
+//! Serving CustomResourceDefinitions: each CRD becomes a configuration of the `customresources`
+//! component ([`ConfiguredPlugin::configure`]) served in the published snapshot beside the
+//! plugins — what kube's `crdHandler` (apiextensions-apiserver/pkg/apiserver/
+//! customresource_handler.go) serves, with the names checked as kube's naming controller does
+//! (`pkg/controller/status/naming_controller.go`: `NamesAccepted`) and `Established` set as
+//! its establishing controller does (`pkg/controller/establish`).
+//!
+//! Unlike kube, a CRD is served before its create (or update) returns: the resource's
+//! [`AfterWrite`] hook ([`CrdHook`]) syncs this server, so that `kubectl apply -f crd.yaml &&
+//! kubectl apply -f object.yaml` needs no wait; other replicas follow from the watch
+//! (`watch.rs`) within [`RESYNC`](super::watch::RESYNC).
+//!
+//! [`CrdRegistry`] knows the CRDs and their strategies; the plugin manager owns one, asks it
+//! what is served, and tells it what the plugins serve.
+
+use super::customresourcedefinitions::CustomResourceDefinitionStrategy;
+use crate::plugin::{ConfiguredPlugin, PluginRuntime, WasmStrategy};
+use crate::registry::after_write::AfterWrite;
+use crate::registry::store::{PatchFn, Subresource, UpdatedObject};
+use crate::registry::Store;
+use crate::strategy::Strategy;
+use futures::future::BoxFuture;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+use wasm_apiserver_apimachinery::meta::accessor;
+use wasm_apiserver_storage::factory::StorageFactory;
+
+/// What this server does with one CRD.
+struct CrdEntry {
+    /// The uid and generation last configured: a new object under the same name, or a spec
+    /// change, configures again.
+    key: (String, i64),
+    /// The configured strategy, served when `accepted`.
+    strategy: Option<Arc<WasmStrategy>>,
+    /// Served: configured and its names accepted.
+    accepted: bool,
+}
+
+impl CrdEntry {
+    /// The strategy when the CRD is served.
+    fn served(&self) -> Option<&Arc<WasmStrategy>> {
+        self.strategy.as_ref().filter(|_| self.accepted)
+    }
+}
+
+/// The conditions and accepted names this server wants in a CRD's status.
+pub struct Verdict {
+    /// `None`: accepted; `Some((reason, message))`: why not.
+    refused: Option<(&'static str, String)>,
+}
+
+/// What the hook runs: a sync of this server (bound by the plugin manager).
+pub type SyncFn = Box<dyn Fn() -> BoxFuture<'static, ()> + Send + Sync>;
+
+/// The [`AfterWrite`] hook of the CRD resource: sync this server at once.
+#[derive(Default)]
+pub struct CrdHook {
+    sync: OnceLock<SyncFn>,
+}
+
+impl CrdHook {
+    /// Set what the hook runs (once, when the manager is shared).
+    pub fn bind(&self, sync: SyncFn) {
+        let _ = self.sync.set(sync);
+    }
+}
+
+impl AfterWrite for CrdHook {
+    fn after_write<'a>(&'a self, _stored: &'a Value) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            if let Some(sync) = self.sync.get() {
+                sync().await;
+            }
+        })
+    }
+}
+
+fn str_at<'a>(v: &'a Value, path: &[&str]) -> &'a str {
+    path.iter()
+        .try_fold(v, |v, k| v.get(k))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+/// `spec.names` with kube's defaults (`singular` the lower-cased kind, `listKind`
+/// `<Kind>List`): what `status.acceptedNames` holds once accepted.
+fn accepted_names(crd: &Value) -> Value {
+    let mut names = crd
+        .pointer("/spec/names")
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    let kind = str_at(&names, &["kind"]).to_string();
+    if let Some(m) = names.as_object_mut() {
+        if str_at(&Value::Object(m.clone()), &["singular"]).is_empty() {
+            m.insert("singular".into(), json!(kind.to_lowercase()));
+        }
+        if str_at(&Value::Object(m.clone()), &["listKind"]).is_empty() {
+            m.insert("listKind".into(), json!(format!("{kind}List")));
+        }
+    }
+    names
+}
+
+/// A condition as kube writes it, keeping `lastTransitionTime` when the status did not change.
+fn condition(old: &Value, kind: &str, ok: bool, reason: &str, message: &str) -> Value {
+    let status = if ok { "True" } else { "False" };
+    let previous = old
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .and_then(|cs| cs.iter().find(|c| c["type"] == kind));
+    let time = match previous {
+        Some(p) if p["status"] == status => p["lastTransitionTime"].clone(),
+        _ => json!(chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string()),
+    };
+    json!({"type": kind, "status": status, "lastTransitionTime": time,
+        "reason": reason, "message": message})
+}
+
+/// The status `crd` should have given `verdict`: its stored versions, conditions other than
+/// ours kept, `NamesAccepted` and `Established`, and the accepted names.
+fn desired_status(crd: &Value, verdict: &Verdict) -> Value {
+    let mut status = crd.get("status").cloned().unwrap_or_else(|| json!({}));
+    if !status.is_object() {
+        status = json!({});
+    }
+    let ours = ["NamesAccepted", "Established"];
+    let mut conditions: Vec<Value> = status
+        .get("conditions")
+        .and_then(Value::as_array)
+        .map(|cs| {
+            cs.iter()
+                .filter(|c| !ours.contains(&c["type"].as_str().unwrap_or("")))
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    match &verdict.refused {
+        None => {
+            conditions.push(condition(
+                crd,
+                "NamesAccepted",
+                true,
+                "NoConflicts",
+                "no conflicts found",
+            ));
+            conditions.push(condition(
+                crd,
+                "Established",
+                true,
+                "InitialNamesAccepted",
+                "the initial names have been accepted",
+            ));
+            status["acceptedNames"] = accepted_names(crd);
+        }
+        Some((reason, message)) => {
+            conditions.push(condition(crd, "NamesAccepted", false, reason, message));
+            conditions.push(condition(
+                crd,
+                "Established",
+                false,
+                "NotAccepted",
+                "not all names are accepted",
+            ));
+            if status.get("acceptedNames").is_none() {
+                status["acceptedNames"] = json!({"plural": "", "kind": ""});
+            }
+        }
+    }
+    status["conditions"] = Value::Array(conditions);
+    status
+}
+
+/// The CRDs this server knows, and the component serving them.
+pub struct CrdRegistry {
+    runtime: Arc<PluginRuntime>,
+    /// The `customresourcedefinitions` resource, with [`CrdHook`] after its writes.
+    store: Store,
+    hook: Arc<CrdHook>,
+    /// The component serving CRDs (`--crd-plugin`), loaded when the first CRD needs it.
+    plugin_file: Option<PathBuf>,
+    plugin: Arc<OnceLock<Result<ConfiguredPlugin, String>>>,
+    entries: Mutex<BTreeMap<String, CrdEntry>>,
+}
+
+impl CrdRegistry {
+    /// The CRD resource stored through `factory`, served by the component in `plugin_file`.
+    pub fn new(
+        runtime: Arc<PluginRuntime>,
+        factory: &StorageFactory,
+        plugin_file: Option<PathBuf>,
+    ) -> CrdRegistry {
+        let strategy = Arc::new(CustomResourceDefinitionStrategy::new());
+        let d = strategy.description().clone();
+        let storage = factory.storage_for(&d.group, &d.plural, &d.api_version(), &d.kind);
+        let hook = Arc::new(CrdHook::default());
+        let mut store = Store::new(strategy, storage);
+        store.after_write = Some(hook.clone());
+        CrdRegistry {
+            runtime,
+            store,
+            hook,
+            plugin_file,
+            plugin: Arc::new(OnceLock::new()),
+            entries: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    /// The `customresourcedefinitions` resource.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The hook of the resource, to bind.
+    pub fn hook(&self) -> &CrdHook {
+        &self.hook
+    }
+
+    /// The served CRDs' strategies, by CRD name.
+    pub fn served(&self) -> Vec<(String, Arc<WasmStrategy>)> {
+        self.entries
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|(n, e)| Some((n.clone(), e.served()?.clone())))
+            .collect()
+    }
+
+    /// The CRD (by name) serving `group`/`plural`, if one does.
+    pub fn serving(&self, group: &str, plural: &str) -> Option<String> {
+        self.served().into_iter().find_map(|(n, s)| {
+            let d = s.description();
+            (d.group == group && d.plural == plural).then_some(n)
+        })
+    }
+
+    /// The CRD component, loaded on first use (off the async workers). Errors: none is
+    /// configured, or it does not load — reported in each CRD's status.
+    async fn plugin(&self) -> Result<ConfiguredPlugin, String> {
+        let Some(file) = self.plugin_file.clone() else {
+            return Err("this server has no CustomResourceDefinition plugin (--crd-plugin)".into());
+        };
+        let (cell, runtime) = (self.plugin.clone(), self.runtime.clone());
+        tokio::task::spawn_blocking(move || {
+            cell.get_or_init(|| {
+                let loaded = std::fs::read(&file)
+                    .map_err(|e| format!("cannot read the CRD plugin {}: {e}", file.display()))
+                    .and_then(|bytes| {
+                        runtime
+                            .load_configured("customresources", &bytes)
+                            .map_err(|e| e.to_string())
+                    });
+                if let Err(e) = &loaded {
+                    tracing::error!(error = %e, "CustomResourceDefinitions cannot be served");
+                }
+                loaded
+            })
+            .clone()
+        })
+        .await
+        .map_err(|e| format!("loading the CRD plugin panicked: {e}"))?
+    }
+
+    /// Bring this registry in line with the CRDs (all of them, as listed): configure new and
+    /// changed ones, check their names against `plugin_serving` (the plugin serving a group
+    /// and plural) and the older CRDs, forget deleted ones. Returns whether what is served
+    /// changed (to publish), and each CRD's verdict for [`CrdRegistry::write_statuses`]. A
+    /// CRD the component refuses, or whose group and plural are taken, is not served and says
+    /// why in its `NamesAccepted` condition. The caller runs one sync at a time.
+    pub async fn sync(
+        &self,
+        objects: &[Arc<Value>],
+        plugin_serving: &(dyn Fn(&str, &str) -> Option<String> + Sync),
+    ) -> (bool, Vec<(Arc<Value>, Verdict)>) {
+        let mut publish = false;
+        let names: Vec<&str> = objects.iter().map(|o| accessor(o).name()).collect();
+        {
+            let mut crds = self.entries.lock().unwrap();
+            let before = crds.len();
+            crds.retain(|n, _| names.contains(&n.as_str()));
+            if crds.len() != before {
+                tracing::info!("CustomResourceDefinition deleted: resource unregistered");
+                publish = true;
+            }
+        }
+        // Oldest first (then by name), so every replica accepts the same one of two claims.
+        let mut by_age: Vec<&Arc<Value>> = objects.iter().collect();
+        by_age.sort_by_key(|o| (accessor(o).creation_timestamp(), accessor(o).name()));
+        let mut verdicts: Vec<(Arc<Value>, Verdict)> = Vec::new();
+        let mut claimed: BTreeMap<(String, String), String> = BTreeMap::new();
+        for obj in by_age {
+            let name = accessor(obj).name().to_string();
+            let key = (
+                accessor(obj).uid().to_string(),
+                accessor(obj).generation().unwrap_or(1),
+            );
+            let group = str_at(obj, &["spec", "group"]).to_string();
+            let plural = str_at(obj, &["spec", "names", "plural"]).to_string();
+            let current = self
+                .entries
+                .lock()
+                .unwrap()
+                .get(&name)
+                .filter(|e| e.key == key)
+                .map(|e| e.strategy.clone());
+            let strategy = match current {
+                Some(s) => s.ok_or_else(|| "the CRD cannot be served".to_string()),
+                None => self.configure_crd(obj).await,
+            };
+            let refused = match &strategy {
+                Err(e) => Some(("ConfigurationRefused", e.clone())),
+                Ok(_) => match plugin_serving(&group, &plural) {
+                    Some(plugin) => Some((
+                        "PluralConflict",
+                        format!("\"{plural}\" is already in use by the plugin {plugin:?}"),
+                    )),
+                    None => claimed.get(&(group.clone(), plural.clone())).map(|other| {
+                        (
+                            "PluralConflict",
+                            format!("\"{plural}\" is already in use by the CustomResourceDefinition {other:?}"),
+                        )
+                    }),
+                },
+            };
+            if refused.is_none() {
+                claimed.insert((group, plural), name.clone());
+            }
+            let accepted = refused.is_none();
+            {
+                let mut crds = self.entries.lock().unwrap();
+                let strategy = strategy.ok();
+                let changed = crds.get(&name).is_none_or(|e| {
+                    e.accepted != accepted
+                        || e.key != key
+                        || e.strategy.as_ref().map(Arc::as_ptr)
+                            != strategy.as_ref().map(Arc::as_ptr)
+                });
+                publish |= changed;
+                crds.insert(
+                    name,
+                    CrdEntry {
+                        key,
+                        strategy,
+                        accepted,
+                    },
+                );
+            }
+            verdicts.push((obj.clone(), Verdict { refused }));
+        }
+        (publish, verdicts)
+    }
+
+    /// Write each CRD's status as its verdict asks.
+    pub async fn write_statuses(&self, verdicts: Vec<(Arc<Value>, Verdict)>) {
+        for (obj, verdict) in verdicts {
+            self.write_crd_status(&obj, &verdict).await;
+        }
+    }
+
+    /// The component configured with `crd`, off the async workers. Errors: no component, or
+    /// the component refused the CRD.
+    async fn configure_crd(&self, crd: &Value) -> Result<Arc<WasmStrategy>, String> {
+        let plugin = self.plugin().await?;
+        let text = crd.to_string();
+        tokio::task::spawn_blocking(move || plugin.configure(&text))
+            .await
+            .map_err(|e| format!("configuring panicked: {e}"))?
+            .map(Arc::new)
+            .map_err(|e| e.reason.to_string())
+    }
+
+    /// Write the status `verdict` asks for, unless the CRD has it already. Through the status
+    /// subresource of a Store without the [`CrdHook`] (a status write is not a change of what
+    /// is served).
+    async fn write_crd_status(&self, crd: &Value, verdict: &Verdict) {
+        let want = desired_status(crd, verdict);
+        if crd.get("status") == Some(&want) {
+            return;
+        }
+        let name = accessor(crd).name().to_string();
+        let refused = verdict.refused.clone();
+        let merge: PatchFn = Arc::new(move |current: &Value| {
+            let mut out = current.clone();
+            out["status"] = desired_status(
+                current,
+                &Verdict {
+                    refused: refused.clone(),
+                },
+            );
+            Ok(out)
+        });
+        let mut store = self.store.clone();
+        store.after_write = None;
+        let written = store
+            .update(
+                "",
+                &name,
+                UpdatedObject::Patch(merge),
+                &crate::registry::UpdateOptions::host(Subresource::Status),
+            )
+            .await;
+        if let Err(e) = written {
+            tracing::debug!(crd = %name, error = %e.message, "cannot record the CustomResourceDefinition's status");
+        }
+    }
+}

@@ -1,0 +1,255 @@
+//! CustomResourceDefinitions through kubectl (issue 32): a CRD applied and its objects applied
+//! right after, with no wait, twenty times in a row; the objects pruned, defaulted and
+//! validated (schema and CEL) with kube's messages; printer columns; `Established` for
+//! `kubectl wait`; a CRD whose resource a plugin serves is stored with `NamesAccepted=False`
+//! and its reason; a deleted CRD stops being served. On both stores.
+
+use crate::common;
+
+use common::server::{Backend, TestServer};
+use serde_json::Value;
+use std::time::Duration;
+
+/// A CRD of the ecosystem's shape (defaults, an enum, a CEL rule with a field path, a
+/// transition rule, a status subresource, a printer column, a short name).
+fn crd(group: &str, kind: &str, plural: &str) -> String {
+    let singular = kind.to_lowercase();
+    format!(
+        r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: {plural}.{group}
+spec:
+  group: {group}
+  scope: Namespaced
+  names: {{plural: {plural}, singular: {singular}, kind: {kind}, shortNames: [{singular}x]}}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {{status: {{}}}}
+    additionalPrinterColumns:
+    - {{name: Replicas, type: integer, jsonPath: .spec.replicas}}
+    - {{name: Color, type: string, jsonPath: .spec.color}}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            x-kubernetes-validations:
+            - {{rule: "self.replicas <= self.maxReplicas", message: "replicas must not exceed maxReplicas", fieldPath: ".replicas"}}
+            - {{rule: "self.color == oldSelf.color", message: "color is immutable"}}
+            properties:
+              color: {{type: string, enum: [red, blue], default: red}}
+              replicas: {{type: integer, minimum: 0, default: 1}}
+              maxReplicas: {{type: integer, default: 10}}
+          status:
+            type: object
+            properties:
+              ready: {{type: boolean}}
+"#
+    )
+}
+
+fn object(group: &str, kind: &str, name: &str, spec: &str) -> String {
+    format!("apiVersion: {group}/v1\nkind: {kind}\nmetadata:\n  name: {name}\nspec: {spec}\n")
+}
+
+fn crds_are_served_before_their_create_returns(backend: Backend) {
+    let s = TestServer::start_with(backend, &["namespaces"], &[]);
+    s.create_default_namespace();
+
+    // Twenty fresh CRDs, each applied and used at once.
+    for i in 0..20 {
+        let (group, kind, plural) = (
+            format!("g{i}.example.com"),
+            format!("Gadget{i}"),
+            format!("gadgets{i}"),
+        );
+        let c = s.file(&format!("crd{i}.yaml"), &crd(&group, &kind, &plural));
+        let o = s.file(
+            &format!("o{i}.yaml"),
+            &object(&group, &kind, "one", "{replicas: 3, extra: 1}"),
+        );
+        s.ok(&["apply", "-f", c.to_str().unwrap()]);
+        // `--validate=false`: kubectl's own schema check would refuse `extra` before the server
+        // prunes it (the server's Strict answer is tested below).
+        s.ok(&["apply", "--validate=false", "-f", o.to_str().unwrap()]);
+    }
+
+    // Pruned and defaulted; the printer columns.
+    let got: Value =
+        serde_json::from_str(&s.ok(&["get", "gadgets0", "one", "-o", "json"])).unwrap();
+    assert_eq!(
+        got["spec"],
+        serde_json::json!({"color": "red", "replicas": 3, "maxReplicas": 10}),
+        "{got}"
+    );
+    assert_eq!(got["metadata"]["generation"], 1);
+    let table = s.ok(&["get", "gadget0x"]);
+    let header: Vec<&str> = table.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(header, ["NAME", "REPLICAS", "COLOR"], "{table}");
+    assert!(table.contains("one    3          red"), "{table}");
+
+    // `Established` and the accepted names.
+    s.ok(&[
+        "wait",
+        "--for=condition=established",
+        "--timeout=10s",
+        "crd/gadgets0.g0.example.com",
+    ]);
+    let c: Value =
+        serde_json::from_str(&s.ok(&["get", "crd", "gadgets0.g0.example.com", "-o", "json"]))
+            .unwrap();
+    assert_eq!(c["status"]["acceptedNames"]["kind"], "Gadget0", "{c}");
+    assert_eq!(c["status"]["acceptedNames"]["listKind"], "Gadget0List");
+    assert_eq!(c["status"]["storedVersions"], serde_json::json!(["v1"]));
+
+    // Schema and CEL refusals, kube's texts.
+    let bad = s.file(
+        "bad.yaml",
+        &object(
+            "g0.example.com",
+            "Gadget0",
+            "two",
+            "{replicas: 30, color: green}",
+        ),
+    );
+    let err = s.fails(&["apply", "-f", bad.to_str().unwrap()]);
+    assert!(
+        err.contains(r#"spec.color: Unsupported value: "green": supported values: "red", "blue""#),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            r#"spec.replicas: Invalid value: "object": replicas must not exceed maxReplicas"#
+        ),
+        "{err}"
+    );
+    let err = s.fails(&[
+        "patch",
+        "gadgets0",
+        "one",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"color":"blue"}}"#,
+    ]);
+    assert!(err.contains("color is immutable"), "{err}");
+    // Strict field validation (kubectl's default) answers an unknown field with 400.
+    let strict = s.file(
+        "strict.yaml",
+        &object("g0.example.com", "Gadget0", "three", "{extra: 1}"),
+    );
+    let err = s.fails(&["create", "-f", strict.to_str().unwrap()]);
+    assert!(err.contains(r#"unknown field "spec.extra""#), "{err}");
+
+    // Deleted: no longer served.
+    s.ok(&["delete", "crd", "gadgets19.g19.example.com"]);
+    s.eventually(Duration::from_secs(10), "gadgets19 unserved", || {
+        !s.kubectl(&["get", "gadgets19"]).0
+    });
+}
+
+#[test]
+fn crds_are_served_before_their_create_returns_on_the_embedded_store() {
+    crds_are_served_before_their_create_returns(Backend::Embedded);
+}
+
+#[test]
+fn crds_are_served_before_their_create_returns_on_etcd() {
+    crds_are_served_before_their_create_returns(Backend::Etcd);
+}
+
+#[test]
+fn a_crd_for_a_resource_a_plugin_serves_is_not_accepted() {
+    let s = TestServer::start_with(Backend::Embedded, &["namespaces", "widgets"], &[]);
+    let c = s.file("crd.yaml", &crd("example.dev", "Widget", "widgets"));
+    s.ok(&["apply", "-f", c.to_str().unwrap()]);
+    let c: Value =
+        serde_json::from_str(&s.ok(&["get", "crd", "widgets.example.dev", "-o", "json"])).unwrap();
+    let conditions = c["status"]["conditions"].as_array().unwrap();
+    let names = conditions
+        .iter()
+        .find(|c| c["type"] == "NamesAccepted")
+        .unwrap();
+    assert_eq!(names["status"], "False", "{c}");
+    assert_eq!(names["reason"], "PluralConflict");
+    assert_eq!(
+        names["message"],
+        r#""widgets" is already in use by the plugin "widgets""#
+    );
+    let established = conditions
+        .iter()
+        .find(|c| c["type"] == "Established")
+        .unwrap();
+    assert_eq!(established["status"], "False");
+    // The plugin keeps serving the resource.
+    s.create_default_namespace();
+    let w = s.file(
+        "w.yaml",
+        "apiVersion: example.dev/v1\nkind: Widget\nmetadata:\n  name: w1\nspec:\n  size: medium\n",
+    );
+    s.ok(&["create", "-f", w.to_str().unwrap()]);
+}
+
+#[test]
+fn a_plugin_claiming_a_served_crds_resource_is_refused() {
+    let s = TestServer::start_with(Backend::Embedded, &["namespaces"], &[]);
+    let c = s.file("crd.yaml", &crd("example.dev", "Widget", "widgets"));
+    s.ok(&["apply", "-f", c.to_str().unwrap()]);
+    std::fs::copy(
+        common::plugin("widgets"),
+        s.dir.path().join("plugins.d/widgets.wasm"),
+    )
+    .unwrap();
+    s.eventually(Duration::from_secs(60), "widgets plugin refused", || {
+        s.kubectl(&[
+            "get",
+            "strategyplugins",
+            "widgets",
+            "-o",
+            "jsonpath={.status.replicas[0].lastError}",
+        ])
+        .1
+        .contains(r#"widgets.example.dev is already served by the CustomResourceDefinition "widgets.example.dev""#)
+    });
+    // The CRD keeps serving its resource.
+    s.create_default_namespace();
+    let o = s.file(
+        "o.yaml",
+        &object("example.dev", "Widget", "w1", "{replicas: 2}"),
+    );
+    s.ok(&["create", "-f", o.to_str().unwrap()]);
+    let got: Value = serde_json::from_str(&s.ok(&["get", "widgets", "w1", "-o", "json"])).unwrap();
+    assert_eq!(got["spec"]["maxReplicas"], 10, "the CRD's default: {got}");
+}
+
+#[test]
+fn a_crd_created_on_one_replica_is_served_by_another_within_two_seconds() {
+    use wasm_apiserver_storage::testing::etcd::EtcdServer;
+    let etcd = EtcdServer::start();
+    let replica = |id: &str| {
+        TestServer::start_with(
+            Backend::Embedded,
+            &["namespaces"],
+            &["--etcd-servers", &etcd.endpoint, "--server-id", id],
+        )
+    };
+    let (a, b) = (replica("replica-a"), replica("replica-b"));
+    a.create_default_namespace();
+    let c = a.file("crd.yaml", &crd("example.com", "Gizmo", "gizmos"));
+    a.ok(&["apply", "-f", c.to_str().unwrap()]);
+    let created = std::time::Instant::now();
+    while !b.kubectl(&["get", "gizmos"]).0 {
+        assert!(
+            created.elapsed() < Duration::from_secs(2),
+            "replica B does not serve gizmos 2 s after A created the CRD"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let o = b.file("o.yaml", &object("example.com", "Gizmo", "g1", "{}"));
+    b.ok(&["create", "-f", o.to_str().unwrap()]);
+    let got: Value = serde_json::from_str(&a.ok(&["get", "gizmos", "g1", "-o", "json"])).unwrap();
+    assert_eq!(got["spec"]["color"], "red");
+}
