@@ -154,11 +154,22 @@ impl Store {
         // deletion is already pending").
         let graceful_pending = terminating && stored_grace.unwrap_or(0) > 0;
         let current = accessor(&existing).finalizers();
-        let new_finalizers = if graceful_pending {
+        let mut new_finalizers = if graceful_pending {
             None
         } else {
             deletion_finalizers(&current, opts.propagation_policy)
         };
+        if !terminating && !self.finalizers_on_delete.is_empty() {
+            let mut f = new_finalizers.clone().unwrap_or_else(|| current.clone());
+            for x in &self.finalizers_on_delete {
+                if !f.contains(x) {
+                    f.push(x.clone());
+                }
+            }
+            if f != current {
+                new_finalizers = Some(f);
+            }
+        }
         let has_finalizers = !new_finalizers.as_ref().unwrap_or(&current).is_empty();
         let graceful = grace.filter(|g| *g > 0);
         if terminating || graceful.is_some() || has_finalizers {

@@ -102,6 +102,10 @@ pub struct Store {
     pub converter: Arc<Converter>,
     /// Run after each stored create and update, before the answer ([`AfterWrite`]).
     pub after_write: Option<Arc<dyn super::after_write::AfterWrite>>,
+    /// Finalizers the first delete of an object adds, so that it waits for their controller:
+    /// kube's CRD REST `Delete` adds `customresourcecleanup.apiextensions.k8s.io`
+    /// (apiextensions-apiserver/pkg/registry/customresourcedefinition/etcd.go).
+    pub finalizers_on_delete: Vec<String>,
 }
 
 impl Store {
@@ -129,6 +133,7 @@ impl Store {
             gr,
             read_only: false,
             after_write: None,
+            finalizers_on_delete: Vec::new(),
         }
     }
 }

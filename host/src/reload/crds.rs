@@ -27,13 +27,17 @@ use std::sync::{Arc, Mutex, OnceLock};
 use wasm_apiserver_apimachinery::meta::accessor;
 use wasm_apiserver_storage::factory::StorageFactory;
 
+/// The finalizer a CRD's first delete adds; removed once its custom resources are gone
+/// (`apiextensionsv1.CustomResourceCleanupFinalizer`).
+pub const CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
+
 /// What this server does with one CRD.
 struct CrdEntry {
     /// The uid and generation last configured: a new object under the same name, or a spec
     /// change, configures again.
     key: (String, i64),
-    /// The configured strategy, served when `accepted`.
-    strategy: Option<Arc<WasmStrategy>>,
+    /// The configured strategy, served when `accepted`; or why the component refused it.
+    strategy: Result<Arc<WasmStrategy>, String>,
     /// Served: configured and its names accepted.
     accepted: bool,
 }
@@ -41,7 +45,7 @@ struct CrdEntry {
 impl CrdEntry {
     /// The strategy when the CRD is served.
     fn served(&self) -> Option<&Arc<WasmStrategy>> {
-        self.strategy.as_ref().filter(|_| self.accepted)
+        self.strategy.as_ref().ok().filter(|_| self.accepted)
     }
 }
 
@@ -92,11 +96,13 @@ fn accepted_names(crd: &Value) -> Value {
         .cloned()
         .unwrap_or_else(|| json!({}));
     let kind = str_at(&names, &["kind"]).to_string();
+    let singular = str_at(&names, &["singular"]).is_empty();
+    let list_kind = str_at(&names, &["listKind"]).is_empty();
     if let Some(m) = names.as_object_mut() {
-        if str_at(&Value::Object(m.clone()), &["singular"]).is_empty() {
+        if singular {
             m.insert("singular".into(), json!(kind.to_lowercase()));
         }
-        if str_at(&Value::Object(m.clone()), &["listKind"]).is_empty() {
+        if list_kind {
             m.insert("listKind".into(), json!(format!("{kind}List")));
         }
     }
@@ -182,6 +188,8 @@ pub struct CrdRegistry {
     plugin_file: Option<PathBuf>,
     plugin: Arc<OnceLock<Result<ConfiguredPlugin, String>>>,
     entries: Mutex<BTreeMap<String, CrdEntry>>,
+    /// CRDs whose clean-up runs on this server.
+    cleaning: Mutex<std::collections::BTreeSet<String>>,
 }
 
 impl CrdRegistry {
@@ -197,6 +205,7 @@ impl CrdRegistry {
         let hook = Arc::new(CrdHook::default());
         let mut store = Store::new(strategy, storage);
         store.after_write = Some(hook.clone());
+        store.finalizers_on_delete = vec![CLEANUP_FINALIZER.into()];
         CrdRegistry {
             runtime,
             store,
@@ -204,6 +213,7 @@ impl CrdRegistry {
             plugin_file,
             plugin: Arc::new(OnceLock::new()),
             entries: Mutex::new(BTreeMap::new()),
+            cleaning: Mutex::new(Default::default()),
         }
     }
 
@@ -274,7 +284,8 @@ impl CrdRegistry {
         plugin_serving: &(dyn Fn(&str, &str) -> Option<String> + Sync),
     ) -> (bool, Vec<(Arc<Value>, Verdict)>) {
         let mut publish = false;
-        let names: Vec<&str> = objects.iter().map(|o| accessor(o).name()).collect();
+        let names: std::collections::BTreeSet<&str> =
+            objects.iter().map(|o| accessor(o).name()).collect();
         {
             let mut crds = self.entries.lock().unwrap();
             let before = crds.len();
@@ -305,7 +316,7 @@ impl CrdRegistry {
                 .filter(|e| e.key == key)
                 .map(|e| e.strategy.clone());
             let strategy = match current {
-                Some(s) => s.ok_or_else(|| "the CRD cannot be served".to_string()),
+                Some(s) => s,
                 None => self.configure_crd(obj).await,
             };
             let refused = match &strategy {
@@ -329,12 +340,9 @@ impl CrdRegistry {
             let accepted = refused.is_none();
             {
                 let mut crds = self.entries.lock().unwrap();
-                let strategy = strategy.ok();
+                let ptr = |s: &Result<Arc<WasmStrategy>, String>| s.as_ref().ok().map(Arc::as_ptr);
                 let changed = crds.get(&name).is_none_or(|e| {
-                    e.accepted != accepted
-                        || e.key != key
-                        || e.strategy.as_ref().map(Arc::as_ptr)
-                            != strategy.as_ref().map(Arc::as_ptr)
+                    e.accepted != accepted || e.key != key || ptr(&e.strategy) != ptr(&strategy)
                 });
                 publish |= changed;
                 crds.insert(
@@ -402,6 +410,130 @@ impl CrdRegistry {
             .await;
         if let Err(e) = written {
             tracing::debug!(crd = %name, error = %e.message, "cannot record the CustomResourceDefinition's status");
+        }
+    }
+
+    /// The deleted CRDs still holding [`CLEANUP_FINALIZER`] among `objects`, each with the
+    /// strategy serving its resource when this server serves it (when it does not, the
+    /// resource is another's: nothing of it is deleted).
+    pub fn terminating(&self, objects: &[Arc<Value>]) -> Vec<(String, Option<Arc<WasmStrategy>>)> {
+        let entries = self.entries.lock().unwrap();
+        objects
+            .iter()
+            .filter(|o| {
+                accessor(o).is_terminating()
+                    && accessor(o)
+                        .finalizers()
+                        .iter()
+                        .any(|f| f == CLEANUP_FINALIZER)
+            })
+            .map(|o| {
+                let name = accessor(o).name().to_string();
+                let served = entries.get(&name).and_then(|e| e.served().cloned());
+                (name, served)
+            })
+            .collect()
+    }
+
+    /// kube's finalizing controller (apiextensions-apiserver/pkg/controller/finalizer/
+    /// crd_finalizer.go) for the CRD `name`: `Terminating` set, every custom resource deleted
+    /// through `instances` (their own finalizers respected: waited for up to 30 s), then
+    /// [`CLEANUP_FINALIZER`] removed, which deletes the CRD. Instances still there after the
+    /// wait leave the finalizer for the next sync. Errors are logged.
+    /// Clean up `name` on a task of its own ([`CrdRegistry::clean_up`]), unless it runs
+    /// already.
+    pub fn spawn_clean_up(self: &Arc<Self>, name: String, instances: Option<Store>) {
+        if !self.cleaning.lock().unwrap().insert(name.clone()) {
+            return;
+        }
+        let me = self.clone();
+        tokio::spawn(async move {
+            me.clean_up(&name, instances).await;
+            me.cleaning.lock().unwrap().remove(&name);
+        });
+    }
+
+    pub async fn clean_up(&self, name: &str, instances: Option<Store>) {
+        let set_terminating = |reason: &'static str, message: &'static str| {
+            let f: PatchFn = Arc::new(move |current: &Value| {
+                let mut out = current.clone();
+                let mut conditions: Vec<Value> = current
+                    .pointer("/status/conditions")
+                    .and_then(Value::as_array)
+                    .map(|cs| {
+                        cs.iter()
+                            .filter(|c| c["type"] != "Terminating")
+                            .cloned()
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                conditions.push(condition(current, "Terminating", true, reason, message));
+                out["status"]["conditions"] = Value::Array(conditions);
+                Ok(out)
+            });
+            f
+        };
+        let mut store = self.store.clone();
+        store.after_write = None;
+        let status = crate::registry::UpdateOptions::host(Subresource::Status);
+        let _ = store
+            .update(
+                "",
+                name,
+                UpdatedObject::Patch(set_terminating(
+                    "InstanceDeletionInProgress",
+                    "CustomResource deletion is in progress",
+                )),
+                &status,
+            )
+            .await;
+        if let Some(instances) = instances {
+            let list = crate::registry::ListOptions::default();
+            let opts = crate::registry::deletion::DeleteOptions::default();
+            let started = std::time::Instant::now();
+            loop {
+                match instances.delete_collection("", &list, &opts).await {
+                    Ok(c) if c.items.is_empty() => break,
+                    Ok(_) => {}
+                    Err(e) => {
+                        tracing::warn!(crd = %name, error = %e.message, "cannot delete the custom resources");
+                    }
+                }
+                if started.elapsed() > std::time::Duration::from_secs(30) {
+                    let _ = store
+                        .update(
+                            "",
+                            name,
+                            UpdatedObject::Patch(set_terminating(
+                                "InstanceDeletionCheck",
+                                "could not confirm zero CustomResources remaining",
+                            )),
+                            &status,
+                        )
+                        .await;
+                    return;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            }
+        }
+        let remove: PatchFn = Arc::new(|current: &Value| {
+            let mut out = current.clone();
+            if let Some(f) = out
+                .pointer_mut("/metadata/finalizers")
+                .and_then(Value::as_array_mut)
+            {
+                f.retain(|x| x != CLEANUP_FINALIZER);
+            }
+            Ok(out)
+        });
+        let main = crate::registry::UpdateOptions::host(Subresource::Main);
+        if let Err(e) = store
+            .update("", name, UpdatedObject::Patch(remove), &main)
+            .await
+        {
+            if e.code != 404 {
+                tracing::warn!(crd = %name, error = %e.message, "cannot remove the CRD's cleanup finalizer");
+            }
         }
     }
 }

@@ -105,11 +105,13 @@ fn add_stored_version(obj: &mut Value) {
     if !status.is_object() {
         *status = json!({});
     }
-    let stored = status
-        .as_object_mut()
-        .expect("an object")
-        .entry("storedVersions")
-        .or_insert_with(|| json!([]));
+    let status = status.as_object_mut().expect("an object");
+    // Not `omitempty` in kube's type: a new CRD answers `acceptedNames: {plural: "", kind: ""}`,
+    // which typed clients (Python's models) require.
+    status
+        .entry("acceptedNames")
+        .or_insert_with(|| json!({"plural": "", "kind": ""}));
+    let stored = status.entry("storedVersions").or_insert_with(|| json!([]));
     if !stored.is_array() {
         *stored = json!([]);
     }

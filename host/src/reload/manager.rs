@@ -81,7 +81,7 @@ pub struct PluginManager {
     served: Arc<Served>,
     sync_lock: tokio::sync::Mutex<()>,
     /// The CustomResourceDefinitions and what serves them.
-    crds: CrdRegistry,
+    crds: Arc<CrdRegistry>,
 }
 
 impl PluginManager {
@@ -103,7 +103,7 @@ impl PluginManager {
         let storage = factory.storage_for(&d.group, &d.plural, &d.api_version(), &d.kind);
         let plugins = Store::new(strategy, storage);
         let blobs = components(&factory);
-        let crds = CrdRegistry::new(runtime.clone(), &factory, crd_plugin);
+        let crds = Arc::new(CrdRegistry::new(runtime.clone(), &factory, crd_plugin));
         PluginManager {
             runtime,
             dir,
@@ -173,6 +173,14 @@ impl PluginManager {
             verdicts
         };
         self.crds.write_statuses(verdicts).await;
+        // Deleted CRDs: their custom resources go first (kube's finalizing controller).
+        for (name, served) in self.crds.terminating(objects) {
+            let instances = served.map(|s| {
+                let storage = self.storage_for(s.description());
+                Store::new(s, storage)
+            });
+            self.crds.spawn_clean_up(name, instances);
+        }
     }
 
     /// The plugin (by name) serving `group`/`plural`, if one does.

@@ -144,11 +144,29 @@ fn crds_are_served_before_their_create_returns(backend: Backend) {
     let err = s.fails(&["create", "-f", strict.to_str().unwrap()]);
     assert!(err.contains(r#"unknown field "spec.extra""#), "{err}");
 
-    // Deleted: no longer served.
-    s.ok(&["delete", "crd", "gadgets19.g19.example.com"]);
+    // Deleted: its objects first (kube's cleanup finalizer; `kubectl delete` waits for it),
+    // then no longer served; created again, it starts empty.
+    s.ok(&["get", "gadgets19", "one"]);
+    s.ok(&[
+        "delete",
+        "crd",
+        "gadgets19.g19.example.com",
+        "--timeout=30s",
+    ]);
     s.eventually(Duration::from_secs(10), "gadgets19 unserved", || {
         !s.kubectl(&["get", "gadgets19"]).0
     });
+    let c = s.file(
+        "again.yaml",
+        &crd("g19.example.com", "Gadget19", "gadgets19"),
+    );
+    s.ok(&["apply", "-f", c.to_str().unwrap()]);
+    let (_, out, err) = s.kubectl(&["get", "gadgets19", "-o", "name"]);
+    assert_eq!(
+        out.trim(),
+        "",
+        "the recreated CRD serves the old objects: {out} {err}"
+    );
 }
 
 #[test]
@@ -191,6 +209,9 @@ fn a_crd_for_a_resource_a_plugin_serves_is_not_accepted() {
         "apiVersion: example.dev/v1\nkind: Widget\nmetadata:\n  name: w1\nspec:\n  size: medium\n",
     );
     s.ok(&["create", "-f", w.to_str().unwrap()]);
+    // Deleting the CRD that never served the resource deletes none of the plugin's objects.
+    s.ok(&["delete", "crd", "widgets.example.dev", "--timeout=30s"]);
+    s.ok(&["get", "widgets", "w1"]);
 }
 
 #[test]

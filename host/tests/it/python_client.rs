@@ -32,3 +32,11 @@ fn python_client_sees_kube_answers() {
         "{events}"
     );
 }
+
+/// `ApiextensionsV1Api` and `CustomObjectsApi` (`tests/python/custom_resources.py`): a CRD
+/// created with typed models and used at once.
+#[test]
+fn python_client_creates_and_uses_a_crd() {
+    let s = TestServer::start_with(Backend::Embedded, &["namespaces"], &[]);
+    common::run_python_client("custom_resources.py", &s.url);
+}
