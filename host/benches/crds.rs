@@ -1,6 +1,9 @@
 //! What CustomResourceDefinitions cost (issue 32), on the real server binary (embedded store,
 //! plain HTTP on loopback):
 //!
+//! Plain HTTP with `--authorization-mode=AlwaysAllow`: what the CRD path adds, not the
+//! secure chain (the `chain` bench measures that).
+//!
 //! 1. A custom resource create through the CRD plugin against a create of the hand-written
 //!    widgets strategy: server CPU per create (the process's utime + stime over 1,000 creates,
 //!    16 in flight), three alternated rounds. The CRD is shaped like the widgets (an enum with
@@ -99,7 +102,9 @@ async fn per_create(http: &reqwest::Client) {
     let (dir, plugins) = Server::dir_with_plugins(&["namespaces", "widgets"]);
     let crd_plugin = root().join("target/plugins/configured/customresources.wasm");
     let server = Server::spawn_with_plugins(dir, &plugins, |cmd| {
-        cmd.arg("--crd-plugin").arg(&crd_plugin);
+        cmd.arg("--crd-plugin")
+            .arg(&crd_plugin)
+            .arg("--authorization-mode=AlwaysAllow");
     });
     let url = server.url.clone();
     let pid = server.child.id();
@@ -145,7 +150,9 @@ async fn many_crds(http: &reqwest::Client, n: usize) {
     let (dir, plugins) = Server::dir_with_plugins(&["namespaces"]);
     let crd_plugin = root().join("target/plugins/configured/customresources.wasm");
     let server = Server::spawn_with_plugins(dir, &plugins, |cmd| {
-        cmd.arg("--crd-plugin").arg(&crd_plugin);
+        cmd.arg("--crd-plugin")
+            .arg(&crd_plugin)
+            .arg("--authorization-mode=AlwaysAllow");
     });
     let url = server.url.clone();
     let pid = server.child.id();
