@@ -4,6 +4,7 @@
 //! `pkg/apis/apiextensions/validation/validation.go`, CEL rules compiled at write time). What
 //! the CRD serves is the plugin manager's (`crds.rs`); this file is only the object's rules.
 
+use super::strategyplugins::{set_generation, with_status_of};
 use crate::strategy::{
     Attributes, FieldError, PrinterColumn, ResourceDescription, Strategy, StrategyResult,
 };
@@ -49,15 +50,9 @@ impl Default for CustomResourceDefinitionStrategy {
 }
 
 fn generation(obj: &Value) -> i64 {
-    obj.pointer("/metadata/generation")
-        .and_then(Value::as_i64)
+    wasm_apiserver_apimachinery::meta::accessor(obj)
+        .generation()
         .unwrap_or(0)
-}
-
-fn set_generation(obj: &mut Value, g: i64) {
-    if let Some(m) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
-        m.insert("generation".into(), json!(g));
-    }
 }
 
 /// `SetDefaults_CustomResourceDefinitionSpec` (apiextensions-apiserver/pkg/apis/apiextensions/
@@ -158,14 +153,7 @@ impl Strategy for CustomResourceDefinitionStrategy {
     /// version stored.
     fn prepare_for_update(&self, new: &Value, old: &Value) -> StrategyResult<Value> {
         let mut new = new.clone();
-        match old.get("status") {
-            Some(s) => new["status"] = s.clone(),
-            None => {
-                if let Some(m) = new.as_object_mut() {
-                    m.remove("status");
-                }
-            }
-        }
+        with_status_of(&mut new, old);
         set_defaults(&mut new);
         let changed = new.get("spec") != old.get("spec");
         set_generation(&mut new, generation(old) + i64::from(changed));
@@ -181,14 +169,7 @@ impl Strategy for CustomResourceDefinitionStrategy {
     /// The status strategy: the stored object with the new status.
     fn prepare_for_status_update(&self, new: &Value, old: &Value) -> StrategyResult<Value> {
         let mut out = old.clone();
-        match new.get("status") {
-            Some(s) => out["status"] = s.clone(),
-            None => {
-                if let Some(m) = out.as_object_mut() {
-                    m.remove("status");
-                }
-            }
-        }
+        with_status_of(&mut out, new);
         Ok(out)
     }
     fn validate_status_update(&self, new: &Value, old: &Value) -> StrategyResult<Vec<FieldError>> {

@@ -342,7 +342,21 @@ fn content(obj: &Value) -> Value {
     c
 }
 
-fn set_generation(obj: &mut Value, g: i64) {
+/// `to` with `from`'s `status` (none when `from` has none): the status split of kube's CRD
+/// strategies (`customresource/strategy.go`, `status_strategy.go`), used both ways — an
+/// update keeps the stored status, a status update takes the request's.
+pub(super) fn with_status_of(to: &mut Value, from: &Value) {
+    match from.get("status") {
+        Some(s) => to["status"] = s.clone(),
+        None => {
+            if let Some(m) = to.as_object_mut() {
+                m.remove("status");
+            }
+        }
+    }
+}
+
+pub(super) fn set_generation(obj: &mut Value, g: i64) {
     wasm_apiserver_apimachinery::meta::accessor_mut(obj).set("generation", g);
 }
 
@@ -387,14 +401,7 @@ impl Strategy for StrategyPluginStrategy {
     /// anything but metadata and status changed.
     fn prepare_for_update(&self, new: &Value, old: &Value) -> StrategyResult<Value> {
         let mut new = new.clone();
-        match old.get("status") {
-            Some(s) => new["status"] = s.clone(),
-            None => {
-                if let Some(m) = new.as_object_mut() {
-                    m.remove("status");
-                }
-            }
-        }
+        with_status_of(&mut new, old);
         let g = generation(old) + i64::from(content(&new) != content(old));
         set_generation(&mut new, g);
         Ok(new)
@@ -416,14 +423,7 @@ impl Strategy for StrategyPluginStrategy {
     /// old object with the new status (metadata, spec and generation kept).
     fn prepare_for_status_update(&self, new: &Value, old: &Value) -> StrategyResult<Value> {
         let mut out = old.clone();
-        match new.get("status") {
-            Some(s) => out["status"] = s.clone(),
-            None => {
-                if let Some(m) = out.as_object_mut() {
-                    m.remove("status");
-                }
-            }
-        }
+        with_status_of(&mut out, new);
         Ok(out)
     }
     fn validate_status_update(&self, new: &Value, _: &Value) -> StrategyResult<Vec<FieldError>> {

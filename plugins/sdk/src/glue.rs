@@ -226,6 +226,16 @@ pub fn canonicalize<S: Strategy + 'static>(obj: &str) -> HookResult<String> {
 /// `prepare-for-update`: restore `status` from `old` (status subresource), run the typed hook,
 /// then bump `generation` if anything outside metadata/status changed.
 pub fn prepare_for_update<S: Strategy + 'static>(new: &str, old: &str) -> HookResult<String> {
+    let (n, _, _) = prepared_for_update::<S>(new, old)?;
+    Ok(to_text(&n))
+}
+
+/// What [`prepare_for_update`] and [`update_sequence`] share: `new` prepared (status, the
+/// typed hook, generation), with the parsed and the typed `old`.
+fn prepared_for_update<S: Strategy + 'static>(
+    new: &str,
+    old: &str,
+) -> HookResult<(Value, Value, S::Object)> {
     let mut n = parse_value(new)?;
     let o = parse_value(old)?;
     if meta::<S>().has_status {
@@ -242,7 +252,7 @@ pub fn prepare_for_update<S: Strategy + 'static>(new: &str, old: &str) -> HookRe
             .unwrap_or(0);
         set_generation(&mut n, g + 1);
     }
-    Ok(to_text(&n))
+    Ok((n, o, old_typed))
 }
 
 /// What [`update_sequence`] produced.
@@ -264,22 +274,7 @@ pub struct UpdateOutcome {
 /// first two ([`testing::update`](crate::testing::update) checks it). Errors: those of
 /// [`prepare_for_update`].
 pub fn update_sequence<S: Strategy + 'static>(new: &str, old: &str) -> HookResult<UpdateOutcome> {
-    let mut n = parse_value(new)?;
-    let o = parse_value(old)?;
-    if meta::<S>().has_status {
-        copy_key(&o, &mut n, "status");
-    }
-    let old_typed = typed_ref::<S>(&o)?;
-    let mut new_typed = typed::<S>(n)?;
-    S::prepare_for_update(&mut new_typed, &old_typed);
-    let mut n = untyped::<S>(&new_typed)?;
-    if S::TRACKS_GENERATION && spec_changed(&n, &untyped::<S>(&old_typed)?) {
-        let g = o
-            .pointer("/metadata/generation")
-            .and_then(Value::as_i64)
-            .unwrap_or(0);
-        set_generation(&mut n, g + 1);
-    }
+    let (mut n, o, old_typed) = prepared_for_update::<S>(new, old)?;
     wasm_apiserver_apimachinery::meta::restore_from_old(&mut n, &o);
     let mut new_typed = typed::<S>(n)?;
     let errors = S::validate_update(&new_typed, &old_typed);
