@@ -435,11 +435,6 @@ impl CrdRegistry {
             .collect()
     }
 
-    /// kube's finalizing controller (apiextensions-apiserver/pkg/controller/finalizer/
-    /// crd_finalizer.go) for the CRD `name`: `Terminating` set, every custom resource deleted
-    /// through `instances` (their own finalizers respected: waited for up to 30 s), then
-    /// [`CLEANUP_FINALIZER`] removed, which deletes the CRD. Instances still there after the
-    /// wait leave the finalizer for the next sync. Errors are logged.
     /// Clean up `name` on a task of its own ([`CrdRegistry::clean_up`]), unless it runs
     /// already.
     pub fn spawn_clean_up(self: &Arc<Self>, name: String, instances: Option<Store>) {
@@ -453,6 +448,11 @@ impl CrdRegistry {
         });
     }
 
+    /// kube's finalizing controller (apiextensions-apiserver/pkg/controller/finalizer/
+    /// crd_finalizer.go) for the CRD `name`: `Terminating` set, every custom resource deleted
+    /// through `instances` (their own finalizers respected: waited for up to 30 s), then
+    /// [`CLEANUP_FINALIZER`] removed, which deletes the CRD. Instances still there after the
+    /// wait leave the finalizer for the next sync. Errors are logged.
     pub async fn clean_up(&self, name: &str, instances: Option<Store>) {
         let set_terminating = |reason: &'static str, message: &'static str| {
             let f: PatchFn = Arc::new(move |current: &Value| {
