@@ -4,8 +4,10 @@
 //! (`k8s.io/apiserver/pkg/endpoints/discovery`, `discovery/aggregated`).
 
 use super::resource_map::ResourceMap;
+use super::store::Store;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// The content type kubectl requires for an aggregated answer.
 pub const AGGREGATED_V2: &str =
@@ -86,8 +88,8 @@ fn builtin_in<'a>(
         .filter(move |b| b.group == group && b.version == version)
 }
 
-/// Served groups and their versions: the plugins' and the host's own.
-fn all_groups(map: &ResourceMap) -> BTreeMap<String, Vec<String>> {
+/// Served groups and their versions (the preferred first): the plugins' and the host's own.
+pub fn all_groups(map: &ResourceMap) -> BTreeMap<String, Vec<String>> {
     let mut groups = map.groups();
     for b in BUILTIN {
         let vs = groups.entry(b.group.to_string()).or_default();
@@ -122,13 +124,15 @@ fn scope(namespaced: bool) -> &'static str {
     }
 }
 
-fn group_discovery(map: &ResourceMap, group: &str, versions: &[String]) -> Value {
+/// One group's `APIGroupDiscovery` entry: `versions` (the preferred first) with the
+/// resources of `stores` (every served version of the group's resources) and the host's own.
+pub fn group_discovery(group: &str, versions: &[String], stores: &[&Arc<Store>]) -> Value {
     let versions: Vec<Value> = versions
         .iter()
         .map(|v| {
-            let mut resources: Vec<Value> = map
-                .iter_served()
-                .filter(|r| r.description.group == group && &r.description.version == v)
+            let mut resources: Vec<Value> = stores
+                .iter()
+                .filter(|r| &r.description.version == v)
                 .map(|r| {
                     let d = &r.description;
                     let kind = json!({"group": d.group, "version": d.version, "kind": d.kind});
@@ -160,14 +164,18 @@ fn group_discovery(map: &ResourceMap, group: &str, versions: &[String]) -> Value
     json!({"metadata": {"name": group, "creationTimestamp": null}, "versions": versions})
 }
 
-/// Aggregated `/api` (core group only) or `/apis` (every other group).
-pub fn aggregated(map: &ResourceMap, core: bool) -> Value {
-    let items: Vec<Value> = all_groups(map)
-        .iter()
-        .filter(|(g, _)| g.is_empty() == core)
-        .map(|(g, vs)| group_discovery(map, g, vs))
-        .collect();
-    json!({"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items})
+/// Aggregated discovery (`APIGroupDiscoveryList`) of the serialized group entries `items`
+/// ([`group_discovery`]): `/api` gets the core group's, `/apis` every other group's.
+pub fn aggregated<'a>(items: impl Iterator<Item = &'a [u8]>) -> bytes::Bytes {
+    let mut out = br#"{"kind":"APIGroupDiscoveryList","apiVersion":"apidiscovery.k8s.io/v2","metadata":{},"items":["#.to_vec();
+    for (i, item) in items.enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(item);
+    }
+    out.extend_from_slice(b"]}");
+    out.into()
 }
 
 /// Legacy `/api`: `APIVersions`.

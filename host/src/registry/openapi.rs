@@ -4,11 +4,9 @@
 //! `x-kubernetes-group-version-kind`; PATCH carries an operation-level `fieldValidation`
 //! parameter and the patch content types the server accepts; each schema lists its GVK.
 
-use super::resource_map::ResourceMap;
 use super::store::Store;
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
-use std::collections::BTreeMap;
 
 const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
 const LIST_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta";
@@ -41,34 +39,34 @@ pub fn gv_path(group: &str, version: &str) -> String {
     }
 }
 
-/// Every group-version document, keyed by [`gv_path`].
-pub fn documents(map: &ResourceMap) -> BTreeMap<String, Value> {
-    let mut by_gv: BTreeMap<String, Vec<&Store>> = BTreeMap::new();
-    for r in map.iter_served() {
-        by_gv
-            .entry(gv_path(&r.description.group, &r.description.version))
-            .or_default()
-            .push(r);
-    }
-    by_gv
-        .into_iter()
-        .map(|(gv, rs)| {
-            let doc = document(&gv, &rs);
-            (gv, doc)
-        })
-        .collect()
+/// One group-version's document, serialized once when built (a snapshot serves it many
+/// times), with the hash `/openapi/v3` lists for it.
+#[derive(Clone)]
+pub struct OpenApiDocument {
+    /// The document's JSON.
+    pub body: bytes::Bytes,
+    /// The first 16 bytes of the body's SHA-256, upper-case hex (kube-openapi's handler3
+    /// hashes each document for its `serverRelativeURL`).
+    pub hash: String,
 }
 
-/// The root `/openapi/v3`: one entry per group-version with a content hash in the URL.
-pub fn root(docs: &BTreeMap<String, Value>) -> Value {
+impl OpenApiDocument {
+    /// The document of the group-version `gv` ([`gv_path`]) serving `resources`.
+    pub fn new(gv: &str, resources: &[&Store]) -> OpenApiDocument {
+        let body = bytes::Bytes::from(document(gv, resources).to_string());
+        let hash = hex::encode(&Sha256::digest(&body)[..16]).to_uppercase();
+        OpenApiDocument { body, hash }
+    }
+}
+
+/// The root `/openapi/v3`: one entry per group-version (`docs` by [`gv_path`]) with its
+/// document's hash in the URL.
+pub fn root<'a>(docs: impl Iterator<Item = (&'a String, &'a OpenApiDocument)>) -> Value {
     let paths: Map<String, Value> = docs
-        .iter()
         .map(|(gv, doc)| {
-            let hash =
-                hex::encode(&Sha256::digest(doc.to_string().as_bytes())[..16]).to_uppercase();
             (
                 gv.clone(),
-                json!({"serverRelativeURL": format!("/openapi/v3/{gv}?hash={hash}")}),
+                json!({"serverRelativeURL": format!("/openapi/v3/{gv}?hash={}", doc.hash)}),
             )
         })
         .collect();

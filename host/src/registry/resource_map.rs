@@ -2,9 +2,11 @@
 
 use super::request_scope::RequestScope;
 use super::store::Store;
+use crate::strategy::Strategy;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use wasm_apiserver_apimachinery::version::compare_kube_aware;
+use wasm_apiserver_storage::Storage;
 
 /// The path-to-storage map: (group, version, plural) → resource, one entry per served version
 /// of each resource, with its [`RequestScope`] (built here once, as kube's installer builds
@@ -23,46 +25,109 @@ impl ResourceMap {
     /// serves ([`Store::at_version`]). Errors: another resource already has its group and
     /// plural, in any version (both would read and write the same stored objects).
     pub fn insert(&mut self, r: Store) -> Result<(), String> {
-        let d = &r.description;
-        if let Some(existing) = self
-            .resources
-            .values()
-            .find(|e| e.description.group == d.group && e.description.plural == d.plural)
-        {
-            return Err(format!(
-                "{} is already served by plugin {:?}",
-                d.group_resource(),
-                existing.strategy.name()
-            ));
-        }
-        let versions: Vec<String> = d.served_versions().iter().map(|v| v.to_string()).collect();
-        for v in &versions {
-            let k = (d.group.clone(), v.clone(), d.plural.clone());
-            if let Some(existing) = self.by_path.get(&k) {
-                return Err(format!(
-                    "{} is already served by plugin {:?}",
-                    d.group_resource(),
-                    existing.store.strategy.name()
-                ));
-            }
-        }
+        self.check_free(&r.description)?;
         let storage = Arc::new(r);
-        for v in versions {
-            let store = if v == storage.description.version {
-                storage.clone()
-            } else {
-                Arc::new(storage.at_version(&v).expect("a served version"))
-            };
-            let d = &storage.description;
-            self.by_path.insert(
-                (d.group.clone(), v, d.plural.clone()),
-                Arc::new(RequestScope::new(store)),
-            );
+        let versions: Vec<String> = storage
+            .description
+            .served_versions()
+            .iter()
+            .map(|v| v.to_string())
+            .collect();
+        let scopes = versions
+            .into_iter()
+            .map(|v| {
+                let store = if v == storage.description.version {
+                    storage.clone()
+                } else {
+                    Arc::new(storage.at_version(&v).expect("a served version"))
+                };
+                (v, Arc::new(RequestScope::new(store)))
+            })
+            .collect();
+        self.add(storage, scopes);
+        Ok(())
+    }
+
+    /// Add the resource `previous` serves with this `strategy` over this `storage` (the same
+    /// objects, compared by address), with its Stores and scopes as they are — so what is
+    /// derived from them (OpenAPI, discovery) can be reused too
+    /// ([`Snapshot::next`](super::Snapshot::next)). `Ok(false)` when `previous` has no such
+    /// resource (build it with [`ResourceMap::insert`]). Errors: as [`ResourceMap::insert`].
+    pub fn reuse(
+        &mut self,
+        previous: &ResourceMap,
+        strategy: &Arc<dyn Strategy>,
+        storage: &Arc<dyn Storage>,
+    ) -> Result<bool, String> {
+        let d = strategy.description();
+        let found = previous
+            .in_group(&d.group)
+            .find(|((_, _, plural), _)| *plural == d.plural)
+            .map(|(_, s)| s.clone());
+        let Some(store) = found.filter(|s| {
+            same(Arc::as_ptr(&s.strategy), Arc::as_ptr(strategy))
+                && same(Arc::as_ptr(&s.storage), Arc::as_ptr(storage))
+        }) else {
+            return Ok(false);
+        };
+        self.check_free(&store.description)?;
+        let scopes = store
+            .description
+            .served_versions()
+            .iter()
+            .filter_map(|v| {
+                let k = (
+                    store.description.group.clone(),
+                    v.to_string(),
+                    store.description.plural.clone(),
+                );
+                Some((v.to_string(), previous.by_path.get(&k)?.clone()))
+            })
+            .collect();
+        self.add(store, scopes);
+        Ok(true)
+    }
+
+    /// Errors: a resource with `d`'s group and plural is here already, or one of its paths.
+    fn check_free(&self, d: &crate::strategy::ResourceDescription) -> Result<(), String> {
+        let taken = self
+            .in_group(&d.group)
+            .find(|((_, _, plural), _)| *plural == d.plural)
+            .map(|(_, s)| s.strategy.name())
+            .or_else(|| {
+                d.served_versions().iter().find_map(|v| {
+                    self.by_path
+                        .get(&(d.group.clone(), v.to_string(), d.plural.clone()))
+                        .map(|s| s.store.strategy.name())
+                })
+            });
+        match taken {
+            Some(name) => Err(format!(
+                "{} is already served by plugin {name:?}",
+                d.group_resource()
+            )),
+            None => Ok(()),
         }
+    }
+
+    /// The resources of `group` (every version), by (group, version, plural).
+    fn in_group<'a>(
+        &'a self,
+        group: &'a str,
+    ) -> impl Iterator<Item = (&'a (String, String, String), &'a Arc<Store>)> + 'a {
+        self.resources
+            .range((group.to_string(), String::new(), String::new())..)
+            .take_while(move |((g, _, _), _)| g == group)
+    }
+
+    fn add(&mut self, storage: Arc<Store>, scopes: Vec<(String, Arc<RequestScope>)>) {
         let d = &storage.description;
+        for (v, scope) in scopes {
+            self.by_path
+                .insert((d.group.clone(), v, d.plural.clone()), scope);
+        }
         let k = (d.group.clone(), d.version.clone(), d.plural.clone());
         self.resources.insert(k, storage);
-        Ok(())
     }
 
     /// The resource at a group/version/plural, as served in that version.
@@ -103,4 +168,9 @@ impl ResourceMap {
         }
         g
     }
+}
+
+/// Whether two (possibly unsized) pointers point at the same value: their data addresses.
+fn same<T: ?Sized, U: ?Sized>(a: *const T, b: *const U) -> bool {
+    std::ptr::eq(a as *const (), b as *const ())
 }

@@ -32,6 +32,18 @@ impl Widgets {
         }
     }
 
+    /// The same strategy for `<group>/v1` Widgets (to serve several resources).
+    pub fn in_group(group: &str) -> Widgets {
+        let w = Widgets::new();
+        Widgets {
+            d: ResourceDescription {
+                group: group.into(),
+                ..w.d
+            },
+            ..w
+        }
+    }
+
     fn called(&self, hook: &'static str) {
         self.calls.lock().unwrap().push(hook);
     }

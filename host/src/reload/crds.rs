@@ -40,6 +40,9 @@ struct CrdEntry {
     strategy: Result<Arc<WasmStrategy>, String>,
     /// Served: configured and its names accepted.
     accepted: bool,
+    /// The resourceVersion and refusal whose status was last found as wanted: the status
+    /// of an object not written since, with the same verdict, is not looked at again.
+    status_checked: Option<(String, Option<(&'static str, String)>)>,
 }
 
 impl CrdEntry {
@@ -55,8 +58,9 @@ pub struct Verdict {
     refused: Option<(&'static str, String)>,
 }
 
-/// What the hook runs: a sync of this server (bound by the plugin manager).
-pub type SyncFn = Box<dyn Fn() -> BoxFuture<'static, ()> + Send + Sync>;
+/// What the hook runs with the stored CRD: a sync of this server (bound by the plugin
+/// manager).
+pub type SyncFn = Box<dyn Fn(Arc<Value>) -> BoxFuture<'static, ()> + Send + Sync>;
 
 /// The [`AfterWrite`] hook of the CRD resource: sync this server at once.
 #[derive(Default)]
@@ -72,13 +76,18 @@ impl CrdHook {
 }
 
 impl AfterWrite for CrdHook {
-    fn after_write<'a>(&'a self, _stored: &'a Value) -> BoxFuture<'a, ()> {
+    fn after_write<'a>(&'a self, stored: &'a Value) -> BoxFuture<'a, ()> {
         Box::pin(async move {
             if let Some(sync) = self.sync.get() {
-                sync().await;
+                sync(Arc::new(stored.clone())).await;
             }
         })
     }
+}
+
+/// An object's resourceVersion as a number (this server's are etcd revisions; 0 if not).
+fn rv_of(o: &Value) -> u64 {
+    accessor(o).resource_version().parse().unwrap_or(0)
 }
 
 fn str_at<'a>(v: &'a Value, path: &[&str]) -> &'a str {
@@ -178,6 +187,59 @@ fn desired_status(crd: &Value, verdict: &Verdict) -> Value {
     status
 }
 
+/// The CRD objects as last listed or seen, by name: an informer's store (client-go's
+/// `cache.Store` fed by its reflector), where a view older than the one held — by
+/// resourceVersion — never replaces it: the hook of a write and the watch event of the
+/// same write arrive in either order, and a list can end after a write it does not show.
+#[derive(Default)]
+pub struct Known(Mutex<BTreeMap<String, Arc<Value>>>);
+
+impl Known {
+    /// Take `objects` (a full list at resourceVersion `list_rv`) as the objects there are,
+    /// keeping those known from after the list.
+    pub fn replace(&self, objects: Vec<Arc<Value>>, list_rv: u64) {
+        let mut known = self.0.lock().unwrap();
+        let mut listed: BTreeMap<String, Arc<Value>> = known
+            .iter()
+            .filter(|(_, o)| rv_of(o) > list_rv)
+            .map(|(n, o)| (n.clone(), o.clone()))
+            .collect();
+        for o in objects {
+            let name = accessor(&o).name().to_string();
+            if listed.get(&name).is_none_or(|k| rv_of(k) <= rv_of(&o)) {
+                listed.insert(name, o);
+            }
+        }
+        *known = listed;
+    }
+
+    /// Take `object` as the object of its name, unless the one known is as new. Returns
+    /// whether it was taken.
+    pub fn observe(&self, object: Arc<Value>) -> bool {
+        let mut known = self.0.lock().unwrap();
+        let name = accessor(&object).name().to_string();
+        let newer = known.get(&name).is_none_or(|k| rv_of(k) < rv_of(&object));
+        if newer {
+            known.insert(name, object);
+        }
+        newer
+    }
+
+    /// Forget `name`, deleted at resourceVersion `rv`, unless the one known is newer (created
+    /// again since).
+    pub fn forget(&self, name: &str, rv: u64) {
+        let mut known = self.0.lock().unwrap();
+        if known.get(name).is_none_or(|k| rv_of(k) <= rv) {
+            known.remove(name);
+        }
+    }
+
+    /// The objects known, by name.
+    pub fn all(&self) -> Vec<Arc<Value>> {
+        self.0.lock().unwrap().values().cloned().collect()
+    }
+}
+
 /// The CRDs this server knows, and the component serving them.
 pub struct CrdRegistry {
     runtime: Arc<PluginRuntime>,
@@ -188,6 +250,8 @@ pub struct CrdRegistry {
     plugin_file: Option<PathBuf>,
     plugin: Arc<OnceLock<Result<ConfiguredPlugin, String>>>,
     entries: Mutex<BTreeMap<String, CrdEntry>>,
+    /// The CRD objects as last listed or seen.
+    known: Known,
     /// CRDs whose clean-up runs on this server.
     cleaning: Mutex<std::collections::BTreeSet<String>>,
 }
@@ -213,6 +277,7 @@ impl CrdRegistry {
             plugin_file,
             plugin: Arc::new(OnceLock::new()),
             entries: Mutex::new(BTreeMap::new()),
+            known: Known::default(),
             cleaning: Mutex::new(Default::default()),
         }
     }
@@ -225,6 +290,28 @@ impl CrdRegistry {
     /// The hook of the resource, to bind.
     pub fn hook(&self) -> &CrdHook {
         &self.hook
+    }
+
+    /// Take `objects` (a full list at resourceVersion `list_rv`) as the CRDs there are
+    /// ([`Known::replace`]).
+    pub fn replace_known(&self, objects: Vec<Arc<Value>>, list_rv: u64) {
+        self.known.replace(objects, list_rv)
+    }
+
+    /// Take `object` as the CRD of its name unless the one known is as new
+    /// ([`Known::observe`]). Returns whether it was taken.
+    pub fn observe(&self, object: Arc<Value>) -> bool {
+        self.known.observe(object)
+    }
+
+    /// Forget the CRD `name`, deleted at `rv` ([`Known::forget`]).
+    pub fn forget(&self, name: &str, rv: u64) {
+        self.known.forget(name, rv)
+    }
+
+    /// The CRDs known.
+    pub fn known(&self) -> Vec<Arc<Value>> {
+        self.known.all()
     }
 
     /// The served CRDs' strategies, by CRD name.
@@ -338,31 +425,50 @@ impl CrdRegistry {
                 claimed.insert((group, plural), name.clone());
             }
             let accepted = refused.is_none();
-            {
+            let check = (
+                accessor(obj).resource_version().to_string(),
+                refused.clone(),
+            );
+            let checked = {
                 let mut crds = self.entries.lock().unwrap();
                 let ptr = |s: &Result<Arc<WasmStrategy>, String>| s.as_ref().ok().map(Arc::as_ptr);
-                let changed = crds.get(&name).is_none_or(|e| {
+                let previous = crds.get(&name);
+                let changed = previous.is_none_or(|e| {
                     e.accepted != accepted || e.key != key || ptr(&e.strategy) != ptr(&strategy)
                 });
+                let status_checked = previous.and_then(|e| e.status_checked.clone());
                 publish |= changed;
+                let checked = status_checked.as_ref() == Some(&check);
                 crds.insert(
                     name,
                     CrdEntry {
                         key,
                         strategy,
                         accepted,
+                        status_checked,
                     },
                 );
+                checked
+            };
+            if !checked {
+                verdicts.push((obj.clone(), Verdict { refused }));
             }
-            verdicts.push((obj.clone(), Verdict { refused }));
         }
         (publish, verdicts)
     }
 
-    /// Write each CRD's status as its verdict asks.
+    /// Write each CRD's status as its verdict asks. A CRD found with the status wanted, or
+    /// written with it, is known as such ([`CrdRegistry::observe`]) and not looked at again
+    /// until it is written or its verdict changes.
     pub async fn write_statuses(&self, verdicts: Vec<(Arc<Value>, Verdict)>) {
         for (obj, verdict) in verdicts {
-            self.write_crd_status(&obj, &verdict).await;
+            if let Some(done) = self.write_crd_status(&obj, &verdict).await {
+                let (name, rv) = (accessor(&done).name(), accessor(&done).resource_version());
+                if let Some(e) = self.entries.lock().unwrap().get_mut(name) {
+                    e.status_checked = Some((rv.to_string(), verdict.refused.clone()));
+                }
+                let _ = self.observe(done);
+            }
         }
     }
 
@@ -381,10 +487,12 @@ impl CrdRegistry {
     /// Write the status `verdict` asks for, unless the CRD has it already. Through the status
     /// subresource of a Store without the [`CrdHook`] (a status write is not a change of what
     /// is served).
-    async fn write_crd_status(&self, crd: &Value, verdict: &Verdict) {
+    /// Returns the CRD with the status wanted: `crd` when it has it already, or as written;
+    /// `None` when the write failed.
+    async fn write_crd_status(&self, crd: &Arc<Value>, verdict: &Verdict) -> Option<Arc<Value>> {
         let want = desired_status(crd, verdict);
         if crd.get("status") == Some(&want) {
-            return;
+            return Some(crd.clone());
         }
         let name = accessor(crd).name().to_string();
         let refused = verdict.refused.clone();
@@ -408,8 +516,12 @@ impl CrdRegistry {
                 &crate::registry::UpdateOptions::host(Subresource::Status),
             )
             .await;
-        if let Err(e) = written {
-            tracing::debug!(crd = %name, error = %e.message, "cannot record the CustomResourceDefinition's status");
+        match written {
+            Ok(w) => Some(Arc::new(w.object)),
+            Err(e) => {
+                tracing::debug!(crd = %name, error = %e.message, "cannot record the CustomResourceDefinition's status");
+                None
+            }
         }
     }
 
@@ -535,5 +647,46 @@ impl CrdRegistry {
                 tracing::warn!(crd = %name, error = %e.message, "cannot remove the CRD's cleanup finalizer");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn crd(name: &str, rv: u64) -> Arc<Value> {
+        Arc::new(json!({"metadata": {"name": name, "resourceVersion": rv.to_string()}}))
+    }
+
+    fn names_and_rvs(k: &Known) -> Vec<(String, u64)> {
+        k.all()
+            .iter()
+            .map(|o| (accessor(o).name().to_string(), rv_of(o)))
+            .collect()
+    }
+
+    #[test]
+    fn an_older_view_never_replaces_a_newer_one() {
+        let k = Known::default();
+        // The write's hook first, then the watch event of the same write, then an older one.
+        assert!(k.observe(crd("a", 5)));
+        assert!(!k.observe(crd("a", 5)));
+        assert!(!k.observe(crd("a", 4)));
+        assert!(k.observe(crd("a", 7)));
+        // A list at 6 that ended after the write at 7 (and after b was created at 8).
+        assert!(k.observe(crd("b", 8)));
+        k.replace(vec![crd("a", 5), crd("c", 3)], 6);
+        assert_eq!(
+            names_and_rvs(&k),
+            [("a".into(), 7), ("b".into(), 8), ("c".into(), 3)]
+        );
+        // A list at 9 that no longer shows c: deleted.
+        k.replace(vec![crd("a", 7), crd("b", 8)], 9);
+        assert_eq!(names_and_rvs(&k), [("a".into(), 7), ("b".into(), 8)]);
+        // The delete of b at 10 came after b was created again at 11: kept.
+        assert!(k.observe(crd("b", 11)));
+        k.forget("b", 10);
+        k.forget("a", 12);
+        assert_eq!(names_and_rvs(&k), [("b".into(), 11)]);
     }
 }

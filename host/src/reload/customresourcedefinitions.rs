@@ -172,8 +172,8 @@ impl Strategy for CustomResourceDefinitionStrategy {
         with_status_of(&mut out, new);
         Ok(out)
     }
-    fn validate_status_update(&self, new: &Value, old: &Value) -> StrategyResult<Vec<FieldError>> {
-        Ok(crd_validation::validate_update(new, old).errors)
+    fn validate_status_update(&self, new: &Value, _: &Value) -> StrategyResult<Vec<FieldError>> {
+        Ok(crd_validation::validate_status_update(new).errors)
     }
     fn warnings_on_status_update(&self, _: &Value, _: &Value) -> StrategyResult<Vec<String>> {
         Ok(Vec::new())

@@ -124,13 +124,11 @@ impl PluginManager {
     pub fn shared(self) -> Arc<PluginManager> {
         let m = Arc::new(self);
         let weak = Arc::downgrade(&m);
-        m.crds.hook().bind(Box::new(move || {
+        m.crds.hook().bind(Box::new(move |stored| {
             let weak = weak.clone();
             Box::pin(async move {
                 if let Some(m) = weak.upgrade() {
-                    if let Err(e) = m.sync_crds_now().await {
-                        tracing::warn!(error = %e.message, "cannot list CustomResourceDefinitions");
-                    }
+                    m.crd_seen(stored).await;
                 }
             })
         }));
@@ -142,8 +140,8 @@ impl PluginManager {
         self.crds.store()
     }
 
-    /// List the CRDs and sync them ([`PluginManager::sync_crds`]). Returns the list's
-    /// resourceVersion. Errors: the list's.
+    /// List the CRDs, take them as the CRDs there are, and sync them
+    /// ([`PluginManager::sync_crds`]). Returns the list's resourceVersion. Errors: the list's.
     pub async fn sync_crds_now(&self) -> Result<String, crate::status::ApiError> {
         let store = self.crd_store();
         let list = store
@@ -153,28 +151,55 @@ impl PluginManager {
             .as_str()
             .unwrap_or("")
             .to_string();
-        let items = store.decode_items(&list)?;
-        self.sync_crds(&items).await;
+        self.crds
+            .replace_known(store.decode_items(&list)?, rv.parse().unwrap_or(0));
+        self.sync_crds().await;
         Ok(rv)
     }
 
-    /// Bring what is served in line with the CRDs (all of them, as listed,
-    /// [`CrdRegistry::sync`]), publish when it changed, and write their statuses.
-    pub async fn sync_crds(&self, objects: &[Arc<Value>]) {
-        let verdicts = {
+    /// Take `stored` (a CRD as written) as the CRD of its name and sync
+    /// ([`PluginManager::sync_crds`]): only what changed is configured, published and
+    /// written. Always syncs — the write's answer waits for it — even when a watch event
+    /// brought the object first (its sync may still run: this one waits for it).
+    pub async fn crd_seen(&self, stored: Arc<Value>) {
+        self.crds.observe(stored);
+        self.sync_crds().await;
+    }
+
+    /// A watch event's CRD: synced as [`PluginManager::crd_seen`] when it is newer than the
+    /// one known.
+    pub async fn crd_event(&self, object: Arc<Value>) {
+        if self.crds.observe(object) {
+            self.sync_crds().await;
+        }
+    }
+
+    /// Forget the CRD `name`, deleted at `rv`, and sync ([`PluginManager::sync_crds`]).
+    pub async fn crd_deleted(&self, name: &str, rv: u64) {
+        self.crds.forget(name, rv);
+        self.sync_crds().await;
+    }
+
+    /// Bring what is served in line with the CRDs known ([`CrdRegistry::known`],
+    /// [`CrdRegistry::sync`]), publish when it changed, and write the statuses not yet as
+    /// wanted.
+    pub async fn sync_crds(&self) {
+        let (objects, verdicts) = {
             let _one_at_a_time = self.sync_lock.lock().await;
+            // Read under the lock: a sync of an older view must not undo a newer one.
+            let objects = self.crds.known();
             let (publish, verdicts) = self
                 .crds
-                .sync(objects, &|g: &str, p: &str| self.plugin_serving(g, p))
+                .sync(&objects, &|g: &str, p: &str| self.plugin_serving(g, p))
                 .await;
             if publish {
                 self.served.publish(self.build_map());
             }
-            verdicts
+            (objects, verdicts)
         };
         self.crds.write_statuses(verdicts).await;
         // Deleted CRDs: their custom resources go first (kube's finalizing controller).
-        for (name, served) in self.crds.terminating(objects) {
+        for (name, served) in self.crds.terminating(&objects) {
             let instances = served.map(|s| {
                 let storage = self.storage_for(s.description());
                 Store::new(s, storage)
@@ -608,15 +633,33 @@ impl PluginManager {
         Ok(())
     }
 
+    /// The map of what is served now: the host's resources, the active plugins and the
+    /// served CRDs. A resource whose strategy and storage are those the current snapshot
+    /// serves keeps its Stores ([`ResourceMap::reuse`]), so the next snapshot rebuilds the
+    /// documents of what changed only.
     fn build_map(&self) -> ResourceMap {
+        let previous = self.served.load();
         let mut map = ResourceMap::default();
-        let _ = map.insert(self.plugins.clone());
-        let _ = map.insert(self.crds.store().clone());
+        // Reused when the current snapshot serves this strategy over this storage; built
+        // (with its field managers) only when not.
+        let mut add =
+            |strategy: Arc<dyn Strategy>, storage: Arc<dyn Storage>, build: &dyn Fn() -> Store| {
+                match map.reuse(&previous.resources, &strategy, &storage)? {
+                    true => Ok(()),
+                    false => map.insert(build()),
+                }
+            };
+        for host in [&self.plugins, self.crds.store()] {
+            let _ = add(host.strategy.clone(), host.storage.clone(), &|| {
+                host.clone()
+            });
+        }
         let entries = self.entries.lock().unwrap();
         for (name, e) in entries.iter() {
             if let Some(s) = &e.active {
                 let storage = self.storage_for(s.description());
-                if let Err(err) = map.insert(Store::new(s.clone(), storage)) {
+                let build = || Store::new(s.clone(), storage.clone());
+                if let Err(err) = add(s.clone(), storage.clone(), &build) {
                     tracing::error!(plugin = %name, error = %err, "plugin not served");
                 }
             }
@@ -624,7 +667,8 @@ impl PluginManager {
         drop(entries);
         for (name, s) in self.crds.served() {
             let storage = self.storage_for(s.description());
-            if let Err(err) = map.insert(Store::new(s, storage)) {
+            let build = || Store::new(s.clone(), storage.clone());
+            if let Err(err) = add(s.clone(), storage.clone(), &build) {
                 tracing::error!(crd = %name, error = %err, "CustomResourceDefinition not served");
             }
         }

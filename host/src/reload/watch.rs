@@ -141,9 +141,13 @@ pub async fn sync_crds_once(manager: &PluginManager) -> Result<String, crate::st
     manager.sync_crds_now().await
 }
 
-/// Keep this server serving what the CustomResourceDefinitions say: list and sync, then wait
-/// for the next event (or [`RESYNC`]) and start over, for the life of the process.
+/// Keep this server serving what the CustomResourceDefinitions say, as an informer does: list
+/// and sync, then apply each watch event to the CRDs known and sync what it changed
+/// ([`PluginManager::crd_event`], [`PluginManager::crd_deleted`]); with no event for
+/// [`RESYNC`], sync again without listing (a status write that failed is retried). A watch
+/// that ends or fails lists again. Runs for the life of the process.
 pub fn watch_crds(manager: Arc<PluginManager>) {
+    use wasm_apiserver_storage::WatchEvent;
     tokio::spawn(async move {
         loop {
             let rv = match manager.sync_crds_now().await {
@@ -158,13 +162,42 @@ pub fn watch_crds(manager: Arc<PluginManager>) {
                 resource_version: rv,
                 ..Default::default()
             };
-            match manager.crd_store().watch("", &opts).await {
-                Ok(mut events) => {
-                    if let Ok(None) = tokio::time::timeout(RESYNC, events.recv()).await {
-                        tokio::time::sleep(RESYNC).await;
-                    }
+            let mut events = match manager.crd_store().watch("", &opts).await {
+                Ok(events) => events,
+                Err(_) => {
+                    tokio::time::sleep(RESYNC).await;
+                    continue;
                 }
-                Err(_) => tokio::time::sleep(RESYNC).await,
+            };
+            let started = std::time::Instant::now();
+            loop {
+                let event = match tokio::time::timeout(RESYNC, events.recv()).await {
+                    Err(_) => {
+                        manager.sync_crds().await;
+                        continue;
+                    }
+                    Ok(None) | Ok(Some(WatchEvent::Error(_))) => break,
+                    Ok(Some(event)) => event,
+                };
+                match event {
+                    WatchEvent::Added(o) | WatchEvent::Modified(o) => match o.to_arc() {
+                        Ok(o) => manager.crd_event(o).await,
+                        Err(_) => break,
+                    },
+                    WatchEvent::Deleted(o) => match o.to_arc() {
+                        Ok(o) => {
+                            let m = wasm_apiserver_apimachinery::meta::accessor(&o);
+                            let rv = m.resource_version().parse().unwrap_or(u64::MAX);
+                            manager.crd_deleted(m.name(), rv).await;
+                        }
+                        Err(_) => break,
+                    },
+                    _ => {}
+                }
+            }
+            // A watch that ends at once waits out the period (no busy relisting).
+            if started.elapsed() < RESYNC {
+                tokio::time::sleep(RESYNC).await;
             }
         }
     });

@@ -10,7 +10,6 @@ use axum::extract::State;
 use axum::http::{header, HeaderMap};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde_json::Value;
 use std::sync::Arc;
 
 fn accept(headers: &HeaderMap) -> &str {
@@ -20,13 +19,12 @@ fn accept(headers: &HeaderMap) -> &str {
         .unwrap_or("")
 }
 
-fn aggregated_response(body: &Value) -> Response {
-    let mut r = Json(body).into_response();
-    r.headers_mut().insert(
-        header::CONTENT_TYPE,
-        header::HeaderValue::from_static(discovery::AGGREGATED_V2),
-    );
-    r
+fn aggregated_response(body: &bytes::Bytes) -> Response {
+    (
+        [(header::CONTENT_TYPE, discovery::AGGREGATED_V2)],
+        body.clone(),
+    )
+        .into_response()
 }
 
 /// `/api`: aggregated discovery of the core group, or legacy `APIVersions`.

@@ -273,4 +273,91 @@ fn a_crd_created_on_one_replica_is_served_by_another_within_two_seconds() {
     b.ok(&["create", "-f", o.to_str().unwrap()]);
     let got: Value = serde_json::from_str(&a.ok(&["get", "gizmos", "g1", "-o", "json"])).unwrap();
     assert_eq!(got["spec"]["color"], "red");
+
+    // A schema change on A is B's within 2 s (the watch event's CRD, configured again).
+    a.ok(&[
+        "patch",
+        "crd",
+        "gizmos.example.com",
+        "--type=json",
+        "-p",
+        r#"[{"op":"replace","path":"/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/color/default","value":"blue"}]"#,
+    ]);
+    let changed = std::time::Instant::now();
+    let o2 = b.file("o2.yaml", &object("example.com", "Gizmo", "g2", "{}"));
+    loop {
+        let dry = b.ok(&[
+            "create",
+            "--dry-run=server",
+            "-o",
+            "json",
+            "-f",
+            o2.to_str().unwrap(),
+        ]);
+        let got: Value = serde_json::from_str(&dry).unwrap();
+        if got["spec"]["color"] == "blue" {
+            break;
+        }
+        assert!(
+            changed.elapsed() < Duration::from_secs(2),
+            "replica B still defaults with the old schema 2 s after A changed it: {got}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    // Deleted on A (its objects first): B stops serving it within 2 s of the delete's end.
+    a.ok(&["delete", "crd", "gizmos.example.com", "--timeout=30s"]);
+    let deleted = std::time::Instant::now();
+    while b.kubectl(&["get", "gizmos"]).0 {
+        assert!(
+            deleted.elapsed() < Duration::from_secs(2),
+            "replica B still serves gizmos 2 s after A deleted the CRD"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Custom resources are covered by the namespace controller (deleting a namespace deletes
+/// them) and the garbage collector (an object whose owner is gone is deleted), as on kube:
+/// both work on whatever the published snapshot serves.
+#[test]
+fn namespace_deletion_and_the_garbage_collector_cover_custom_resources() {
+    let s = TestServer::start_with(Backend::Embedded, &["namespaces"], &[]);
+    s.create_default_namespace();
+    let c = s.file("crd.yaml", &crd("example.com", "Gizmo", "gizmos"));
+    s.ok(&["apply", "-f", c.to_str().unwrap()]);
+
+    s.ok(&["create", "namespace", "team"]);
+    let o = s.file("o.yaml", &object("example.com", "Gizmo", "in-team", "{}"));
+    s.ok(&["create", "-n", "team", "-f", o.to_str().unwrap()]);
+    s.ok(&["delete", "namespace", "team", "--timeout=30s"]);
+    s.eventually(Duration::from_secs(10), "namespace team gone", || {
+        !s.kubectl(&["get", "namespace", "team"]).0
+    });
+    let (_, out, _) = s.kubectl(&["get", "gizmos", "-A", "-o", "name"]);
+    assert_eq!(
+        out.trim(),
+        "",
+        "custom resources left after their namespace: {out}"
+    );
+
+    let parent = s.file(
+        "parent.yaml",
+        &object("example.com", "Gizmo", "parent", "{}"),
+    );
+    s.ok(&["create", "-f", parent.to_str().unwrap()]);
+    let got: Value =
+        serde_json::from_str(&s.ok(&["get", "gizmos", "parent", "-o", "json"])).unwrap();
+    let uid = got["metadata"]["uid"].as_str().unwrap().to_string();
+    let child = s.file(
+        "child.yaml",
+        &format!(
+            "apiVersion: example.com/v1\nkind: Gizmo\nmetadata:\n  name: child\n  ownerReferences:\n  - {{apiVersion: example.com/v1, kind: Gizmo, name: parent, uid: {uid}}}\nspec: {{}}\n"
+        ),
+    );
+    s.ok(&["create", "-f", child.to_str().unwrap()]);
+    s.ok(&["delete", "gizmos", "parent"]);
+    s.eventually(Duration::from_secs(10), "the child collected", || {
+        !s.kubectl(&["get", "gizmos", "child"]).0
+    });
 }

@@ -108,6 +108,20 @@ pub fn validate_update(crd: &Json, old: &Json) -> Report {
     report
 }
 
+/// Validate a write of a CRD's status subresource: its accepted names only, as kube's
+/// `ValidateUpdateCustomResourceDefinitionStatus` → `ValidateCustomResourceDefinitionStatus`
+/// (apiextensions-apiserver/pkg/apis/apiextensions/validation/validation.go) — the spec is
+/// the stored one (the status strategy keeps it), so its schemas and CEL rules are not
+/// compiled again on every status write.
+pub fn validate_status_update(crd: &Json) -> Report {
+    let mut report = Report::default();
+    if let Some(names) = crd.get("status").and_then(|s| s.get("acceptedNames")) {
+        let at = Path::new("status").child("acceptedNames");
+        report.errors.extend(validate_names(names, &at));
+    }
+    report
+}
+
 /// The `api-approved.kubernetes.io` rule for the protected groups (KEP-1111).
 fn validate_approval(crd: &Json, group: &str, errors: &mut ErrorList) {
     let protected = ["k8s.io", "kubernetes.io"]
@@ -549,6 +563,26 @@ mod tests {
             .iter()
             .map(|e| format!("{}: {}", e.field, e.body()))
             .collect()
+    }
+
+    /// kube's status strategy validates the accepted names only: a status write does not
+    /// compile the spec's schemas and CEL rules again (they are the stored spec's).
+    #[test]
+    fn a_status_update_validates_the_accepted_names_only() {
+        let mut crd = crd();
+        crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["x-kubernetes-validations"][0]
+            ["rule"] = json!("self.nope");
+        assert!(!validate(&crd).errors.is_empty());
+        crd["status"]["acceptedNames"] = json!({"plural": "", "kind": ""});
+        assert_eq!(
+            messages(&validate_status_update(&crd)),
+            Vec::<String>::new()
+        );
+        crd["status"]["acceptedNames"] = json!({"plural": "Widgets_", "kind": "Widget"});
+        assert_eq!(
+            messages(&validate_status_update(&crd)),
+            vec!["status.acceptedNames.plural: Invalid value: \"Widgets_\": a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"]
+        );
     }
 
     /// Cases after `apis/apiextensions/validation/validation_test.go`, rewritten.
