@@ -146,9 +146,17 @@ pub fn group_discovery(group: &str, versions: &[String], stores: &[&Arc<Store>])
                     if !d.categories.is_empty() {
                         res["categories"] = json!(d.categories);
                     }
+                    let mut subresources = Vec::new();
                     if d.has_status() {
-                        res["subresources"] = json!([{"subresource": "status", "responseKind": kind,
-                                                     "verbs": ["get", "patch", "update"]}]);
+                        subresources.push(json!({"subresource": "status", "responseKind": kind,
+                                                 "verbs": ["get", "patch", "update"]}));
+                    }
+                    if r.scale_paths().is_some() {
+                        subresources.push(json!({"subresource": "scale", "verbs": ["get", "patch", "update"],
+                                                 "responseKind": {"group": "autoscaling", "version": "v1", "kind": "Scale"}}));
+                    }
+                    if !subresources.is_empty() {
+                        res["subresources"] = json!(subresources);
                     }
                     res
                 })
@@ -225,6 +233,11 @@ pub fn api_resource_list(map: &ResourceMap, group: &str, version: &str) -> Optio
         if d.has_status() {
             resources.push(json!({"name": format!("{}/status", d.plural), "singularName": "",
                                   "namespaced": d.namespaced, "kind": d.kind, "verbs": ["get", "patch", "update"]}));
+        }
+        if r.scale_paths().is_some() {
+            resources.push(json!({"name": format!("{}/scale", d.plural), "singularName": "",
+                                  "namespaced": d.namespaced, "group": "autoscaling", "version": "v1",
+                                  "kind": "Scale", "verbs": ["get", "patch", "update"]}));
         }
     }
     resources.extend(builtin_in(group, version).map(|b| {

@@ -14,7 +14,9 @@ use crate::strategy::ResourceDescription;
 use crate::strategy::{sequence, Strategy, StrategyError};
 use futures::FutureExt;
 use serde_json::{json, Value};
+use std::collections::BTreeMap;
 use std::sync::Arc;
+use wasm_apiserver_apiextensions::scale::ScalePaths;
 use wasm_apiserver_apimachinery::meta::{accessor, accessor_mut};
 use wasm_apiserver_apimachinery::{GroupKind, GroupResource};
 use wasm_apiserver_storage::selection::default_attrs;
@@ -106,6 +108,10 @@ pub struct Store {
     /// kube's CRD REST `Delete` adds `customresourcecleanup.apiextensions.k8s.io`
     /// (apiextensions-apiserver/pkg/registry/customresourcedefinition/etcd.go).
     pub finalizers_on_delete: Vec<String>,
+    /// The `scale` subresource's replicas paths by version, when the resource has one (a
+    /// CRD's `subresources.scale`: kube's `ScaleREST`,
+    /// apiextensions-apiserver/pkg/registry/customresource/etcd.go).
+    pub scale: Option<Arc<BTreeMap<String, ScalePaths>>>,
 }
 
 impl Store {
@@ -134,11 +140,17 @@ impl Store {
             read_only: false,
             after_write: None,
             finalizers_on_delete: Vec::new(),
+            scale: None,
         }
     }
 }
 
 impl Store {
+    /// The `scale` subresource's paths in this Store's version, if it has one.
+    pub fn scale_paths(&self) -> Option<&ScalePaths> {
+        self.scale.as_ref()?.get(&self.description.version)
+    }
+
     /// This resource as served in `version`: a Store sharing this one's strategy, storage and
     /// storage field manager, with that version's description and converter.
     /// `None` when the resource does not serve `version`. Call it on the storage-version Store

@@ -24,6 +24,7 @@ use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
+use wasm_apiserver_apiextensions::scale::ScalePaths;
 use wasm_apiserver_apimachinery::meta::accessor;
 use wasm_apiserver_storage::factory::StorageFactory;
 
@@ -40,6 +41,8 @@ struct CrdEntry {
     strategy: Result<Arc<WasmStrategy>, String>,
     /// Served: configured and its names accepted.
     accepted: bool,
+    /// The `scale` subresource's paths by version (`spec.versions[*].subresources.scale`).
+    scale: Arc<BTreeMap<String, ScalePaths>>,
     /// The resourceVersion and refusal whose status was last found as wanted: the status
     /// of an object not written since, with the same verdict, is not looked at again.
     status_checked: Option<(String, Option<(&'static str, String)>)>,
@@ -83,6 +86,20 @@ impl AfterWrite for CrdHook {
             }
         })
     }
+}
+
+/// The `scale` subresource's paths of each version of `crd` that has one.
+fn scale_paths(crd: &Value) -> BTreeMap<String, ScalePaths> {
+    crd.pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .map(|vs| {
+            vs.iter()
+                .filter_map(|v| {
+                    Some((str_at(v, &["name"]).to_string(), ScalePaths::of_version(v)?))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// An object's resourceVersion as a number (this server's are etcd revisions; 0 if not).
@@ -314,19 +331,20 @@ impl CrdRegistry {
         self.known.all()
     }
 
-    /// The served CRDs' strategies, by CRD name.
-    pub fn served(&self) -> Vec<(String, Arc<WasmStrategy>)> {
+    /// The served CRDs' strategies with their `scale` paths by version, by CRD name.
+    #[allow(clippy::type_complexity)]
+    pub fn served(&self) -> Vec<(String, Arc<WasmStrategy>, Arc<BTreeMap<String, ScalePaths>>)> {
         self.entries
             .lock()
             .unwrap()
             .iter()
-            .filter_map(|(n, e)| Some((n.clone(), e.served()?.clone())))
+            .filter_map(|(n, e)| Some((n.clone(), e.served()?.clone(), e.scale.clone())))
             .collect()
     }
 
     /// The CRD (by name) serving `group`/`plural`, if one does.
     pub fn serving(&self, group: &str, plural: &str) -> Option<String> {
-        self.served().into_iter().find_map(|(n, s)| {
+        self.served().into_iter().find_map(|(n, s, _)| {
             let d = s.description();
             (d.group == group && d.plural == plural).then_some(n)
         })
@@ -437,6 +455,10 @@ impl CrdRegistry {
                     e.accepted != accepted || e.key != key || ptr(&e.strategy) != ptr(&strategy)
                 });
                 let status_checked = previous.and_then(|e| e.status_checked.clone());
+                let scale = match previous.filter(|e| e.key == key) {
+                    Some(e) => e.scale.clone(),
+                    None => Arc::new(scale_paths(obj)),
+                };
                 publish |= changed;
                 let checked = status_checked.as_ref() == Some(&check);
                 crds.insert(
@@ -445,6 +467,7 @@ impl CrdRegistry {
                         key,
                         strategy,
                         accepted,
+                        scale,
                         status_checked,
                     },
                 );

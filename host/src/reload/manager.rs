@@ -665,9 +665,13 @@ impl PluginManager {
             }
         }
         drop(entries);
-        for (name, s) in self.crds.served() {
+        for (name, s, scale) in self.crds.served() {
             let storage = self.storage_for(s.description());
-            let build = || Store::new(s.clone(), storage.clone());
+            let build = || {
+                let mut store = Store::new(s.clone(), storage.clone());
+                store.scale = (!scale.is_empty()).then(|| scale.clone());
+                store
+            };
             if let Err(err) = add(s.clone(), storage.clone(), &build) {
                 tracing::error!(crd = %name, error = %err, "CustomResourceDefinition not served");
             }

@@ -361,3 +361,132 @@ fn namespace_deletion_and_the_garbage_collector_cover_custom_resources() {
         !s.kubectl(&["get", "gizmos", "child"]).0
     });
 }
+
+/// `kubectl scale` through a CRD's `scale` subresource (kube's `ScaleREST`): the Scale read
+/// from the replicas paths, a new `spec.replicas` written through the resource's own
+/// validation (its CEL rule refuses too many), a stale resourceVersion a conflict, negative
+/// replicas refused as kube's Scale validation does.
+#[test]
+fn kubectl_scale_works_through_the_scale_subresource() {
+    let s = TestServer::start_with(Backend::Embedded, &["namespaces"], &[]);
+    s.create_default_namespace();
+    let yaml = crd("example.com", "Gizmo", "gizmos").replace(
+        "subresources: {status: {}}",
+        "subresources: {status: {}, scale: {specReplicasPath: .spec.replicas, statusReplicasPath: .status.replicas, labelSelectorPath: .status.selector}}",
+    );
+    let c = s.file("crd.yaml", &yaml);
+    s.ok(&["apply", "-f", c.to_str().unwrap()]);
+    let o = s.file(
+        "o.yaml",
+        &object("example.com", "Gizmo", "one", "{replicas: 2}"),
+    );
+    s.ok(&["create", "-f", o.to_str().unwrap()]);
+
+    s.ok(&["scale", "gizmos/one", "--replicas=5"]);
+    let got: Value = serde_json::from_str(&s.ok(&["get", "gizmos", "one", "-o", "json"])).unwrap();
+    assert_eq!(got["spec"]["replicas"], 5, "{got}");
+    assert_eq!(got["metadata"]["generation"], 2, "{got}");
+
+    let url = "/apis/example.com/v1/namespaces/default/gizmos/one/scale";
+    let scale: Value = serde_json::from_str(&s.ok(&["get", "--raw", url])).unwrap();
+    assert_eq!(scale["apiVersion"], "autoscaling/v1", "{scale}");
+    assert_eq!(scale["kind"], "Scale");
+    assert_eq!(scale["metadata"]["name"], "one");
+    assert_eq!(
+        scale["metadata"]["resourceVersion"],
+        got["metadata"]["resourceVersion"]
+    );
+    assert_eq!(scale["spec"]["replicas"], 5);
+    assert_eq!(scale["status"]["replicas"], 0);
+
+    // The resource's own rules still hold: its CEL rule refuses more than maxReplicas.
+    let err = s.fails(&["scale", "gizmos/one", "--replicas=50"]);
+    assert!(
+        err.contains("replicas must not exceed maxReplicas"),
+        "{err}"
+    );
+
+    // PUT of a Scale with a stale resourceVersion: 409; negative replicas: 422.
+    let mut stale = scale.clone();
+    stale["metadata"]["resourceVersion"] = serde_json::json!("1");
+    stale["spec"]["replicas"] = serde_json::json!(6);
+    let f = s.file("stale.json", &stale.to_string());
+    let err = s.fails(&["replace", "--raw", url, "-f", f.to_str().unwrap()]);
+    assert!(err.contains("the object has been modified"), "{err}");
+    let mut negative = scale.clone();
+    negative["spec"]["replicas"] = serde_json::json!(-1);
+    let f = s.file("negative.json", &negative.to_string());
+    let err = s.fails(&["replace", "--raw", url, "-f", f.to_str().unwrap()]);
+    assert!(
+        err.contains("spec.replicas: Invalid value: -1: must be greater than or equal to 0"),
+        "{err}"
+    );
+    let mut six = scale.clone();
+    six["spec"]["replicas"] = serde_json::json!(6);
+    let f = s.file("six.json", &six.to_string());
+    let put: Value =
+        serde_json::from_str(&s.ok(&["replace", "--raw", url, "-f", f.to_str().unwrap()])).unwrap();
+    assert_eq!(put["spec"]["replicas"], 6, "{put}");
+}
+
+/// A CRD of the largest ecosystem size (a ~1 MiB schema, as the Prometheus operator's) goes
+/// in with `kubectl apply --server-side` (client-side apply would need a last-applied
+/// annotation over 256 KiB), is Established, takes objects, and `kubectl explain` reads
+/// its fields from the OpenAPI v3 document.
+#[test]
+fn a_one_mebibyte_crd_applies_server_side_and_explains() {
+    let s = TestServer::start_with(Backend::Embedded, &["namespaces"], &[]);
+    s.create_default_namespace();
+    let description = "A field of a very large schema, described at length as the ecosystem's generated CRDs describe every field. ".repeat(3);
+    let mut fields = String::new();
+    for i in 0..2600 {
+        fields.push_str(&format!(
+            "              field{i}: {{type: string, description: \"{description}\"}}\n"
+        ));
+    }
+    let yaml = format!(
+        r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: monsters.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {{plural: monsters, singular: monster, kind: Monster}}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            description: "The monster's spec."
+            properties:
+              replicas: {{type: integer, description: "How many monsters."}}
+{fields}"#
+    );
+    assert!(yaml.len() > 900 * 1024, "{} bytes", yaml.len());
+    let c = s.file("big.yaml", &yaml);
+    s.ok(&["apply", "--server-side", "-f", c.to_str().unwrap()]);
+    s.ok(&[
+        "wait",
+        "--for=condition=established",
+        "--timeout=10s",
+        "crd/monsters.example.com",
+    ]);
+    // Applied again unchanged: no conflict, nothing changes.
+    s.ok(&["apply", "--server-side", "-f", c.to_str().unwrap()]);
+    let o = s.file(
+        "m.yaml",
+        "apiVersion: example.com/v1\nkind: Monster\nmetadata:\n  name: m\nspec: {replicas: 2, field7: x}\n",
+    );
+    s.ok(&["apply", "--server-side", "-f", o.to_str().unwrap()]);
+    let got: Value = serde_json::from_str(&s.ok(&["get", "monsters", "m", "-o", "json"])).unwrap();
+    assert_eq!(got["spec"]["field7"], "x", "{got}");
+    let explained = s.ok(&["explain", "monster.spec"]);
+    assert!(explained.contains("How many monsters."), "{explained}");
+    assert!(explained.contains("field2599"), "{explained}");
+}

@@ -72,6 +72,13 @@ fn nested_int(obj: &Json, path: &str) -> Result<i64, String> {
     }
 }
 
+/// Whether `cr` has a value at the spec replicas path (kube's `scaleFromCustomResource`
+/// second result: a Scale GET of an object without one is an internal error, an update must
+/// set it).
+pub fn spec_replicas_found(cr: &Json, paths: &ScalePaths) -> bool {
+    nested(cr, &paths.spec_replicas).is_some()
+}
+
 /// The Scale of `cr`. Errors: a replicas path that holds something other than an integer,
 /// a selector path that holds something other than a string.
 pub fn scale_of(cr: &Json, paths: &ScalePaths) -> Result<Json, String> {

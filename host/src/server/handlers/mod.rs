@@ -24,6 +24,7 @@ pub mod get;
 pub mod patch;
 pub mod request;
 pub mod response;
+pub mod scale;
 pub mod update;
 pub mod watch;
 
@@ -108,6 +109,8 @@ async fn dispatch(
     let subresource = match info.subresource.as_str() {
         "" => Subresource::Main,
         "status" if r.description.has_status() => Subresource::Status,
+        // Written through the object itself (`scale.rs`).
+        "scale" if r.scale_paths().is_some() && !info.name.is_empty() => Subresource::Main,
         _ => return Err(ApiError::no_route(path)),
     };
     if !r.description.namespaced && !info.namespace.is_empty() {
@@ -144,6 +147,13 @@ async fn dispatch(
             dry_run: options::is_dry_run(&info.query).unwrap_or(false),
         })
     };
+    if info.subresource == "scale" {
+        return match *method {
+            Method::GET => scale::scale(&scope, &req, method, None).await,
+            Method::PUT | Method::PATCH => scale::scale(&scope, &req, method, admission()).await,
+            _ => Err(ApiError::method_not_supported(&r.gr, method.as_str())),
+        };
+    }
     let (named, main) = (!info.name.is_empty(), subresource == Subresource::Main);
     match *method {
         Method::GET if info.long_running => watch::watch(state, &scope, &req).await,
