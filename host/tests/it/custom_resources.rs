@@ -486,6 +486,11 @@ spec:
     s.ok(&["apply", "--server-side", "-f", o.to_str().unwrap()]);
     let got: Value = serde_json::from_str(&s.ok(&["get", "monsters", "m", "-o", "json"])).unwrap();
     assert_eq!(got["spec"]["field7"], "x", "{got}");
+    // kube's default columns for CRDs.
+    let table = s.ok(&["get", "crd"]);
+    let header: Vec<&str> = table.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(header, ["NAME", "CREATED", "AT"], "{table}");
+    assert!(table.contains("monsters.example.com"), "{table}");
     let explained = s.ok(&["explain", "monster.spec"]);
     assert!(explained.contains("How many monsters."), "{explained}");
     assert!(explained.contains("field2599"), "{explained}");
