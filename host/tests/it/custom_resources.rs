@@ -495,3 +495,41 @@ spec:
     assert!(explained.contains("How many monsters."), "{explained}");
     assert!(explained.contains("field2599"), "{explained}");
 }
+
+/// A CRD's categories and selectable fields through kubectl: `kubectl get <category>` lists
+/// its objects, `--field-selector` on a selectable field filters them, and one on a field
+/// the CRD does not select is refused as kube refuses it.
+#[test]
+fn categories_and_selectable_fields_work_through_kubectl() {
+    let s = TestServer::start_with(Backend::Embedded, &["namespaces"], &[]);
+    s.create_default_namespace();
+    let yaml = crd("example.com", "Gizmo", "gizmos")
+        .replace(
+            "shortNames: [gizmox]}",
+            "shortNames: [gizmox], categories: [toys]}",
+        )
+        .replace(
+            "    subresources: {status: {}}\n",
+            "    subresources: {status: {}}\n    selectableFields: [{jsonPath: .spec.color}]\n",
+        );
+    assert!(yaml.contains("categories") && yaml.contains("selectableFields"), "{yaml}");
+    let c = s.file("crd.yaml", &yaml);
+    s.ok(&["apply", "-f", c.to_str().unwrap()]);
+    for (name, color) in [("r", "red"), ("b", "blue")] {
+        let o = s.file(
+            &format!("{name}.yaml"),
+            &object("example.com", "Gizmo", name, &format!("{{color: {color}}}")),
+        );
+        s.ok(&["create", "-f", o.to_str().unwrap()]);
+    }
+    let all = s.ok(&["get", "toys", "-o", "name"]);
+    assert_eq!(
+        all.lines().collect::<Vec<_>>(),
+        ["gizmo.example.com/b", "gizmo.example.com/r"],
+        "{all}"
+    );
+    let blue = s.ok(&["get", "gizmos", "--field-selector", "spec.color=blue", "-o", "name"]);
+    assert_eq!(blue.trim(), "gizmo.example.com/b");
+    let err = s.fails(&["get", "gizmos", "--field-selector", "spec.replicas=1"]);
+    assert!(err.contains("field label not supported: spec.replicas"), "{err}");
+}
