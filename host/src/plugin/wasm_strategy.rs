@@ -556,6 +556,14 @@ impl Strategy for WasmStrategy {
     /// and annotations — maps of strings — are taken from the plugin's metadata: the rest is
     /// the input's. A conversion the plugin refuses is a fault too (500): the object is stored,
     /// so the client did nothing wrong.
+    fn reads_stored(&self) -> bool {
+        self.inner.configuration.is_some()
+    }
+
+    fn read_stored(&self, obj: &Value) -> StrategyResult<Value> {
+        WasmStrategy::read_stored(self, obj)
+    }
+
     fn convert(&self, obj: &Value, desired_api_version: &str) -> StrategyResult<Value> {
         const HOOK: &str = "convert";
         if obj.get("apiVersion").and_then(Value::as_str) == Some(desired_api_version) {

@@ -118,6 +118,10 @@ pub struct Converter {
     /// `{"apiVersion":"<api_version>"`: how stored JSON in this version starts (serde_json
     /// writes members sorted, and `apiVersion` sorts first).
     stored_prefix: Vec<u8>,
+    /// The strategy reads stored objects ([`Strategy::reads_stored`]): every stored state is
+    /// read through it once (cached as conversions are), as kube's CRD codec prunes and
+    /// defaults every object it decodes from storage.
+    reads: bool,
     cache: Mutex<Cache>,
 }
 
@@ -141,6 +145,7 @@ impl Converter {
         storage_api_version: String,
     ) -> Converter {
         Converter {
+            reads: strategy.reads_stored(),
             strategy,
             gk,
             stored_prefix: format!("{{\"apiVersion\":{}", Value::from(api_version.as_str()))
@@ -159,11 +164,19 @@ impl Converter {
     /// Whether an object with this `apiVersion` is to be converted to the request's: one in
     /// another version is; one without is, unless requests are in the storage version (then
     /// it is served as stored, as before conversion existed).
-    fn needs(&self, api_version: Option<&str>) -> bool {
+    fn needs_version(&self, api_version: Option<&str>) -> bool {
         match api_version {
             Some(v) => v != self.api_version,
             None => !self.is_identity(),
         }
+    }
+
+    /// Whether a stored object with this `apiVersion`, shared as `sharing`, is answered
+    /// otherwise than as stored: converted ([`Converter::needs_version`]) or, a stored state
+    /// of a resource whose strategy reads stored objects, read through it (a write's answer
+    /// is what the strategy just prepared: not read again).
+    fn needs(&self, api_version: Option<&str>, sharing: Sharing) -> bool {
+        (self.reads && sharing != Sharing::No) || self.needs_version(api_version)
     }
 
     /// A request's object (in the request's version) in the storage version. Blocking when it
@@ -189,7 +202,7 @@ impl Converter {
 
     /// Whether a stored object is to be converted to the request's version.
     pub fn needs_conversion(&self, obj: &Value) -> bool {
-        self.needs(api_version(obj))
+        self.needs(api_version(obj), Sharing::Stored)
     }
 
     /// Whether a stored object is in a version other than the storage version: written before
@@ -214,16 +227,19 @@ impl Converter {
     /// bytes) or its `apiVersion` is another (a decoded object). A `false` is certain; a
     /// `true` is decided by [`Converter::from_storage`] on the decoded object.
     pub fn may_convert(&self, obj: &SharedObject) -> bool {
+        if self.reads {
+            return true;
+        }
         match obj {
             SharedObject::Stored(s) if s.data.starts_with(&self.stored_prefix) => false,
             // Members sorted before `apiVersion` (an Event's `action`, a ClusterRole's
             // `aggregationRule`): read the top-level one alone. Bytes that do not parse take
             // the decode path, which reports them.
             SharedObject::Stored(s) => match serde_json::from_slice::<TypeMeta>(&s.data) {
-                Ok(t) => self.needs(t.api_version.as_deref()),
+                Ok(t) => self.needs_version(t.api_version.as_deref()),
                 Err(_) => true,
             },
-            SharedObject::Decoded(v) => self.needs(api_version(v)),
+            SharedObject::Decoded(v) => self.needs_version(api_version(v)),
         }
     }
 
@@ -233,7 +249,7 @@ impl Converter {
     /// Blocking when it converts: it calls the plugin. Errors: the plugin's fault or refusal
     /// (500 naming the plugin).
     pub fn from_storage(&self, obj: &Arc<Value>, sharing: Sharing) -> ApiResult<Arc<Value>> {
-        if !self.needs(api_version(obj)) {
+        if !self.needs(api_version(obj), sharing) {
             return Ok(obj.clone());
         }
         self.convert_shared(obj, sharing)
@@ -241,7 +257,7 @@ impl Converter {
 
     /// [`Converter::from_storage`] of a borrowed object (what a selector's `GetAttrs` has).
     pub fn from_storage_ref(&self, obj: &Value, sharing: Sharing) -> ApiResult<Arc<Value>> {
-        if !self.needs(api_version(obj)) {
+        if !self.needs(api_version(obj), sharing) {
             return Ok(Arc::new(obj.clone()));
         }
         self.convert_shared(obj, sharing)
@@ -272,7 +288,7 @@ impl Converter {
     fn converted(&self, obj: &Value, sharing: Sharing) -> ApiResult<Arc<Converted>> {
         let key = Self::key(obj, sharing);
         if sharing == Sharing::No || key.3.is_empty() {
-            let object = Arc::new(self.convert(obj, &self.api_version)?);
+            let object = Arc::new(self.answer(obj, sharing)?);
             return Ok(Arc::new(Converted::new(object)));
         }
         let slot = self.slot(&key);
@@ -280,9 +296,7 @@ impl Converter {
         if let Some(done) = &*filled {
             return Ok(done.clone());
         }
-        let converted = Arc::new(Converted::new(Arc::new(
-            self.convert(obj, &self.api_version)?,
-        )));
+        let converted = Arc::new(Converted::new(Arc::new(self.answer(obj, sharing)?)));
         *filled = Some(converted.clone());
         drop(filled);
         self.account(&key, &slot, &converted.object);
@@ -298,7 +312,7 @@ impl Converter {
         obj: Arc<Value>,
         sharing: Sharing,
     ) -> ApiResult<Arc<Converted>> {
-        if !self.needs(api_version(&obj)) {
+        if !self.needs(api_version(&obj), sharing) {
             return Ok(Arc::new(Converted::new(obj)));
         }
         let key = Self::key(&obj, sharing);
@@ -337,7 +351,7 @@ impl Converter {
         obj: Arc<Value>,
         sharing: Sharing,
     ) -> ApiResult<Arc<Value>> {
-        if !self.needs(api_version(&obj)) {
+        if !self.needs(api_version(&obj), sharing) {
             return Ok(obj);
         }
         let c = self.clone();
@@ -352,7 +366,7 @@ impl Converter {
         objs: Vec<Arc<Value>>,
         sharing: Sharing,
     ) -> ApiResult<Vec<Arc<Value>>> {
-        if objs.iter().all(|o| !self.needs(api_version(o))) {
+        if objs.iter().all(|o| !self.needs(api_version(o), sharing)) {
             return Ok(objs);
         }
         let c = self.clone();
@@ -400,6 +414,25 @@ impl Converter {
         cache.bytes += n.0;
         while cache.bytes > CACHE_BYTES && !cache.order.is_empty() {
             cache.evict_oldest();
+        }
+    }
+
+    /// A stored object as answered in the request's version: read through the strategy when
+    /// it reads stored objects (not a write's answer), then converted when in another
+    /// version. Blocking: it calls the plugin.
+    fn answer(&self, obj: &Value, sharing: Sharing) -> ApiResult<Value> {
+        if !(self.reads && sharing != Sharing::No) {
+            return self.convert(obj, &self.api_version);
+        }
+        let name = wasm_apiserver_apimachinery::meta::accessor(obj).name();
+        let read = self
+            .strategy
+            .read_stored(obj)
+            .map_err(|e| ApiError::from_strategy(e, &self.gk, name))?;
+        if self.needs_version(api_version(&read)) {
+            self.convert(&read, &self.api_version)
+        } else {
+            Ok(read)
         }
     }
 

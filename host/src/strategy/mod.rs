@@ -247,6 +247,19 @@ pub trait Strategy: Send + Sync {
     fn printer_cells(&self, obj: &Value) -> StrategyResult<Vec<Value>>;
     /// `GetAttrs`.
     fn get_attrs(&self, obj: &Value) -> StrategyResult<Attributes>;
+    /// Whether stored objects are read through [`Strategy::read_stored`] before they are
+    /// answered (a CRD's strategy: its current schema prunes and defaults them). Default: no.
+    fn reads_stored(&self) -> bool {
+        false
+    }
+
+    /// A stored object as it is to be answered (apiextensions-apiserver prunes and defaults
+    /// every custom resource it decodes from storage, so a schema change applies to stored
+    /// objects on read). Called only when [`Strategy::reads_stored`]. Errors: the plugin's
+    /// fault or refusal ([`PluginFault`]). Default: the object as stored.
+    fn read_stored(&self, obj: &Value) -> StrategyResult<Value> {
+        Ok(obj.clone())
+    }
     /// Convert `obj` to `desired_api_version` (`group/version`, `v1` in the core group): the
     /// conversion kube-apiserver runs between a request's version and the storage version
     /// (`convert` in `wit/0.2.0/strategy.wit`). An object already in that version is returned

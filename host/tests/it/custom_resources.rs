@@ -512,7 +512,10 @@ fn categories_and_selectable_fields_work_through_kubectl() {
             "    subresources: {status: {}}\n",
             "    subresources: {status: {}}\n    selectableFields: [{jsonPath: .spec.color}]\n",
         );
-    assert!(yaml.contains("categories") && yaml.contains("selectableFields"), "{yaml}");
+    assert!(
+        yaml.contains("categories") && yaml.contains("selectableFields"),
+        "{yaml}"
+    );
     let c = s.file("crd.yaml", &yaml);
     s.ok(&["apply", "-f", c.to_str().unwrap()]);
     for (name, color) in [("r", "red"), ("b", "blue")] {
@@ -528,8 +531,96 @@ fn categories_and_selectable_fields_work_through_kubectl() {
         ["gizmo.example.com/b", "gizmo.example.com/r"],
         "{all}"
     );
-    let blue = s.ok(&["get", "gizmos", "--field-selector", "spec.color=blue", "-o", "name"]);
+    let blue = s.ok(&[
+        "get",
+        "gizmos",
+        "--field-selector",
+        "spec.color=blue",
+        "-o",
+        "name",
+    ]);
     assert_eq!(blue.trim(), "gizmo.example.com/b");
     let err = s.fails(&["get", "gizmos", "--field-selector", "spec.replicas=1"]);
-    assert!(err.contains("field label not supported: spec.replicas"), "{err}");
+    assert!(
+        err.contains("field label not supported: spec.replicas"),
+        "{err}"
+    );
+}
+
+/// A schema change applies to stored objects on read, as kube's CRD codec prunes and
+/// defaults every object it decodes: after the CRD drops a field and adds a defaulted one,
+/// GET, LIST, a Table and a watch all answer the object written before the change pruned
+/// and defaulted by the new schema, without a write.
+#[test]
+fn stored_objects_are_pruned_and_defaulted_on_read_by_the_current_schema() {
+    let s = TestServer::start_with(Backend::Embedded, &["namespaces"], &[]);
+    s.create_default_namespace();
+    let crd = |fields: &str| {
+        format!(
+            r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gizmos.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {{plural: gizmos, singular: gizmo, kind: Gizmo}}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    additionalPrinterColumns:
+    - {{name: Size, type: string, jsonPath: .spec.size}}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              color: {{type: string, default: red}}
+{fields}"#
+        )
+    };
+    let before = s.file(
+        "before.yaml",
+        &crd("              legacy: {type: string}\n"),
+    );
+    s.ok(&["apply", "-f", before.to_str().unwrap()]);
+    let o = s.file(
+        "o.yaml",
+        &object("example.com", "Gizmo", "old", "{legacy: x}"),
+    );
+    s.ok(&["create", "-f", o.to_str().unwrap()]);
+    let got: Value = serde_json::from_str(&s.ok(&["get", "gizmos", "old", "-o", "json"])).unwrap();
+    assert_eq!(
+        got["spec"],
+        serde_json::json!({"color": "red", "legacy": "x"})
+    );
+
+    let after = s.file(
+        "after.yaml",
+        &crd("              size: {type: string, default: M}\n"),
+    );
+    s.ok(&["apply", "-f", after.to_str().unwrap()]);
+    let want = serde_json::json!({"color": "red", "size": "M"});
+    let got: Value = serde_json::from_str(&s.ok(&["get", "gizmos", "old", "-o", "json"])).unwrap();
+    assert_eq!(got["spec"], want, "GET: {got}");
+    let list: Value = serde_json::from_str(&s.ok(&["get", "gizmos", "-o", "json"])).unwrap();
+    assert_eq!(list["items"][0]["spec"], want, "LIST: {list}");
+    let table = s.ok(&["get", "gizmos"]);
+    assert!(
+        table
+            .lines()
+            .nth(1)
+            .is_some_and(|l| l.split_whitespace().nth(1) == Some("M")),
+        "{table}"
+    );
+    let events = s.ok(&[
+        "get",
+        "--raw",
+        "/apis/example.com/v1/namespaces/default/gizmos?watch=true&timeoutSeconds=1",
+    ]);
+    let first: Value = serde_json::from_str(events.lines().next().unwrap()).unwrap();
+    assert_eq!(first["object"]["spec"], want, "WATCH: {events}");
 }
