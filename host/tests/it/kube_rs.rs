@@ -5,7 +5,8 @@
 //! the object goes; the events `Recorder` publishes an `events.k8s.io/v1` Event found by
 //! field selector; the `watcher` lists (paged and as a watch-list stream); a `core/v1` Event
 //! goes through `Api<Event>`; server-side apply by two managers (`Patch::Apply`, conflict,
-//! `force()`). On both stores.
+//! `force()`). On both stores. A `#[derive(CustomResource)]` type's generated CRD, then
+//! `Api<Gadget>` at once.
 
 use crate::common;
 
@@ -243,4 +244,78 @@ async fn kube_rs_controller_flows_embedded() {
 #[tokio::test(flavor = "multi_thread")]
 async fn kube_rs_controller_flows_etcd() {
     controller_flows(Backend::Etcd).await;
+}
+
+/// A kube-rs `#[derive(CustomResource)]` type: its generated CRD (`CustomResourceExt::crd()`)
+/// is created through `Api<CustomResourceDefinition>` and served before the create returns,
+/// so `Api<Gadget>` creates, reads, patches the status of and lists objects at once, and
+/// kube-rs' `is_crd_established` condition holds.
+#[derive(
+    kube::CustomResource, serde::Deserialize, serde::Serialize, Clone, Debug, schemars::JsonSchema,
+)]
+#[kube(
+    group = "example.com",
+    version = "v1",
+    kind = "Gadget",
+    namespaced,
+    status = "GadgetStatus",
+    shortname = "gd",
+    printcolumn = r#"{"name":"Size","type":"string","jsonPath":".spec.size"}"#
+)]
+pub struct GadgetSpec {
+    size: String,
+    replicas: Option<i32>,
+    labels: std::collections::BTreeMap<String, String>,
+}
+
+/// The status of a [`Gadget`].
+#[derive(serde::Deserialize, serde::Serialize, Clone, Debug, Default, schemars::JsonSchema)]
+pub struct GadgetStatus {
+    ready: bool,
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn custom_resource_ext_crd_is_served_and_used() {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    use kube::CustomResourceExt;
+    let s = TestServer::start_with(Backend::Embedded, &["namespaces"], &[]);
+    s.create_default_namespace();
+    let client = client(&s).await;
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    crds.create(&PostParams::default(), &Gadget::crd())
+        .await
+        .unwrap_or_else(|e| panic!("the generated CRD: {e:?}"));
+    let crd = crds.get("gadgets.example.com").await.unwrap();
+    assert!(
+        kube::runtime::wait::Condition::matches_object(
+            &kube::runtime::conditions::is_crd_established(),
+            Some(&crd)
+        ),
+        "{:?}",
+        crd.status
+    );
+
+    let gadgets: Api<Gadget> = Api::namespaced(client, "default");
+    let spec = GadgetSpec {
+        size: "M".into(),
+        replicas: None,
+        labels: [("team".to_string(), "a".to_string())].into(),
+    };
+    gadgets
+        .create(&PostParams::default(), &Gadget::new("one", spec))
+        .await
+        .unwrap_or_else(|e| panic!("a Gadget: {e:?}"));
+    let got = gadgets.get("one").await.unwrap();
+    assert_eq!(got.spec.size, "M");
+    assert_eq!(got.spec.labels["team"], "a");
+    let status = serde_json::json!({"status": {"ready": true}});
+    gadgets
+        .patch_status("one", &PatchParams::default(), &Patch::Merge(&status))
+        .await
+        .unwrap();
+    let list = gadgets.list(&ListParams::default()).await.unwrap();
+    assert_eq!(list.items.len(), 1);
+    assert!(list.items[0].status.as_ref().is_some_and(|s| s.ready));
+    let table = s.ok(&["get", "gd"]);
+    assert!(table.lines().next().unwrap().contains("SIZE"), "{table}");
 }
