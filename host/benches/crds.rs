@@ -7,7 +7,9 @@
 //! 1. A custom resource create through the CRD plugin against a create of the hand-written
 //!    widgets strategy: server CPU per create (the process's utime + stime over 1,000 creates,
 //!    16 in flight), three alternated rounds. The CRD is shaped like the widgets (an enum with
-//!    a default, a defaulted integer, a status subresource) plus two CEL rules.
+//!    a default, a defaulted integer, a status subresource) plus two CEL rules. Then the
+//!    server CPU of a LIST of the 4,000 objects of each (the custom resources read through
+//!    the component on the first, from the conversion cache after).
 //! 2. A Crossplane-sized install: 2,000 CRDs created one after another (each served before its
 //!    create returns): total time, the slowest create of the last 100, aggregated discovery
 //!    (`/apis` as `APIGroupDiscoveryList`, median of 5) and the server's RSS growth.
@@ -144,6 +146,26 @@ async fn per_create(http: &reqwest::Client) {
     }
     ratios.sort_by(|a, b| a.partial_cmp(b).unwrap());
     println!("   median CRD/widgets {:.2} (target ≤ 1.5)", ratios[1]);
+
+    // Reads: every stored custom resource is read through the component (pruned and
+    // defaulted by the current schema) once per resourceVersion, then from the cache.
+    let n = CREATES * 4;
+    println!("1b. server CPU per LIST of {n} objects (median of 3 after the first)");
+    for (what, url) in [("widgets plugin", &widgets), ("CRD plugin", &gadgets)] {
+        let mut cpu = Vec::new();
+        for _ in 0..4 {
+            let before = proc_cpu_us(pid);
+            let r = http.get(url.as_str()).send().await.unwrap();
+            assert_eq!(r.status(), 200);
+            let body: Value = r.json().await.unwrap();
+            assert_eq!(body["items"].as_array().map(Vec::len), Some(n));
+            cpu.push((proc_cpu_us(pid) - before) / 1e3);
+        }
+        let first = cpu[0];
+        let mut rest = cpu[1..].to_vec();
+        rest.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        println!("   {what}: first {first:.1} ms, then {:.1} ms", rest[1]);
+    }
 }
 
 async fn many_crds(http: &reqwest::Client, n: usize) {

@@ -255,6 +255,19 @@ impl Converter {
         self.convert_shared(obj, sharing)
     }
 
+    /// [`Converter::from_storage`] with the answer's JSON, written once and shared with every
+    /// other request answering the same state (a list writes it as it is).
+    pub fn from_storage_json(
+        &self,
+        obj: &Arc<Value>,
+        sharing: Sharing,
+    ) -> ApiResult<Arc<Converted>> {
+        if !self.needs(api_version(obj), sharing) {
+            return Ok(Arc::new(Converted::new(obj.clone())));
+        }
+        self.converted(obj, sharing)
+    }
+
     /// [`Converter::from_storage`] of a borrowed object (what a selector's `GetAttrs` has).
     pub fn from_storage_ref(&self, obj: &Value, sharing: Sharing) -> ApiResult<Arc<Value>> {
         if !self.needs(api_version(obj), sharing) {

@@ -110,6 +110,15 @@ impl RequestScope {
         self.converter.from_storage(obj, sharing)
     }
 
+    /// [`RequestScope::encode_blocking`] with the answer's JSON, shared with other requests.
+    pub fn encode_json_blocking(
+        &self,
+        obj: &Arc<Value>,
+        sharing: Sharing,
+    ) -> ApiResult<Arc<super::converter::Converted>> {
+        self.converter.from_storage_json(obj, sharing)
+    }
+
     /// [`RequestScope::encode`] of every object of a list.
     pub async fn encode_list(
         &self,

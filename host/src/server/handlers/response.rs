@@ -98,8 +98,8 @@ pub fn list_body(scope: &RequestScope, list: &SharedListResult) -> ApiResult<Vec
             let stored = item
                 .to_arc()
                 .map_err(|e| ApiError::from_storage(&e, &r.gr, ""))?;
-            let converted = scope.encode_blocking(&stored, Sharing::Stored)?;
-            serde_json::to_writer(&mut out, &*converted).map_err(ApiError::internal)?;
+            let converted = scope.encode_json_blocking(&stored, Sharing::Stored)?;
+            out.extend_from_slice(converted.json());
         }
     }
     out.extend_from_slice(b"]}");
