@@ -30,6 +30,19 @@ pub const CACHE_ENTRIES: usize = 4096;
 /// of it is not kept.
 pub const CACHE_BYTES: usize = 64 << 20;
 
+/// … and all versions of all resources together at most this many (each counts its objects
+/// twice: the value and the JSON written from it). With thousands of CRDs, each of whose
+/// stored objects is read through its strategy and kept, a per-version bound alone would not
+/// bound the process; a cache over the shared budget drops its own oldest first.
+pub const CACHE_BYTES_TOTAL: usize = 256 << 20;
+
+/// The bytes every converter's cache holds together.
+static TOTAL_BYTES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+fn total_bytes() -> usize {
+    TOTAL_BYTES.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Which converted objects may be shared with other requests, and under which key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Sharing {
@@ -87,8 +100,15 @@ impl Cache {
         if let Some(oldest) = self.order.pop_front() {
             if let Some((_, size)) = self.slots.remove(&oldest) {
                 self.bytes -= size;
+                TOTAL_BYTES.fetch_sub(size, std::sync::atomic::Ordering::Relaxed);
             }
         }
+    }
+}
+
+impl Drop for Cache {
+    fn drop(&mut self) {
+        TOTAL_BYTES.fetch_sub(self.bytes, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
@@ -202,7 +222,7 @@ impl Converter {
 
     /// Whether a stored object is to be converted to the request's version.
     pub fn needs_conversion(&self, obj: &Value) -> bool {
-        self.needs(api_version(obj), Sharing::Stored)
+        self.needs_version(api_version(obj))
     }
 
     /// Whether a stored object is in a version other than the storage version: written before
@@ -418,16 +438,43 @@ impl Converter {
         if !Arc::ptr_eq(s, slot) || *size != 0 {
             return;
         }
-        if n.0 > CACHE_BYTES / 4 {
+        let counted = 2 * n.0;
+        if counted > CACHE_BYTES / 4 {
             cache.slots.remove(key);
             cache.order.retain(|k| k != key);
             return;
         }
-        *size = n.0;
-        cache.bytes += n.0;
-        while cache.bytes > CACHE_BYTES && !cache.order.is_empty() {
+        *size = counted;
+        cache.bytes += counted;
+        TOTAL_BYTES.fetch_add(counted, std::sync::atomic::Ordering::Relaxed);
+        while (cache.bytes > CACHE_BYTES || total_bytes() > CACHE_BYTES_TOTAL)
+            && !cache.order.is_empty()
+        {
             cache.evict_oldest();
         }
+    }
+
+    /// Whether stored objects are read through the strategy ([`Strategy::reads_stored`]).
+    pub fn reads(&self) -> bool {
+        self.reads
+    }
+
+    /// A stored object read through the strategy in the storage version (the version whose
+    /// schema `read` prunes and defaults by): one stored under an earlier storage version is
+    /// converted first, so no field of its own version is pruned by another's schema.
+    /// Blocking: it calls the plugin. Errors: the conversion's, the read's.
+    pub fn read_in_storage_version(&self, obj: &Value) -> ApiResult<Value> {
+        let converted;
+        let obj = if self.is_stale_version(obj) {
+            converted = self.convert(obj, &self.storage_api_version)?;
+            &converted
+        } else {
+            obj
+        };
+        let name = wasm_apiserver_apimachinery::meta::accessor(obj).name();
+        self.strategy
+            .read_stored(obj)
+            .map_err(|e| ApiError::from_strategy(e, &self.gk, name))
     }
 
     /// A stored object as answered in the request's version: read through the strategy when
@@ -437,11 +484,7 @@ impl Converter {
         if !(self.reads && sharing != Sharing::No) {
             return self.convert(obj, &self.api_version);
         }
-        let name = wasm_apiserver_apimachinery::meta::accessor(obj).name();
-        let read = self
-            .strategy
-            .read_stored(obj)
-            .map_err(|e| ApiError::from_strategy(e, &self.gk, name))?;
+        let read = self.read_in_storage_version(obj)?;
         if self.needs_version(api_version(&read)) {
             self.convert(&read, &self.api_version)
         } else {

@@ -82,11 +82,19 @@ impl RequestScope {
         check: impl Fn(&mut Value) -> ApiResult<()> + Send + Sync + 'static,
     ) -> PatchFn {
         let converter = self.converter.clone();
+        // The Store hands over the current object already read through a strategy that
+        // reads stored objects: only its version is converted here (not shared: it is a read
+        // state, not the stored one).
+        let sharing = if converter.reads() {
+            Sharing::No
+        } else {
+            Sharing::Stored
+        };
         Arc::new(move |current: &Value| {
             let mut patched = if current.is_null() || !converter.needs_conversion(current) {
                 patch(current)?
             } else {
-                patch(&*converter.from_storage_ref(current, Sharing::Stored)?)?
+                patch(&*converter.from_storage_ref(current, sharing)?)?
             };
             check(&mut patched)?;
             converter.to_storage(patched)

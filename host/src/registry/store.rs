@@ -749,8 +749,15 @@ impl Store {
 
     /// A stored object (`Null`: none) in the storage version: one written under an earlier
     /// storage version is converted before any hook sees it
-    /// ([`Converter::stored_to_storage`]).
+    /// ([`Converter::stored_to_storage`]); with a strategy that reads stored objects, read
+    /// through it as well ([`Converter::read_in_storage_version`]).
     pub(super) async fn in_storage_version(&self, obj: Value) -> ApiResult<Value> {
+        if self.converter.reads() && !obj.is_null() {
+            // As kube's CRD codec decodes the current object: pruned and defaulted by the
+            // current schema, so an unchanged apply is no change (no generation bump).
+            let c = self.converter.clone();
+            return blocking(move || c.read_in_storage_version(&obj)).await?;
+        }
         if !self.converter.is_stale_version(&obj) {
             return Ok(obj);
         }
@@ -798,7 +805,7 @@ impl Store {
     /// object converted to it (kube selects custom resources in the request's version).
     fn attrs_func(&self) -> wasm_apiserver_storage::selection::AttrsFunc {
         let attrs = default_attrs(self.description.selectable_fields.clone());
-        if self.converter.is_identity() {
+        if self.converter.is_identity() && !self.converter.reads() {
             return attrs;
         }
         let converter = self.converter.clone();

@@ -208,52 +208,69 @@ fn desired_status(crd: &Value, verdict: &Verdict) -> Value {
 /// `cache.Store` fed by its reflector), where a view older than the one held — by
 /// resourceVersion — never replaces it: the hook of a write and the watch event of the
 /// same write arrive in either order, and a list can end after a write it does not show.
+/// A deleted name keeps its delete's resourceVersion (a tombstone) until a list newer than
+/// it, so a late copy of the deleted object (a write's hook, a status check that began
+/// before the delete) does not bring it back.
 #[derive(Default)]
-pub struct Known(Mutex<BTreeMap<String, Arc<Value>>>);
+pub struct Known(Mutex<KnownState>);
+
+#[derive(Default)]
+struct KnownState {
+    objects: BTreeMap<String, Arc<Value>>,
+    deleted: BTreeMap<String, u64>,
+}
 
 impl Known {
     /// Take `objects` (a full list at resourceVersion `list_rv`) as the objects there are,
-    /// keeping those known from after the list.
+    /// keeping those known from after the list (and the deletes after it).
     pub fn replace(&self, objects: Vec<Arc<Value>>, list_rv: u64) {
         let mut known = self.0.lock().unwrap();
+        known.deleted.retain(|_, rv| *rv > list_rv);
         let mut listed: BTreeMap<String, Arc<Value>> = known
+            .objects
             .iter()
             .filter(|(_, o)| rv_of(o) > list_rv)
             .map(|(n, o)| (n.clone(), o.clone()))
             .collect();
         for o in objects {
             let name = accessor(&o).name().to_string();
-            if listed.get(&name).is_none_or(|k| rv_of(k) <= rv_of(&o)) {
+            let deleted_after = known.deleted.get(&name).is_some_and(|d| *d >= rv_of(&o));
+            if !deleted_after && listed.get(&name).is_none_or(|k| rv_of(k) <= rv_of(&o)) {
                 listed.insert(name, o);
             }
         }
-        *known = listed;
+        known.objects = listed;
     }
 
-    /// Take `object` as the object of its name, unless the one known is as new. Returns
-    /// whether it was taken.
+    /// Take `object` as the object of its name, unless the one known is as new or the name
+    /// was deleted since. Returns whether it was taken.
     pub fn observe(&self, object: Arc<Value>) -> bool {
         let mut known = self.0.lock().unwrap();
         let name = accessor(&object).name().to_string();
-        let newer = known.get(&name).is_none_or(|k| rv_of(k) < rv_of(&object));
+        let rv = rv_of(&object);
+        let newer = known.objects.get(&name).is_none_or(|k| rv_of(k) < rv)
+            && known.deleted.get(&name).is_none_or(|d| *d < rv);
         if newer {
-            known.insert(name, object);
+            known.deleted.remove(&name);
+            known.objects.insert(name, object);
         }
         newer
     }
 
     /// Forget `name`, deleted at resourceVersion `rv`, unless the one known is newer (created
-    /// again since).
+    /// again since); older copies seen later are refused.
     pub fn forget(&self, name: &str, rv: u64) {
         let mut known = self.0.lock().unwrap();
-        if known.get(name).is_none_or(|k| rv_of(k) <= rv) {
-            known.remove(name);
+        if known.objects.get(name).is_none_or(|k| rv_of(k) <= rv) {
+            known.objects.remove(name);
+            let d = known.deleted.entry(name.to_string()).or_insert(rv);
+            *d = (*d).max(rv);
         }
     }
 
     /// The objects known, by name.
     pub fn all(&self) -> Vec<Arc<Value>> {
-        self.0.lock().unwrap().values().cloned().collect()
+        self.0.lock().unwrap().objects.values().cloned().collect()
     }
 }
 
@@ -711,5 +728,16 @@ mod tests {
         k.forget("b", 10);
         k.forget("a", 12);
         assert_eq!(names_and_rvs(&k), [("b".into(), 11)]);
+        // A late copy of a deleted object (a write's hook after the delete event) stays out,
+        // as does a list older than the delete; a newer list forgets the tombstone.
+        k.forget("b", 13);
+        assert!(!k.observe(crd("b", 12)));
+        k.replace(vec![crd("b", 12)], 12);
+        assert_eq!(names_and_rvs(&k), []);
+        k.replace(vec![], 14);
+        assert!(
+            k.observe(crd("b", 12)),
+            "no tombstone once a newer list is taken"
+        );
     }
 }

@@ -421,6 +421,11 @@ fn kubectl_scale_works_through_the_scale_subresource() {
         err.contains("spec.replicas: Invalid value: -1: must be greater than or equal to 0"),
         "{err}"
     );
+    let mut text = scale.clone();
+    text["spec"]["replicas"] = serde_json::json!("3");
+    let f = s.file("text.json", &text.to_string());
+    let err = s.fails(&["replace", "--raw", url, "-f", f.to_str().unwrap()]);
+    assert!(err.contains("is not an int32"), "{err}");
     let mut six = scale.clone();
     six["spec"]["replicas"] = serde_json::json!(6);
     let f = s.file("six.json", &six.to_string());

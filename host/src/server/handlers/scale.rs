@@ -8,6 +8,7 @@
 
 use super::request::Request;
 use super::response::json_response;
+use crate::registry::converter::Sharing;
 use crate::registry::store::{PatchFn, UpdatedObject};
 use crate::registry::{RequestScope, UpdateOptions, WriteAdmission};
 use crate::server::options::{OptionsKind, WriteOptions};
@@ -41,7 +42,9 @@ pub async fn scale(
     let (ns, name) = (req.namespace(), req.name());
     if *method == Method::GET {
         let rv = req.query().get("resourceVersion").map(String::as_str);
-        let obj = r.get(ns, name, rv.unwrap_or("")).await?;
+        let stored = r.get(ns, name, rv.unwrap_or("")).await?;
+        // In the request's version, read by the current schema (the paths are that version's).
+        let obj = scope.encode(Arc::new(stored), Sharing::Stored).await?;
         if !spec_replicas_found(&obj, &paths) {
             return Err(ApiError::internal(format!(
                 "the spec replicas field {:?} does not exist",
@@ -58,7 +61,11 @@ pub async fn scale(
     };
     let options = WriteOptions::decode(req.query(), req.user_agent(), kind, false)?;
     let change = scale_change(req, method)?;
-    let patch = scale_update(paths.clone(), change, r.gr.clone(), name.to_string());
+    // The Scale is taken from, and written into, the object in the request's version.
+    let patch = scope.decode_patch(
+        scale_update(paths.clone(), change, r.gr.clone(), name.to_string()),
+        |_| Ok(()),
+    );
     let opts = UpdateOptions {
         subresource: crate::registry::store::Subresource::Main,
         force_allow_create: false,
@@ -69,7 +76,8 @@ pub async fn scale(
     let res = r
         .update(ns, name, UpdatedObject::Patch(patch), &opts)
         .await?;
-    let scale = scale_of(&res.object, &paths).map_err(ApiError::bad_request)?;
+    let obj = scope.encode(Arc::new(res.object), Sharing::No).await?;
+    let scale = scale_of(&obj, &paths).map_err(ApiError::bad_request)?;
     Ok(json_response(StatusCode::OK, &scale, &res.warnings))
 }
 
@@ -138,8 +146,24 @@ fn scale_update(
         if !spec_replicas_found(current, &paths) {
             old["spec"]["replicas"] = json!(INVALID_SPEC_REPLICAS);
         }
-        let scale = change(&old)?;
-        let replicas = scale.pointer("/spec/replicas").and_then(Value::as_i64);
+        let mut scale = change(&old)?;
+        if !scale.get("spec").is_none_or(Value::is_object) || !scale.is_object() {
+            return Err(ApiError::bad_request(format!(
+                "wrong object passed to Scale update: {scale}"
+            )));
+        }
+        // Scale's spec.replicas is an int32: anything else does not decode (400).
+        let replicas = match scale.pointer("/spec/replicas") {
+            None | Some(Value::Null) => Some(0),
+            Some(v) => match v.as_i64() {
+                Some(n) if n == INVALID_SPEC_REPLICAS || i32::try_from(n).is_ok() => Some(n),
+                _ => {
+                    return Err(ApiError::bad_request(format!(
+                        "unable to decode the Scale: spec.replicas: {v} is not an int32"
+                    )))
+                }
+            },
+        };
         if replicas == Some(INVALID_SPEC_REPLICAS) {
             return Err(ApiError::bad_request(format!(
                 "the spec replicas field {:?} cannot be empty",
@@ -162,6 +186,7 @@ fn scale_update(
                 }],
             ));
         }
+        scale["spec"]["replicas"] = json!(replicas.unwrap_or(0));
         let mut cr = current.clone();
         apply_scale(&mut cr, &scale, &paths);
         let rv = scale
