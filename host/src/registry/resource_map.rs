@@ -60,10 +60,7 @@ impl ResourceMap {
         storage: &Arc<dyn Storage>,
     ) -> Result<bool, String> {
         let d = strategy.description();
-        let found = previous
-            .in_group(&d.group)
-            .find(|((_, _, plural), _)| *plural == d.plural)
-            .map(|(_, s)| s.clone());
+        let found = previous.resource(&d.group, &d.plural).cloned();
         let Some(store) = found.filter(|s| {
             same(Arc::as_ptr(&s.strategy), Arc::as_ptr(strategy))
                 && same(Arc::as_ptr(&s.storage), Arc::as_ptr(storage))
@@ -91,9 +88,8 @@ impl ResourceMap {
     /// Errors: a resource with `d`'s group and plural is here already, or one of its paths.
     fn check_free(&self, d: &crate::strategy::ResourceDescription) -> Result<(), String> {
         let taken = self
-            .in_group(&d.group)
-            .find(|((_, _, plural), _)| *plural == d.plural)
-            .map(|(_, s)| s.strategy.name())
+            .resource(&d.group, &d.plural)
+            .map(|s| s.strategy.name())
             .or_else(|| {
                 d.served_versions().iter().find_map(|v| {
                     self.by_path
@@ -110,14 +106,13 @@ impl ResourceMap {
         }
     }
 
-    /// The resources of `group` (every version), by (group, version, plural).
-    fn in_group<'a>(
-        &'a self,
-        group: &'a str,
-    ) -> impl Iterator<Item = (&'a (String, String, String), &'a Arc<Store>)> + 'a {
+    /// The resource `group`/`plural` (its storage-version Store, whatever that version).
+    fn resource(&self, group: &str, plural: &str) -> Option<&Arc<Store>> {
         self.resources
             .range((group.to_string(), String::new(), String::new())..)
-            .take_while(move |((g, _, _), _)| g == group)
+            .take_while(|((g, _, _), _)| g == group)
+            .find(|((_, _, p), _)| p == plural)
+            .map(|(_, s)| s)
     }
 
     fn add(&mut self, storage: Arc<Store>, scopes: Vec<(String, Arc<RequestScope>)>) {

@@ -326,26 +326,10 @@ impl CrdRegistry {
         &self.hook
     }
 
-    /// Take `objects` (a full list at resourceVersion `list_rv`) as the CRDs there are
-    /// ([`Known::replace`]).
-    pub fn replace_known(&self, objects: Vec<Arc<Value>>, list_rv: u64) {
-        self.known.replace(objects, list_rv)
-    }
-
-    /// Take `object` as the CRD of its name unless the one known is as new
-    /// ([`Known::observe`]). Returns whether it was taken.
-    pub fn observe(&self, object: Arc<Value>) -> bool {
-        self.known.observe(object)
-    }
-
-    /// Forget the CRD `name`, deleted at `rv` ([`Known::forget`]).
-    pub fn forget(&self, name: &str, rv: u64) {
-        self.known.forget(name, rv)
-    }
-
-    /// The CRDs known.
-    pub fn known(&self) -> Vec<Arc<Value>> {
-        self.known.all()
+    /// The CRD objects as last listed or seen (listed, observed and forgotten by the plugin
+    /// manager's sync and watch).
+    pub fn known(&self) -> &Known {
+        &self.known
     }
 
     /// The served CRDs' strategies with their `scale` paths by version, by CRD name.
@@ -498,7 +482,7 @@ impl CrdRegistry {
     }
 
     /// Write each CRD's status as its verdict asks. A CRD found with the status wanted, or
-    /// written with it, is known as such ([`CrdRegistry::observe`]) and not looked at again
+    /// written with it, is known as such ([`Known::observe`]) and not looked at again
     /// until it is written or its verdict changes.
     pub async fn write_statuses(&self, verdicts: Vec<(Arc<Value>, Verdict)>) {
         for (obj, verdict) in verdicts {
@@ -507,7 +491,7 @@ impl CrdRegistry {
                 if let Some(e) = self.entries.lock().unwrap().get_mut(name) {
                     e.status_checked = Some((rv.to_string(), verdict.refused.clone()));
                 }
-                let _ = self.observe(done);
+                let _ = self.known.observe(done);
             }
         }
     }

@@ -152,7 +152,8 @@ impl PluginManager {
             .unwrap_or("")
             .to_string();
         self.crds
-            .replace_known(store.decode_items(&list)?, rv.parse().unwrap_or(0));
+            .known()
+            .replace(store.decode_items(&list)?, rv.parse().unwrap_or(0));
         self.sync_crds().await;
         Ok(rv)
     }
@@ -162,32 +163,32 @@ impl PluginManager {
     /// written. Always syncs — the write's answer waits for it — even when a watch event
     /// brought the object first (its sync may still run: this one waits for it).
     pub async fn crd_seen(&self, stored: Arc<Value>) {
-        self.crds.observe(stored);
+        self.crds.known().observe(stored);
         self.sync_crds().await;
     }
 
     /// A watch event's CRD: synced as [`PluginManager::crd_seen`] when it is newer than the
     /// one known.
     pub async fn crd_event(&self, object: Arc<Value>) {
-        if self.crds.observe(object) {
+        if self.crds.known().observe(object) {
             self.sync_crds().await;
         }
     }
 
     /// Forget the CRD `name`, deleted at `rv`, and sync ([`PluginManager::sync_crds`]).
     pub async fn crd_deleted(&self, name: &str, rv: u64) {
-        self.crds.forget(name, rv);
+        self.crds.known().forget(name, rv);
         self.sync_crds().await;
     }
 
-    /// Bring what is served in line with the CRDs known ([`CrdRegistry::known`],
+    /// Bring what is served in line with the CRDs known ([`Known::all`](super::crds::Known::all),
     /// [`CrdRegistry::sync`]), publish when it changed, and write the statuses not yet as
     /// wanted.
     pub async fn sync_crds(&self) {
         let (objects, verdicts) = {
             let _one_at_a_time = self.sync_lock.lock().await;
             // Read under the lock: a sync of an older view must not undo a newer one.
-            let objects = self.crds.known();
+            let objects = self.crds.known().all();
             let (publish, verdicts) = self
                 .crds
                 .sync(&objects, &|g: &str, p: &str| self.plugin_serving(g, p))
