@@ -313,6 +313,7 @@ impl ConfiguredPlugin {
                 configuration: Some(Configuration {
                     text: Arc::from(config),
                     component: c.clone(),
+                    webhook: None,
                 }),
             }),
         };

@@ -6,6 +6,7 @@
 use super::config::{RuntimeConfig, EPOCH_TICK, MAX_CALLS_PER_INSTANCE, MAX_WARM_MEMORY};
 use super::host_state::{total_memory_cap, HostState, INPUT_BYTES, MEMORY_IN_USE};
 use super::wit::{v0_3, Guest, Instance, Pre};
+use crate::strategy::webhook_converter::WebhookConverter;
 use crate::strategy::{
     Attributes, CreateOutcome, FieldError, PluginFault, Rejection, ResourceDescription, Strategy,
     StrategyError, StrategyResult, UpdateOutcome,
@@ -61,6 +62,9 @@ pub(super) struct Configuration {
     /// The loaded component: its id keys the warm instances every configuration shares, and
     /// holding it keeps them alive.
     pub(super) component: Arc<Inner>,
+    /// The CRD's conversion webhook, called for `convert` instead of the component
+    /// ([`WasmStrategy::with_conversion_webhook`]).
+    pub(super) webhook: Option<Arc<WebhookConverter>>,
 }
 
 impl Inner {
@@ -105,6 +109,20 @@ impl WasmStrategy {
     /// The WIT version the component was built against.
     pub fn wit_version(&self) -> &str {
         &self.inner.wit_version
+    }
+
+    /// This configuration with `webhook` converting between its versions instead of the
+    /// component (a CRD's `spec.conversion.strategy: Webhook`: the host makes the HTTPS call,
+    /// a component cannot). Call it on a strategy just made by
+    /// [`ConfiguredPlugin::configure`](super::ConfiguredPlugin::configure), before it is shared;
+    /// a plain plugin's strategy is returned unchanged.
+    pub fn with_conversion_webhook(mut self, webhook: Arc<WebhookConverter>) -> WasmStrategy {
+        let inner =
+            Arc::get_mut(&mut self.inner).expect("a strategy just configured is not shared");
+        if let Some(c) = inner.configuration.as_mut() {
+            c.webhook = Some(webhook);
+        }
+        self
     }
 
     /// A stored object as it is to be answered: a configured strategy's `read` (the CRD
@@ -231,6 +249,7 @@ impl WasmStrategy {
                     PluginFault::Overloaded { .. } => "overloaded",
                     PluginFault::BadOutput { .. } => "output",
                     PluginFault::Trap { .. } => "trap",
+                    PluginFault::ConversionWebhook { .. } => "webhook",
                 };
                 PLUGIN_FAULTS
                     .with_label_values(&[self.inner.name.as_str(), hook, kind])
@@ -568,6 +587,10 @@ impl Strategy for WasmStrategy {
         const HOOK: &str = "convert";
         if obj.get("apiVersion").and_then(Value::as_str) == Some(desired_api_version) {
             return Ok(obj.clone());
+        }
+        let configuration = self.inner.configuration.as_ref();
+        if let Some(webhook) = configuration.and_then(|c| c.webhook.as_ref()) {
+            return webhook.convert(obj, desired_api_version);
         }
         let text = with_json_text(obj, |text| {
             self.call(HOOK, |g, s| g.convert(s, text, desired_api_version))

@@ -18,6 +18,7 @@ use crate::plugin::{ConfiguredPlugin, PluginRuntime, WasmStrategy};
 use crate::registry::after_write::AfterWrite;
 use crate::registry::store::{PatchFn, Subresource, UpdatedObject};
 use crate::registry::Store;
+use crate::strategy::webhook_converter::WebhookConverter;
 use crate::strategy::Strategy;
 use futures::future::BoxFuture;
 use serde_json::{json, Value};
@@ -496,16 +497,22 @@ impl CrdRegistry {
         }
     }
 
-    /// The component configured with `crd`, off the async workers. Errors: no component, or
-    /// the component refused the CRD.
+    /// The component configured with `crd`, off the async workers, converting through the
+    /// CRD's webhook when it names one. Errors: no component, the component refused the CRD,
+    /// or its webhook cannot be called (no client for its URL or `caBundle`).
     async fn configure_crd(&self, crd: &Value) -> Result<Arc<WasmStrategy>, String> {
         let plugin = self.plugin().await?;
+        let webhook =
+            WebhookConverter::from_crd(crd).map_err(|e| format!("spec.conversion.webhook: {e}"))?;
         let text = crd.to_string();
-        tokio::task::spawn_blocking(move || plugin.configure(&text))
+        let strategy = tokio::task::spawn_blocking(move || plugin.configure(&text))
             .await
             .map_err(|e| format!("configuring panicked: {e}"))?
-            .map(Arc::new)
-            .map_err(|e| e.reason.to_string())
+            .map_err(|e| e.reason.to_string())?;
+        Ok(Arc::new(match webhook {
+            Some(w) => strategy.with_conversion_webhook(w),
+            None => strategy,
+        }))
     }
 
     /// Write the status `verdict` asks for, unless the CRD has it already. Through the status

@@ -7,6 +7,7 @@
 //! [`sequence`] runs hooks in the order the registry Store calls them.
 
 pub mod sequence;
+pub mod webhook_converter;
 
 use serde_json::Value;
 
@@ -127,6 +128,15 @@ pub enum PluginFault {
         plugin: String,
         /// Hook name.
         hook: &'static str,
+    },
+    /// A CRD's conversion webhook failed or answered what cannot be used
+    /// ([`webhook_converter`]); `message` is kube's text.
+    #[error("{message}")]
+    ConversionWebhook {
+        /// The CustomResourceDefinition's name.
+        crd: String,
+        /// What happened, e.g. `conversion webhook for example.com/v1, Kind=Widget failed: …`.
+        message: String,
     },
     /// The guest returned something the contract forbids (not a JSON object, a changed
     /// name/namespace/kind, …).

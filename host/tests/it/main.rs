@@ -12,6 +12,7 @@ mod cel_in_component;
 mod client_answers;
 mod configured_strategy;
 mod conversion;
+mod conversion_webhook;
 mod custom_resources;
 mod fuzz_requests;
 mod garbage_collection;

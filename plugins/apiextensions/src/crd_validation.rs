@@ -489,8 +489,11 @@ fn validate_subresources(sub: &Json, at: &Path) -> ErrorList {
     errors
 }
 
-/// `ValidateCustomResourceConversion`: `None` or `Webhook`, a webhook by `url` (this server
-/// has no Services to call).
+/// `validateCustomResourceConversion` (apiextensions-apiserver/pkg/apis/apiextensions/
+/// validation/validation.go): `None` or `Webhook`; a webhook by `url` (this server has no
+/// Services to call), checked as kube's `webhook.ValidateWebhookURL` and `ValidateCABundle`
+/// (k8s.io/apiserver/pkg/util/webhook/validation.go), with `conversionReviewVersions`
+/// naming one this server speaks.
 fn validate_conversion(c: &Json, at: &Path) -> ErrorList {
     let mut errors = Vec::new();
     let client = c.get("webhook").and_then(|w| w.get("clientConfig"));
@@ -503,37 +506,133 @@ fn validate_conversion(c: &Json, at: &Path) -> ErrorList {
                 errors.push(field::forbidden(&cc_at, detail));
             }
         }
-        "Webhook" => match client {
-            None => errors.push(field::required(
-                &cc_at,
-                "required when strategy is set to Webhook",
-            )),
-            Some(cc) => match (cc.get("url"), cc.get("service")) {
-                (Some(_), Some(_)) | (None, None) => errors.push(field::required(
+        "Webhook" => {
+            match client {
+                None => errors.push(field::required(
                     &cc_at,
-                    "exactly one of url or service is required",
+                    "required when strategy is set to Webhook",
                 )),
-                (None, Some(_)) => errors.push(field::forbidden(
-                    &cc_at.child("service"),
-                    "this server has no Services: use url",
-                )),
-                (Some(url), None) => {
-                    let url = url.as_str().unwrap_or("");
-                    if !url.starts_with("https://") {
-                        errors.push(field::invalid(
-                            &cc_at.child("url"),
-                            url,
-                            "'https' is the only allowed URL scheme",
-                        ));
+                Some(cc) => match (cc.get("url"), cc.get("service")) {
+                    (Some(_), Some(_)) | (None, None) => errors.push(field::required(
+                        &cc_at,
+                        "exactly one of url or service is required",
+                    )),
+                    (None, Some(_)) => errors.push(field::forbidden(
+                        &cc_at.child("service"),
+                        "this server has no Services: use url",
+                    )),
+                    (Some(url), None) => {
+                        let url = url.as_str().unwrap_or("");
+                        errors.extend(validate_webhook_url(url, &cc_at.child("url")));
                     }
-                }
-            },
-        },
+                },
+            }
+            if let Some(ca) = client.and_then(|cc| cc.get("caBundle")) {
+                errors.extend(validate_ca_bundle(ca, &cc_at.child("caBundle")));
+            }
+            let versions = c
+                .get("webhook")
+                .and_then(|w| w.get("conversionReviewVersions"));
+            let at = at.child("conversionReviewVersions");
+            errors.extend(validate_conversion_review_versions(versions, &at));
+        }
         other => errors.push(field::not_supported(
             &at.child("strategy"),
             other,
             &["None", "Webhook"],
         )),
+    }
+    errors
+}
+
+/// `ValidateWebhookURL` with `forceHttps`: an `https` URL with a host and no user
+/// information, fragment or query.
+fn validate_webhook_url(url: &str, at: &Path) -> ErrorList {
+    const FORM: &str = "; desired format: https://host[/path]";
+    let mut errors = Vec::new();
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    if scheme != "https" {
+        let detail = format!("'https' is the only allowed URL scheme{FORM}");
+        errors.push(field::invalid(at, scheme, detail));
+    }
+    let (rest, fragment) = rest.split_once('#').unwrap_or((rest, ""));
+    let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let authority = rest.split('/').next().unwrap_or("");
+    let (user, host) = match authority.rsplit_once('@') {
+        Some((user, host)) => (Some(user), host),
+        None => (None, authority),
+    };
+    if host.is_empty() {
+        errors.push(field::invalid(
+            at,
+            host,
+            format!("host must be specified{FORM}"),
+        ));
+    }
+    if let Some(user) = user {
+        let detail = "user information is not permitted in the URL";
+        errors.push(field::invalid(at, user, detail));
+    }
+    if !fragment.is_empty() {
+        errors.push(field::invalid(
+            at,
+            fragment,
+            "fragments are not permitted in the URL",
+        ));
+    }
+    if !query.is_empty() {
+        let detail = "query parameters are not permitted in the URL";
+        errors.push(field::invalid(at, query, detail));
+    }
+    errors
+}
+
+/// `ValidateCABundle`: base64 of PEM certificates (client-go's `rootCertPool` texts).
+fn validate_ca_bundle(ca: &Json, at: &Path) -> ErrorList {
+    use base64::Engine;
+    let text = ca.as_str().unwrap_or("");
+    let Ok(pem) = base64::engine::general_purpose::STANDARD.decode(text) else {
+        return vec![field::invalid(at, text, "illegal base64 data")];
+    };
+    let pem = String::from_utf8_lossy(&pem);
+    if pem.trim().is_empty() {
+        // kube treats a whitespace-only bundle as none (`webhookClientConfigForCRD`).
+        return Vec::new();
+    }
+    if !pem.contains("-----BEGIN CERTIFICATE-----") {
+        let detail = "unable to load root certificates: unable to parse bytes as PEM block";
+        return vec![field::invalid(at, text, detail)];
+    }
+    Vec::new()
+}
+
+/// `validateConversionReviewVersions`: present, no duplicates, DNS-1035 labels, and one of
+/// `v1`, `v1beta1` (kube requires a recognized version on create).
+fn validate_conversion_review_versions(versions: Option<&Json>, at: &Path) -> ErrorList {
+    let versions: Vec<&str> = versions
+        .and_then(Json::as_array)
+        .map(|v| v.iter().map(|s| s.as_str().unwrap_or("")).collect())
+        .unwrap_or_default();
+    if versions.is_empty() {
+        return vec![field::required(at, "")];
+    }
+    let mut errors = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for (i, v) in versions.iter().enumerate() {
+        if !seen.insert(*v) {
+            errors.push(field::invalid(&at.index(i), v, "duplicate version"));
+            continue;
+        }
+        for e in is_dns1035_label(v) {
+            errors.push(field::invalid(&at.index(i), v, e));
+        }
+    }
+    if !versions.iter().any(|v| *v == "v1" || *v == "v1beta1") {
+        errors.push(field::invalid(
+            at,
+            &versions,
+            "must include at least one of v1, v1beta1",
+        ));
     }
     errors
 }
@@ -582,6 +681,48 @@ mod tests {
         assert_eq!(
             messages(&validate_status_update(&crd)),
             vec!["status.acceptedNames.plural: Invalid value: \"Widgets_\": a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"]
+        );
+    }
+
+    /// A conversion webhook by URL, as kube's `validateCustomResourceConversion` checks it.
+    #[test]
+    fn a_conversion_webhook_is_an_https_url_with_a_review_version() {
+        let with = |conversion: Json| {
+            let mut c = crd();
+            c["spec"]["conversion"] = conversion;
+            messages(&validate(&c))
+        };
+        let pem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+        use base64::Engine;
+        let ca = base64::engine::general_purpose::STANDARD.encode(pem);
+        assert_eq!(
+            with(
+                json!({"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v1"],
+                "clientConfig": {"url": "https://127.0.0.1:9443/convert", "caBundle": ca}}})
+            ),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            with(json!({"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v2", "v2"],
+                "clientConfig": {"url": "http://u:p@/x?a=1#f", "caBundle": "bm9wZQ=="}}})),
+            vec![
+                "spec.conversion.webhookClientConfig.url: Invalid value: \"http\": 'https' is the only allowed URL scheme; desired format: https://host[/path]",
+                "spec.conversion.webhookClientConfig.url: Invalid value: \"\": host must be specified; desired format: https://host[/path]",
+                "spec.conversion.webhookClientConfig.url: Invalid value: \"u:p\": user information is not permitted in the URL",
+                "spec.conversion.webhookClientConfig.url: Invalid value: \"f\": fragments are not permitted in the URL",
+                "spec.conversion.webhookClientConfig.url: Invalid value: \"a=1\": query parameters are not permitted in the URL",
+                "spec.conversion.webhookClientConfig.caBundle: Invalid value: \"bm9wZQ==\": unable to load root certificates: unable to parse bytes as PEM block",
+                "spec.conversion.conversionReviewVersions[1]: Invalid value: \"v2\": duplicate version",
+                "spec.conversion.conversionReviewVersions: Invalid value: [\"v2\",\"v2\"]: must include at least one of v1, v1beta1",
+            ]
+        );
+        assert_eq!(
+            with(json!({"strategy": "Webhook", "webhook": {
+                "clientConfig": {"service": {"namespace": "x", "name": "y"}}}})),
+            vec![
+                "spec.conversion.webhookClientConfig.service: Forbidden: this server has no Services: use url",
+                "spec.conversion.conversionReviewVersions: Required value",
+            ]
         );
     }
 

@@ -15,7 +15,8 @@
 //!   `x-kubernetes-validations` CEL rules (transition rules ratcheted on update);
 //! - `get-attrs`: labels and the version's `selectableFields`;
 //! - `convert`: strategy `None` (the `apiVersion` rewritten). `Webhook` conversion is the
-//!   host's (it calls the URL); this plugin refuses it.
+//!   host's (it calls the URL, `host/src/strategy/webhook_converter.rs`, and never calls this
+//!   hook then); this plugin refuses it.
 //!
 //! The hooks see objects in the storage version, whose schema they validate against.
 

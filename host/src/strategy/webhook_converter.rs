@@ -1,0 +1,232 @@
+//! A CRD's conversion webhook (`spec.conversion.strategy: Webhook`), as kube's
+//! `webhookConverter` calls it (apiextensions-apiserver/pkg/apiserver/conversion/
+//! webhook_converter.go): one `ConversionReview` POSTed to `clientConfig.url` over HTTPS,
+//! verified against `caBundle` (the system's roots when there is none, as client-go), and the
+//! answer checked by [`wasm_apiserver_apiextensions::conversion`]. A call that fails, or an
+//! answer that cannot be used, is a [`PluginFault::ConversionWebhook`] (500 with kube's text:
+//! `conversion webhook for <group/version>, Kind=<kind> failed: …`).
+//!
+//! Bounds: [`TIMEOUT`] per call (kube sets none; a hung webhook would hold the request for
+//! ever) and [`MAX_RESPONSE_BYTES`] per answer.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::Engine;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::CertificateDer;
+use serde_json::Value;
+use wasm_apiserver_apiextensions::conversion;
+
+use super::{PluginFault, StrategyError, StrategyResult};
+
+/// How long one conversion call may take, connecting included: 30 s, the longest an admission
+/// webhook may be given (`timeoutSeconds`, admissionregistration/v1).
+pub const TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The largest answer read from a webhook: 64 MiB (a converted object is at most etcd's
+/// 1.5 MiB request limit; the rest is room for the review around it).
+pub const MAX_RESPONSE_BYTES: usize = 64 << 20;
+
+/// One CRD's conversion webhook, with its own HTTPS client (connections are kept alive).
+pub struct WebhookConverter {
+    crd: String,
+    url: reqwest::Url,
+    review_version: &'static str,
+    client: reqwest::Client,
+}
+
+impl std::fmt::Debug for WebhookConverter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WebhookConverter")
+            .field("crd", &self.crd)
+            .field("url", &self.url.as_str())
+            .finish()
+    }
+}
+
+impl WebhookConverter {
+    /// The webhook of `crd` (a CustomResourceDefinition, JSON) when it converts by `Webhook`;
+    /// `Ok(None)` when it does not. Errors: what kube's validation refuses first (no `url`,
+    /// an unusable `caBundle`, no review version this server speaks), as text.
+    pub fn from_crd(crd: &Value) -> Result<Option<Arc<WebhookConverter>>, String> {
+        if crd
+            .pointer("/spec/conversion/strategy")
+            .and_then(Value::as_str)
+            != Some("Webhook")
+        {
+            return Ok(None);
+        }
+        let name = crd.pointer("/metadata/name").and_then(Value::as_str);
+        let cc = crd.pointer("/spec/conversion/webhook/clientConfig");
+        let url = cc
+            .and_then(|c| c.get("url"))
+            .and_then(Value::as_str)
+            .ok_or("the conversion webhook has no url (this server has no Services)")?;
+        let url = reqwest::Url::parse(url).map_err(|e| format!("url {url:?}: {e}"))?;
+        let review_version =
+            conversion::review_version(crd).ok_or("no supported conversion review versions")?;
+        let ca = cc
+            .and_then(|c| c.get("caBundle"))
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let tls = client_config(ca)?;
+        let client = reqwest::Client::builder()
+            .use_preconfigured_tls(tls)
+            .timeout(TIMEOUT)
+            .build()
+            .map_err(|e| format!("building the webhook client: {e}"))?;
+        Ok(Some(Arc::new(WebhookConverter {
+            crd: name.unwrap_or_default().to_string(),
+            url,
+            review_version,
+            client,
+        })))
+    }
+
+    /// `obj` (a custom resource, JSON) in `desired_api_version`, converted by the webhook.
+    /// Blocking: it waits for the call (at most [`TIMEOUT`]). An object already in that
+    /// version, or one with nothing but `apiVersion` and `kind` (kube's
+    /// `isEmptyUnstructuredObject`), is not sent. Errors: [`PluginFault::ConversionWebhook`].
+    pub fn convert(&self, obj: &Value, desired_api_version: &str) -> StrategyResult<Value> {
+        let api_version = obj.get("apiVersion").and_then(Value::as_str);
+        let empty = obj.as_object().is_some_and(|o| {
+            o.len() == 2 && o.contains_key("apiVersion") && o.contains_key("kind")
+        });
+        if api_version == Some(desired_api_version) || empty {
+            let mut out = obj.clone();
+            conversion::convert_none(&mut out, desired_api_version);
+            return Ok(out);
+        }
+        let fault = |message: String| {
+            StrategyError::Fault(PluginFault::ConversionWebhook {
+                crd: self.crd.clone(),
+                message,
+            })
+        };
+        let uid = uuid::Uuid::new_v4().to_string();
+        let review =
+            conversion::review_request(self.review_version, &uid, desired_api_version, &[obj]);
+        let answer = block_on(self.call(&review)).map_err(|e| {
+            fault(format!(
+                "conversion webhook for {} failed: {e}",
+                conversion::gvk_string(obj)
+            ))
+        })?;
+        conversion::read_review_response(
+            &answer,
+            self.review_version,
+            &uid,
+            desired_api_version,
+            obj,
+        )
+        .map_err(fault)
+    }
+
+    /// POST `review`; the answer's JSON. Errors as client-go words them: `Post "<url>": …`
+    /// for a failed call, the status and body for an answer other than 2xx.
+    async fn call(&self, review: &Value) -> Result<Value, String> {
+        let post_failed =
+            |e: reqwest::Error| format!("Post {:?}: {}", self.url.as_str(), chain(&e));
+        let mut response = self
+            .client
+            .post(self.url.clone())
+            .header(http::header::ACCEPT, "application/json")
+            .json(review)
+            .send()
+            .await
+            .map_err(post_failed)?;
+        let mut body = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(post_failed)? {
+            if body.len() + chunk.len() > MAX_RESPONSE_BYTES {
+                return Err(format!(
+                    "the answer is larger than {MAX_RESPONSE_BYTES} bytes"
+                ));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        let status = response.status();
+        if !status.is_success() {
+            let text = String::from_utf8_lossy(&body[..body.len().min(1024)]).into_owned();
+            return Err(format!(
+                "an error on the server ({text:?}) has prevented the request from succeeding \
+                 (post {status})"
+            ));
+        }
+        serde_json::from_slice(&body).map_err(|e| format!("the answer is not JSON: {e}"))
+    }
+}
+
+/// rustls client configuration trusting `ca_bundle` (base64 of PEM certificates), or the
+/// system's roots when it is empty (kube treats a whitespace-only bundle as none).
+fn client_config(ca_bundle: &str) -> Result<rustls::ClientConfig, String> {
+    let pem = base64::engine::general_purpose::STANDARD
+        .decode(ca_bundle.trim())
+        .map_err(|e| format!("caBundle: {e}"))?;
+    let mut roots = rustls::RootCertStore::empty();
+    if pem.iter().all(u8::is_ascii_whitespace) {
+        let native = rustls_native_certs::load_native_certs();
+        roots.add_parsable_certificates(native.certs);
+    } else {
+        for cert in CertificateDer::pem_slice_iter(&pem) {
+            let cert = cert.map_err(|e| format!("caBundle: {e}"))?;
+            roots
+                .add(cert)
+                .map_err(|e| format!("caBundle: unable to load root certificates: {e}"))?;
+        }
+        if roots.is_empty() {
+            return Err("caBundle: unable to load root certificates: no certificates".into());
+        }
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    Ok(rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?
+        .with_root_certificates(roots)
+        .with_no_client_auth())
+}
+
+/// A reqwest error's causes, `a: b: c` as Go wraps them; reqwest's own `error sending
+/// request for url (…)` is left out when there is a cause (the caller names the URL).
+fn chain(e: &reqwest::Error) -> String {
+    use std::error::Error;
+    let mut source = e.source();
+    let Some(first) = source else {
+        return e.to_string();
+    };
+    let mut text = first.to_string();
+    source = first.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+/// Wait for `fut` from synchronous code: on the server's runtime (from one of its workers,
+/// which first hands its other tasks on, or from its blocking pool), or on a runtime of its
+/// own where there is none (tests, tools).
+fn block_on<F>(fut: F) -> F::Output
+where
+    F: std::future::Future + Send,
+    F::Output: Send,
+{
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(|| h.block_on(fut))
+        }
+        _ => std::thread::scope(|s| {
+            s.spawn(|| {
+                tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("a runtime for the webhook call")
+                    .block_on(fut)
+            })
+            .join()
+            .expect("the webhook call's thread")
+        }),
+    }
+}

@@ -1,0 +1,232 @@
+//! A CRD converting by webhook (`spec.conversion.strategy: Webhook`, `clientConfig.url`):
+//! a real HTTPS webhook in the test process, called with a `ConversionReview` as kube calls
+//! it (apiextensions-apiserver/pkg/apiserver/conversion/webhook_converter.go), verified
+//! against the CRD's `caBundle`; objects written and read through kubectl in either version;
+//! a webhook's refusal, and a webhook whose certificate the bundle does not trust, answered
+//! with kube's `conversion webhook for … failed: …`.
+
+use crate::common;
+
+use common::server::{Backend, TestServer};
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// A CA named `ca_name` and a serving certificate for 127.0.0.1 signed by it: (CA PEM, cert
+/// PEM, key PEM).
+fn certificates(ca_name: &str) -> (String, String, String) {
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca.distinguished_name
+        .push(rcgen::DnType::CommonName, ca_name);
+    let ca_cert = ca.self_signed(&ca_key).unwrap();
+    let issuer = rcgen::Issuer::new(ca, ca_key);
+    let key = rcgen::KeyPair::generate().unwrap();
+    let leaf = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()]).unwrap();
+    let cert = leaf.signed_by(&key, &issuer).unwrap();
+    (ca_cert.pem(), cert.pem(), key.serialize_pem())
+}
+
+/// v1 `spec.replicas` ↔ v2 `spec.count`; a count of 13 is refused.
+fn convert(review: &Value) -> Value {
+    let request = &review["request"];
+    let desired = request["desiredAPIVersion"].as_str().unwrap();
+    let mut converted = Vec::new();
+    for o in request["objects"].as_array().unwrap() {
+        let mut o = o.clone();
+        let spec = o["spec"].as_object_mut().unwrap();
+        let n = spec.remove("replicas").or_else(|| spec.remove("count"));
+        if n == Some(json!(13)) {
+            return json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+                "response": {"uid": request["uid"], "result": {"status": "Failure", "message": "thirteen is unlucky"}}});
+        }
+        let field = if desired.ends_with("/v2") {
+            "count"
+        } else {
+            "replicas"
+        };
+        if let Some(n) = n {
+            spec.insert(field.into(), n);
+        }
+        o["apiVersion"] = json!(desired);
+        converted.push(o);
+    }
+    json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+        "response": {"uid": request["uid"], "result": {"status": "Success"}, "convertedObjects": converted}})
+}
+
+/// The webhook on a free loopback port over HTTPS, counting the reviews it answers; it runs
+/// as long as the process.
+fn start_webhook(cert_pem: &str, key_pem: &str, calls: Arc<AtomicUsize>) -> u16 {
+    use http_body_util::{BodyExt, Full};
+    let tls = wasm_apiserver::server::tls::server_config(cert_pem, key_pem).unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    listener.set_nonblocking(true).unwrap();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            let acceptor = tokio_rustls::TlsAcceptor::from(tls);
+            loop {
+                let (tcp, _) = listener.accept().await.unwrap();
+                let (acceptor, calls) = (acceptor.clone(), calls.clone());
+                tokio::spawn(async move {
+                    let Ok(tls) = acceptor.accept(tcp).await else {
+                        return;
+                    };
+                    let service = hyper::service::service_fn(
+                        move |req: hyper::Request<hyper::body::Incoming>| {
+                            let calls = calls.clone();
+                            async move {
+                                let body = req.into_body().collect().await?.to_bytes();
+                                let review: Value = serde_json::from_slice(&body).unwrap();
+                                calls.fetch_add(1, Ordering::SeqCst);
+                                let answer = serde_json::to_vec(&convert(&review)).unwrap();
+                                Ok::<_, hyper::Error>(hyper::Response::new(Full::new(
+                                    bytes::Bytes::from(answer),
+                                )))
+                            }
+                        },
+                    );
+                    let io = hyper_util::rt::TokioIo::new(tls);
+                    let _ = hyper_util::server::conn::auto::Builder::new(
+                        hyper_util::rt::TokioExecutor::new(),
+                    )
+                    .serve_connection(io, service)
+                    .await;
+                });
+            }
+        });
+    });
+    port
+}
+
+fn crd(port: u16, ca_pem: &str) -> String {
+    use base64::Engine;
+    let ca = base64::engine::general_purpose::STANDARD.encode(ca_pem);
+    let version = |name: &str, storage: bool, field: &str| {
+        format!(
+            r#"  - name: {name}
+    served: true
+    storage: {storage}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              {field}: {{type: integer}}
+"#
+        )
+    };
+    format!(
+        r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: dials.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {{plural: dials, singular: dial, kind: Dial}}
+  conversion:
+    strategy: Webhook
+    webhook:
+      conversionReviewVersions: [v1]
+      clientConfig:
+        url: https://127.0.0.1:{port}/convert
+        caBundle: {ca}
+  versions:
+{}{}"#,
+        version("v1", true, "replicas"),
+        version("v2", false, "count"),
+    )
+}
+
+fn get(s: &TestServer, version: &str, name: &str) -> Value {
+    let out = s.ok(&[
+        "get",
+        &format!("dials.{version}.example.com"),
+        name,
+        "-o",
+        "json",
+    ]);
+    serde_json::from_str(&out).unwrap()
+}
+
+#[test]
+fn a_crd_converts_through_its_https_webhook() {
+    let (ca, cert, key) = certificates("webhook-ca");
+    let calls = Arc::new(AtomicUsize::new(0));
+    let port = start_webhook(&cert, &key, calls.clone());
+    let s = TestServer::start_with(Backend::Embedded, &["namespaces"], &[]);
+    s.create_default_namespace();
+    let crd_file = s.file("crd.yaml", &crd(port, &ca));
+    s.ok(&["apply", "-f", crd_file.to_str().unwrap()]);
+
+    // Written in v2, stored in v1 through the webhook, read back in both versions.
+    let o = s.file(
+        "d1.yaml",
+        "apiVersion: example.com/v2\nkind: Dial\nmetadata: {name: d1, labels: {a: b}}\nspec: {count: 3}\n",
+    );
+    s.ok(&["create", "-f", o.to_str().unwrap()]);
+    assert!(
+        calls.load(Ordering::SeqCst) >= 1,
+        "the webhook was not called"
+    );
+    let v1 = get(&s, "v1", "d1");
+    assert_eq!(
+        (&v1["apiVersion"], &v1["spec"]),
+        (&json!("example.com/v1"), &json!({"replicas": 3}))
+    );
+    let v2 = get(&s, "v2", "d1");
+    assert_eq!(
+        (&v2["apiVersion"], &v2["spec"]),
+        (&json!("example.com/v2"), &json!({"count": 3}))
+    );
+    assert_eq!(v2["metadata"]["labels"], json!({"a": "b"}));
+    assert_eq!(v2["metadata"]["uid"], v1["metadata"]["uid"]);
+    let list: Value =
+        serde_json::from_str(&s.ok(&["get", "dials.v2.example.com", "-o", "json"])).unwrap();
+    assert_eq!(list["items"][0]["spec"], json!({"count": 3}), "{list}");
+
+    // The webhook's refusal is the answer's message, as kube words it.
+    let bad = s.file(
+        "d13.yaml",
+        "apiVersion: example.com/v2\nkind: Dial\nmetadata: {name: d13}\nspec: {count: 13}\n",
+    );
+    let err = s.fails(&["create", "-f", bad.to_str().unwrap()]);
+    assert!(
+        err.contains(
+            "conversion webhook for example.com/v2, Kind=Dial failed: thirteen is unlucky"
+        ),
+        "{err}"
+    );
+
+    // A bundle that does not trust the webhook's certificate: the call fails, named.
+    let (other_ca, _, _) = certificates("another-ca");
+    let crd_file = s.file("crd.yaml", &crd(port, &other_ca));
+    s.ok(&["apply", "-f", crd_file.to_str().unwrap()]);
+    let o = s.file(
+        "d2.yaml",
+        "apiVersion: example.com/v1\nkind: Dial\nmetadata: {name: d2}\nspec: {replicas: 2}\n",
+    );
+    s.ok(&["create", "-f", o.to_str().unwrap()]);
+    let err = s.fails(&["get", "dials.v2.example.com", "d2", "-o", "json"]);
+    let want = format!(
+        "conversion webhook for example.com/v1, Kind=Dial failed: Post \"https://127.0.0.1:{port}/convert\""
+    );
+    assert!(
+        err.contains(&format!(
+            "{want}: client error (Connect): invalid peer certificate: UnknownIssuer"
+        )),
+        "{err}"
+    );
+    // The server still serves the resource in its storage version.
+    assert_eq!(get(&s, "v1", "d2")["spec"], json!({"replicas": 2}));
+}
