@@ -63,6 +63,10 @@ pub enum PluginCommand {
         /// Upload the component only (for objects applied from a GitOps repository).
         #[arg(long)]
         upload_only: bool,
+        /// Attach the plugin's hooks to this CustomResourceDefinition (`spec.extends`, e.g.
+        /// `widgets.example.dev`) instead of serving a resource of its own.
+        #[arg(long)]
+        extends: Option<String>,
         /// A kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).
         #[arg(long)]
         kubeconfig: Option<PathBuf>,
@@ -85,6 +89,9 @@ pub enum PluginCommand {
         /// `spec.active: false`.
         #[arg(long)]
         inactive: bool,
+        /// `spec.extends`: the CustomResourceDefinition the plugin attaches to.
+        #[arg(long)]
+        extends: Option<String>,
     },
     /// Write a new plugin project NAME/ (source with one validation rule, fixtures, a build
     /// script, a README) that builds with `./build.sh` and passes `plugin test` as written.

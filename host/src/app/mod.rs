@@ -51,12 +51,14 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
             file,
             name,
             inactive,
-        })) => plugin_push::manifest(&file, name.as_deref(), inactive),
+            extends,
+        })) => plugin_push::manifest(&file, name.as_deref(), inactive, extends.as_deref()),
         Some(Command::Plugin(PluginCommand::Push {
             file,
             name,
             inactive,
             upload_only,
+            extends,
             kubeconfig,
             context,
             server,
@@ -71,6 +73,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
                 name.as_deref(),
                 inactive,
                 upload_only,
+                extends.as_deref(),
                 &target,
             ))
         }

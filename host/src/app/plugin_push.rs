@@ -33,14 +33,19 @@ fn object_name(file: &Path, name: Option<&str>) -> String {
     })
 }
 
-/// The `StrategyPlugin` object for a component with this sha256.
-pub fn manifest_object(name: &str, sha256: &str, active: bool) -> Value {
-    json!({
+/// The `StrategyPlugin` object for a component with this sha256, attached to the CRD
+/// `extends` when given.
+pub fn manifest_object(name: &str, sha256: &str, active: bool, extends: Option<&str>) -> Value {
+    let mut o = json!({
         "apiVersion": format!("{STATUS_GROUP}/v1"),
         "kind": "StrategyPlugin",
         "metadata": {"name": name},
         "spec": {"sha256": sha256, "active": active},
-    })
+    });
+    if let Some(crd) = extends {
+        o["spec"]["extends"] = json!(crd);
+    }
+    o
 }
 
 fn read(file: &Path) -> anyhow::Result<(Vec<u8>, String)> {
@@ -51,7 +56,12 @@ fn read(file: &Path) -> anyhow::Result<(Vec<u8>, String)> {
 
 /// `plugin manifest FILE`: print the object for FILE as YAML. Returns the exit code.
 /// Errors: the file cannot be read.
-pub fn manifest(file: &Path, name: Option<&str>, inactive: bool) -> anyhow::Result<i32> {
+pub fn manifest(
+    file: &Path,
+    name: Option<&str>,
+    inactive: bool,
+    extends: Option<&str>,
+) -> anyhow::Result<i32> {
     let (_, sha) = read(file)?;
     let name = object_name(file, name);
     println!(
@@ -60,7 +70,7 @@ pub fn manifest(file: &Path, name: Option<&str>, inactive: bool) -> anyhow::Resu
     );
     print!(
         "{}",
-        serde_yaml_ng::to_string(&manifest_object(&name, &sha, !inactive))?
+        serde_yaml_ng::to_string(&manifest_object(&name, &sha, !inactive, extends))?
     );
     Ok(0)
 }
@@ -103,6 +113,7 @@ pub async fn push(
     name: Option<&str>,
     inactive: bool,
     upload_only: bool,
+    extends: Option<&str>,
     target: &Target,
 ) -> anyhow::Result<i32> {
     let (bytes, sha) = read(file)?;
@@ -142,7 +153,7 @@ pub async fn push(
         plural: STATUS_PLURAL.into(),
     };
     let api: kube::Api<kube::core::DynamicObject> = kube::Api::all_with(client, &resource);
-    let wanted = manifest_object(&name, &sha, !inactive);
+    let wanted = manifest_object(&name, &sha, !inactive, extends);
     let pp = kube::api::PostParams::default();
     // Create, or replace the spec; a conflicting writer makes us read again.
     for _ in 0..5 {

@@ -1,6 +1,7 @@
 //! The [`PluginManager`]: what is loaded — from the plugin folder and from `StrategyPlugin`
 //! objects — and the snapshot it publishes.
 
+use super::attachments::{self, Attachments};
 use super::crds::CrdRegistry;
 use super::strategyplugins::{
     file_record, with_replica_status, PluginState, PluginStatus, StrategyPluginStrategy,
@@ -42,6 +43,8 @@ struct Entry {
     /// The last attempt may succeed later (the component was not uploaded, or could not be
     /// read): the next sync tries again.
     retry: bool,
+    /// The CRD the plugin attaches to (`spec.extends`) instead of serving alone.
+    extends: Option<String>,
 }
 
 impl Entry {
@@ -53,6 +56,7 @@ impl Entry {
             wanted: String::new(),
             attempted_generation: 0,
             retry: false,
+            extends: None,
         }
     }
 }
@@ -82,6 +86,8 @@ pub struct PluginManager {
     sync_lock: tokio::sync::Mutex<()>,
     /// The CustomResourceDefinitions and what serves them.
     crds: Arc<CrdRegistry>,
+    /// The CRDs' strategies with a plugin attached.
+    attachments: Attachments,
 }
 
 impl PluginManager {
@@ -116,6 +122,7 @@ impl PluginManager {
             served,
             sync_lock: tokio::sync::Mutex::new(()),
             crds,
+            attachments: Attachments::default(),
         }
     }
 
@@ -219,6 +226,9 @@ impl PluginManager {
         }
         let entries = self.entries.lock().unwrap();
         entries.iter().find_map(|(name, e)| {
+            if e.extends.is_some() {
+                return None;
+            }
             let d = e.active.as_ref()?.description();
             (d.group == group && d.plural == plural).then(|| name.clone())
         })
@@ -464,6 +474,7 @@ impl PluginManager {
             let generation = accessor(obj).generation().unwrap_or(1);
             let sha = obj["spec"]["sha256"].as_str().unwrap_or("").to_string();
             let active = obj["spec"]["active"].as_bool().unwrap_or(true);
+            let extends = obj["spec"]["extends"].as_str().map(str::to_string);
             let attempt = {
                 let mut entries = self.entries.lock().unwrap();
                 // A removed file's name is free for an object.
@@ -487,6 +498,7 @@ impl PluginManager {
                 let e = entries
                     .entry(name.to_string())
                     .or_insert_with(|| Entry::new(Source::Object, &self.server_id));
+                e.extends = extends;
                 if !active {
                     if e.active.take().is_some() {
                         tracing::info!(plugin = %name, "StrategyPlugin made inactive: resource unregistered, data kept");
@@ -624,7 +636,13 @@ impl PluginManager {
                 "the group {STATUS_GROUP} is reserved for the server"
             ));
         }
+        let extends = entries.get(name).and_then(|e| e.extends.clone());
         drop(entries);
+        if let Some(crd_name) = extends {
+            let served = self.crds.served();
+            let crd = served.iter().find(|(n, ..)| *n == crd_name);
+            return attachments::check(&crd_name, d, crd.map(|(_, s, _)| s.description()));
+        }
         if let Some(crd) = self.crds.serving(&d.group, &d.plural) {
             return Err(format!(
                 "{} is already served by the CustomResourceDefinition {crd:?}",
@@ -656,7 +674,12 @@ impl PluginManager {
             });
         }
         let entries = self.entries.lock().unwrap();
+        let mut attached = BTreeMap::new();
         for (name, e) in entries.iter() {
+            if let (Some(s), Some(crd)) = (&e.active, &e.extends) {
+                attached.insert(crd.clone(), s.clone());
+                continue;
+            }
             if let Some(s) = &e.active {
                 let storage = self.storage_for(s.description());
                 let build = || Store::new(s.clone(), storage.clone());
@@ -666,7 +689,15 @@ impl PluginManager {
             }
         }
         drop(entries);
-        for (name, s, scale) in self.crds.served() {
+        let served = self.crds.served();
+        self.attachments
+            .retain(&served.iter().map(|(n, ..)| n.as_str()).collect::<Vec<_>>());
+        for (name, s, scale) in served {
+            // Checked again here: the CRD may have been replaced since the plugin attached.
+            let plugin = attached.get(&name).filter(|p| {
+                attachments::check(&name, p.description(), Some(s.description())).is_ok()
+            });
+            let s = self.attachments.strategy(&name, &s, plugin);
             let storage = self.storage_for(s.description());
             let build = || {
                 let mut store = Store::new(s.clone(), storage.clone());

@@ -34,10 +34,14 @@
 //!   `customresources` component, served beside the plugins once its names are accepted,
 //!   before its create or update returns on this server ([`CrdHook`]) and within [`RESYNC`]
 //!   on the others ([`watch_crds`]); its status carries `NamesAccepted` and `Established`.
+//! - Attachments (`attachments.rs`): a `StrategyPlugin` with `spec.extends: <crd name>` serves
+//!   no resource of its own; its hooks run around the CRD's
+//!   ([`crate::strategy::attached::AttachedStrategy`]) until the object is deleted.
 
 //!
 //! Files here import each other, never this module (it only declares and re-exports).
 
+mod attachments;
 mod crds;
 mod customresourcedefinitions;
 mod manager;

@@ -10,6 +10,7 @@
 //! spec:
 //!   sha256: 5f0c…            # a component uploaded to strategyplugincomponents/<sha256>
 //!   active: true             # false: the resource is unregistered (its data kept)
+//!   extends: widgets.example.com  # optional: attach to this CRD instead of serving alone
 //!   # or  file: widgets.wasm  — a record a server writes for a file of its --plugin-dir
 //! status:
 //!   replicas:                # one entry per server, written by that server
@@ -22,7 +23,7 @@ use crate::strategy::{
 };
 use serde_json::{json, Map, Value};
 use wasm_apiserver_apimachinery::field::{self, Path};
-use wasm_apiserver_apimachinery::validation::validate_immutable_field;
+use wasm_apiserver_apimachinery::validation::{is_dns1123_subdomain, validate_immutable_field};
 use wasm_apiserver_storage::blob_store::is_sha256;
 
 /// Group of the host's own resources.
@@ -254,7 +255,8 @@ fn schema() -> Value {
             "spec": {"type": "object", "properties": {
                 "sha256": {"type": "string", "description": "sha256 (64 lowercase hex digits) of a component uploaded to /apis/wasm-apiserver.dev/v1/strategyplugincomponents/<sha256>."},
                 "active": {"type": "boolean", "description": "Whether the resource is served (default true); false unregisters it, keeping its data."},
-                "file": {"type": "string", "description": "Set by a server for a file of its --plugin-dir (instead of sha256)."}
+                "file": {"type": "string", "description": "Set by a server for a file of its --plugin-dir (instead of sha256)."},
+                "extends": {"type": "string", "description": "The name of a CustomResourceDefinition (<plural>.<group>) this plugin's hooks attach to, instead of serving a resource of its own: the CRD prunes and defaults, the plugin prepares, the CRD's schema and CEL rules validate, then the plugin validates. Immutable; delete the object to detach."}
             }},
             "status": {"type": "object", "properties": {
                 "replicas": {"type": "array", "description": "One entry per server, written by that server.", "items": {"type": "object", "properties": {
@@ -315,6 +317,21 @@ fn validate_spec(obj: &Value) -> Vec<FieldError> {
             }
         }
     }
+    if let Some(e) = s.get("extends") {
+        let at = path.child("extends");
+        match e.as_str() {
+            _ if s.contains_key("file") => errs.push(field::forbidden(
+                &at,
+                "a plugin file of a server's folder cannot attach to a CRD: push it",
+            )),
+            Some(name) if name.contains('.') && is_dns1123_subdomain(name).is_empty() => {}
+            _ => errs.push(field::invalid(
+                &at,
+                e,
+                "must be the name of a CustomResourceDefinition (<plural>.<group>)",
+            )),
+        }
+    }
     if let Some(a) = s.get("active") {
         if !a.is_boolean() {
             errs.push(field::type_invalid(
@@ -325,7 +342,7 @@ fn validate_spec(obj: &Value) -> Vec<FieldError> {
         }
     }
     for k in s.keys() {
-        if !["sha256", "file", "active"].contains(&k.as_str()) {
+        if !["sha256", "file", "active", "extends"].contains(&k.as_str()) {
             errs.push(field::forbidden(&path.child(k), "unknown field"));
         }
     }
@@ -413,6 +430,12 @@ impl Strategy for StrategyPluginStrategy {
             &kind(new),
             &kind(old),
             &Path::new("spec").child("file"),
+        ));
+        let extends = |o: &Value| spec(o).get("extends").cloned();
+        errs.extend(validate_immutable_field(
+            &extends(new),
+            &extends(old),
+            &Path::new("spec").child("extends"),
         ));
         Ok(errs)
     }
@@ -516,6 +539,11 @@ mod tests {
         assert!(s.validate(&ok).unwrap().is_empty());
         let file = json!({"spec": {"file": "w.wasm"}});
         assert!(s.validate(&file).unwrap().is_empty());
+        let attached = json!({"spec": {"sha256": sha(), "extends": "widgets.example.com"}});
+        assert!(s.validate(&attached).unwrap().is_empty());
+        let detached = json!({"spec": {"sha256": sha()}});
+        let errs = s.validate_update(&detached, &attached).unwrap();
+        assert_eq!(errs[0].field, "spec.extends", "{errs:?}");
         for (bad, field) in [
             (json!({}), "spec"),
             (json!({"spec": {}}), "spec.sha256"),
@@ -530,6 +558,18 @@ mod tests {
                 "spec.active",
             ),
             (json!({"spec": {"sha256": sha(), "url": "x"}}), "spec.url"),
+            (
+                json!({"spec": {"sha256": sha(), "extends": "widgets"}}),
+                "spec.extends",
+            ),
+            (
+                json!({"spec": {"sha256": sha(), "extends": 1}}),
+                "spec.extends",
+            ),
+            (
+                json!({"spec": {"file": "w.wasm", "extends": "widgets.example.com"}}),
+                "spec.extends",
+            ),
         ] {
             let errs = s.validate(&bad).unwrap();
             assert_eq!(errs.len(), 1, "{bad}: {errs:?}");

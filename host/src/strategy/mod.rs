@@ -6,6 +6,7 @@
 //! trait keeps the registry independent of wasmtime and testable with a native strategy.
 //! [`sequence`] runs hooks in the order the registry Store calls them.
 
+pub mod attached;
 pub mod sequence;
 pub mod webhook_converter;
 

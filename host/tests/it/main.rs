@@ -7,6 +7,7 @@ mod common;
 
 mod admission;
 mod architecture;
+mod attached_plugins;
 mod audit_and_limits;
 mod cel_in_component;
 mod client_answers;

@@ -1,0 +1,175 @@
+//! "Start declarative, add code later" (issue 32, item 4): a CRD served by its schema and CEL
+//! rules alone; the `widgets` strategy plugin attached to it with
+//! `wasm-apiserver plugin push --extends <crd>` (`StrategyPlugin.spec.extends`), its hooks
+//! then running around the CRD's — the CRD prunes and defaults, the plugin prepares, the
+//! CRD's CEL rule validates what the plugin prepared, the plugin validates, and the plugin
+//! converts between its versions; detached again by deleting the object, with the objects
+//! written meanwhile still served. Through kubectl.
+
+use crate::common;
+
+use common::server::{Backend, TestServer};
+use serde_json::{json, Value};
+use std::time::Duration;
+
+/// `widgets.example.dev` shaped as the widgets plugin describes it (v1 stored, v1alpha1
+/// served), with one CEL rule of its own: at most 4 replicas.
+const CRD: &str = r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.dev
+spec:
+  group: example.dev
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            x-kubernetes-validations:
+            - {rule: "!has(self.replicas) || self.replicas <= 4", message: "at most 4 replicas", fieldPath: ".replicas"}
+            properties:
+              size: {type: string}
+              replicas: {type: integer}
+              minReplicas: {type: integer}
+              maxReplicas: {type: integer}
+              storageClass: {type: string}
+          status:
+            type: object
+            properties:
+              phase: {type: string}
+  - name: v1alpha1
+    served: true
+    storage: false
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              count: {type: integer}
+          status:
+            type: object
+            properties:
+              phase: {type: string}
+"#;
+
+fn widget(s: &TestServer, name: &str, size: &str) -> std::path::PathBuf {
+    s.file(
+        &format!("{name}.yaml"),
+        &format!(
+            "apiVersion: example.dev/v1\nkind: Widget\nmetadata: {{name: {name}}}\nspec: {{size: {size}}}\n"
+        ),
+    )
+}
+
+fn get(s: &TestServer, resource: &str, name: &str) -> Value {
+    serde_json::from_str(&s.ok(&["get", resource, name, "-o", "json"])).unwrap()
+}
+
+fn push(s: &TestServer, extends: &str) -> (bool, String) {
+    let file = common::plugin("widgets");
+    common::cli([
+        "plugin".as_ref(),
+        "push".as_ref(),
+        file.as_os_str(),
+        "--server".as_ref(),
+        s.url.as_ref(),
+        "--extends".as_ref(),
+        std::ffi::OsStr::new(extends),
+    ])
+}
+
+fn state(s: &TestServer) -> (String, String) {
+    let o = get(s, "strategyplugins", "widgets");
+    let r = &o["status"]["replicas"][0];
+    (
+        r["state"].as_str().unwrap_or("").to_string(),
+        r["lastError"].as_str().unwrap_or("").to_string(),
+    )
+}
+
+#[test]
+fn a_strategy_plugin_attaches_to_a_crd_and_detaches_again() {
+    let s = TestServer::start_with(Backend::Embedded, &["namespaces"], &[]);
+    s.create_default_namespace();
+    let crd = s.file("crd.yaml", CRD);
+    s.ok(&["apply", "-f", crd.to_str().unwrap()]);
+
+    // Declarative only: any size, no defaults.
+    s.ok(&[
+        "create",
+        "-f",
+        widget(&s, "before", "huge").to_str().unwrap(),
+    ]);
+    assert_eq!(
+        get(&s, "widgets", "before")["spec"],
+        json!({"size": "huge"})
+    );
+
+    // A plugin naming another CRD is refused in its status, and serves nothing.
+    let (ok, out) = push(&s, "gadgets.example.dev");
+    assert!(ok, "{out}");
+    s.eventually(Duration::from_secs(10), "the refusal", || {
+        state(&s).0 == "Failed"
+    });
+    assert!(
+        state(&s).1.contains("it serves widgets.example.dev, not the resource of the CustomResourceDefinition \"gadgets.example.dev\" it extends"),
+        "{:?}",
+        state(&s)
+    );
+    s.ok(&["delete", "strategyplugin", "widgets"]);
+
+    // Attached: the plugin defaults, validates and converts; the CRD's CEL rule still holds
+    // for what the plugin prepared.
+    let (ok, out) = push(&s, "widgets.example.dev");
+    assert!(ok, "{out}");
+    s.eventually(Duration::from_secs(10), "the plugin attached", || {
+        state(&s).0 == "Active"
+    });
+    s.ok(&[
+        "create",
+        "-f",
+        widget(&s, "medium", "medium").to_str().unwrap(),
+    ]);
+    let w = get(&s, "widgets", "medium");
+    assert_eq!(w["spec"], json!({"size": "medium", "replicas": 3}), "{w}");
+    assert_eq!(w["status"], json!({"phase": "Pending"}), "{w}");
+    let err = s.fails(&["create", "-f", widget(&s, "tiny", "tiny").to_str().unwrap()]);
+    assert!(
+        err.contains("spec.size: Unsupported value: \"tiny\": supported values: \"small\", \"medium\", \"large\""),
+        "{err}"
+    );
+    let err = s.fails(&[
+        "create",
+        "-f",
+        widget(&s, "large", "large").to_str().unwrap(),
+    ]);
+    assert!(
+        err.contains("spec.replicas: Invalid value: \"object\": at most 4 replicas"),
+        "{err}"
+    );
+    let old = get(&s, "widgets.v1alpha1.example.dev", "medium");
+    assert_eq!(old["spec"]["count"], json!(3), "{old}");
+    // What was stored before is still served.
+    assert_eq!(
+        get(&s, "widgets", "before")["spec"],
+        json!({"size": "huge"})
+    );
+
+    // Detached: the CRD alone again, over the same objects.
+    s.ok(&["delete", "strategyplugin", "widgets"]);
+    s.eventually(Duration::from_secs(10), "the plugin detached", || {
+        s.kubectl(&["create", "-f", widget(&s, "tiny", "tiny").to_str().unwrap()])
+            .0
+    });
+    assert_eq!(get(&s, "widgets", "tiny")["spec"], json!({"size": "tiny"}));
+    assert_eq!(get(&s, "widgets", "medium")["spec"]["replicas"], json!(3));
+}
