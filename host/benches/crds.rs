@@ -10,6 +10,13 @@
 //!    a default, a defaulted integer, a status subresource) plus two CEL rules. Then the
 //!    server CPU of a LIST of the 4,000 objects of each (the custom resources read through
 //!    the component on the first, from the conversion cache after).
+//!    1c. What an attached plugin adds (`StrategyPlugin.spec.extends`): the same CRD shape
+//!    served alone against one with the widgets plugin attached, server CPU per create,
+//!    three alternated rounds.
+//!    1d. What a conversion webhook costs: a LIST of 1,000 objects in the version they are not
+//!    stored in, for a CRD converting by `None` and for one converting through an HTTPS
+//!    webhook in this process (one `ConversionReview` per object, then from the cache):
+//!    wall time and server CPU.
 //! 2. A Crossplane-sized install: 2,000 CRDs created one after another (each served before its
 //!    create returns): total time, the slowest create of the last 100, aggregated discovery
 //!    (`/apis` as `APIGroupDiscoveryList`, median of 5) and the server's RSS growth.
@@ -18,6 +25,8 @@
 //! `CRDS=<n>` changes the 2,000.
 
 mod common;
+#[path = "../tests/it/common/conversion_webhook.rs"]
+mod webhook;
 
 use common::{proc_cpu_us, root, Server};
 use futures::StreamExt;
@@ -234,6 +243,198 @@ async fn many_crds(http: &reqwest::Client, n: usize) {
     );
 }
 
+/// Upload the widgets component and attach it to the CRD `widgets.example.dev`; returns once
+/// the server reports it Active.
+async fn attach_widgets(http: &reqwest::Client, url: &str) {
+    use sha2::Digest;
+    let bytes = std::fs::read(root().join("target/plugins/widgets.wasm")).unwrap();
+    let sha = hex::encode(sha2::Sha256::digest(&bytes));
+    let base = format!("{url}/apis/wasm-apiserver.dev/v1");
+    let r = http
+        .put(format!("{base}/strategyplugincomponents/{sha}"))
+        .header("Content-Type", "application/wasm")
+        .body(bytes)
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        r.status().is_success(),
+        "{}",
+        r.text().await.unwrap_or_default()
+    );
+    let sp = json!({"apiVersion": "wasm-apiserver.dev/v1", "kind": "StrategyPlugin",
+        "metadata": {"name": "widgets"},
+        "spec": {"sha256": sha, "extends": "widgets.example.dev"}});
+    let r = http
+        .post(format!("{base}/strategyplugins"))
+        .json(&sp)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201, "{}", r.text().await.unwrap_or_default());
+    for _ in 0..300 {
+        let o: Value = http
+            .get(format!("{base}/strategyplugins/widgets"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        match o
+            .pointer("/status/replicas/0/state")
+            .and_then(Value::as_str)
+        {
+            Some("Active") => return,
+            Some("Failed") => panic!("the plugin did not attach: {o}"),
+            _ => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
+    panic!("the plugin did not attach in 30 s");
+}
+
+async fn attached(http: &reqwest::Client) {
+    let (dir, plugins) = Server::dir_with_plugins(&["namespaces"]);
+    let crd_plugin = root().join("target/plugins/configured/customresources.wasm");
+    let server = Server::spawn_with_plugins(dir, &plugins, |cmd| {
+        cmd.arg("--crd-plugin")
+            .arg(&crd_plugin)
+            .arg("--authorization-mode=AlwaysAllow");
+    });
+    let url = server.url.clone();
+    let pid = server.child.id();
+    create_crd(http, &url, &crd("example.dev", "Widget", "widgets")).await;
+    create_crd(http, &url, &crd("example.dev", "Gizmo", "gizmos")).await;
+    attach_widgets(http, &url).await;
+    let widgets = format!("{url}/apis/example.dev/v1/namespaces/default/widgets");
+    let gizmos = format!("{url}/apis/example.dev/v1/namespaces/default/gizmos");
+    creates(http, pid, &widgets, "example.dev/v1", "Widget", "warm").await;
+    creates(http, pid, &gizmos, "example.dev/v1", "Gizmo", "warm").await;
+    println!("1c. server CPU per create: a CRD alone, and one with the widgets plugin attached");
+    let mut ratios = Vec::new();
+    for round in 0..3 {
+        let prefix = format!("r{round}");
+        let alone = creates(http, pid, &gizmos, "example.dev/v1", "Gizmo", &prefix).await;
+        let with = creates(http, pid, &widgets, "example.dev/v1", "Widget", &prefix).await;
+        ratios.push(with / alone);
+        println!(
+            "   round {}: CRD alone {alone:.0} µs, CRD + attached plugin {with:.0} µs, ratio {:.2}",
+            round + 1,
+            with / alone
+        );
+    }
+    ratios.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    println!("   median attached/alone {:.2}", ratios[1]);
+}
+
+/// A CRD with v1 (stored, `spec.replicas`) and v2 (`spec.count`), converting through the
+/// webhook on `port` trusting `ca_pem`, or by `None` without one.
+fn two_versions(plural: &str, kind: &str, webhook: Option<(u16, &str)>) -> Value {
+    use base64::Engine;
+    let version = |name: &str, storage: bool, field: &str| {
+        json!({"name": name, "served": true, "storage": storage,
+            "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                "spec": {"type": "object", "properties": {field: {"type": "integer"}}}}}}})
+    };
+    let conversion = match webhook {
+        None => json!({"strategy": "None"}),
+        Some((port, ca)) => json!({"strategy": "Webhook", "webhook": {
+            "conversionReviewVersions": ["v1"],
+            "clientConfig": {"url": format!("https://127.0.0.1:{port}/convert"),
+                "caBundle": base64::engine::general_purpose::STANDARD.encode(ca)}}}),
+    };
+    json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("{plural}.example.com")},
+        "spec": {"group": "example.com", "scope": "Namespaced",
+            "names": {"plural": plural, "singular": kind.to_lowercase(), "kind": kind},
+            "conversion": conversion,
+            "versions": [version("v1", true, "replicas"), version("v2", false, "count")]}})
+}
+
+/// v1 `spec.replicas` ↔ v2 `spec.count`.
+fn rename(review: &Value) -> Value {
+    let request = &review["request"];
+    let desired = request["desiredAPIVersion"].as_str().unwrap_or("");
+    let field = if desired.ends_with("/v2") {
+        "count"
+    } else {
+        "replicas"
+    };
+    let converted: Vec<Value> = request["objects"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|o| {
+            let mut o = o.clone();
+            if let Some(spec) = o["spec"].as_object_mut() {
+                if let Some(n) = spec.remove("replicas").or_else(|| spec.remove("count")) {
+                    spec.insert(field.into(), n);
+                }
+            }
+            o["apiVersion"] = json!(desired);
+            o
+        })
+        .collect();
+    json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+        "response": {"uid": request["uid"], "result": {"status": "Success"}, "convertedObjects": converted}})
+}
+
+async fn conversion_webhook(http: &reqwest::Client) {
+    let (ca, cert, key) = webhook::certificates("bench-webhook-ca");
+    let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let port = webhook::start(&cert, &key, rename, calls.clone());
+    let (dir, plugins) = Server::dir_with_plugins(&["namespaces"]);
+    let crd_plugin = root().join("target/plugins/configured/customresources.wasm");
+    let server = Server::spawn_with_plugins(dir, &plugins, |cmd| {
+        cmd.arg("--crd-plugin")
+            .arg(&crd_plugin)
+            .arg("--authorization-mode=AlwaysAllow");
+    });
+    let (url, pid) = (server.url.clone(), server.child.id());
+    create_crd(http, &url, &two_versions("knobs", "Knob", None)).await;
+    create_crd(
+        http,
+        &url,
+        &two_versions("dials", "Dial", Some((port, &ca))),
+    )
+    .await;
+    const N: usize = 1000;
+    println!("1d. a LIST of {N} objects in the version they are not stored in");
+    for (what, plural, kind) in [("None", "knobs", "Knob"), ("webhook", "dials", "Dial")] {
+        let v1 = format!("{url}/apis/example.com/v1/namespaces/default/{plural}");
+        futures::stream::iter(0..N)
+            .map(|i| {
+                let body = json!({"apiVersion": "example.com/v1", "kind": kind,
+                    "metadata": {"name": format!("o-{i}")}, "spec": {"replicas": i}});
+                let req = http.post(&v1).json(&body);
+                async move { assert_eq!(req.send().await.unwrap().status(), 201) }
+            })
+            .buffer_unordered(IN_FLIGHT)
+            .collect::<Vec<()>>()
+            .await;
+        let v2 = format!("{url}/apis/example.com/v2/namespaces/default/{plural}");
+        let before_calls = calls.load(std::sync::atomic::Ordering::SeqCst);
+        let mut figures = Vec::new();
+        for _ in 0..2 {
+            let (t, cpu) = (Instant::now(), proc_cpu_us(pid));
+            let r = http.get(&v2).send().await.unwrap();
+            assert_eq!(r.status(), 200);
+            let body: Value = r.json().await.unwrap();
+            assert_eq!(body["items"].as_array().map(Vec::len), Some(N));
+            assert_eq!(body["items"][7]["spec"], json!({"count": 7}));
+            figures.push((
+                t.elapsed().as_secs_f64() * 1e3,
+                (proc_cpu_us(pid) - cpu) / 1e3,
+            ));
+        }
+        let reviews = calls.load(std::sync::atomic::Ordering::SeqCst) - before_calls;
+        println!(
+            "   {what}: first {:.0} ms wall, {:.0} ms server CPU ({reviews} reviews); then {:.0} ms wall, {:.0} ms CPU",
+            figures[0].0, figures[0].1, figures[1].0, figures[1].1
+        );
+    }
+}
+
 fn main() {
     let n: usize = std::env::var("CRDS")
         .ok()
@@ -243,6 +444,8 @@ fn main() {
     rt.block_on(async {
         let http = reqwest::Client::new();
         per_create(&http).await;
+        attached(&http).await;
+        conversion_webhook(&http).await;
         many_crds(&http, n).await;
     });
 }

@@ -163,6 +163,13 @@ pub async fn push(
                 api.create(&pp, &obj).await.map(|o| (o, "created"))
             }
             Some(mut current) => {
+                let mut wanted = wanted.clone();
+                // `spec.extends` is immutable: a push without `--extends` keeps it.
+                if extends.is_none() {
+                    if let Some(crd) = current.data.pointer("/spec/extends") {
+                        wanted["spec"]["extends"] = crd.clone();
+                    }
+                }
                 if current.data["spec"] == wanted["spec"] {
                     println!("{STATUS_PLURAL}.{STATUS_GROUP}/{name} unchanged");
                     return Ok(0);

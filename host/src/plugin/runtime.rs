@@ -13,6 +13,7 @@ use super::load::{
 use super::sandbox;
 use super::wasm_strategy::{live, Configuration, Inner, WasmStrategy, NEXT_ID};
 use super::wit::{v0_1, v0_2, v0_3, Pre};
+use crate::strategy::webhook_converter::WebhookConverter;
 use crate::strategy::{PrinterColumn, ResourceDescription, Strategy, StrategyError};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -298,6 +299,17 @@ impl ConfiguredPlugin {
     /// configuration ([`LoadErrorKind::Instantiate`] with its message), its description is
     /// invalid, or it failed.
     pub fn configure(&self, config: &str) -> Result<WasmStrategy, LoadError> {
+        self.configure_with(config, None)
+    }
+
+    /// [`ConfiguredPlugin::configure`], converting between the resource's versions through
+    /// `webhook` instead of the component's `convert` when given (a CRD's
+    /// `spec.conversion.strategy: Webhook`: the host makes the HTTPS call).
+    pub fn configure_with(
+        &self,
+        config: &str,
+        webhook: Option<Arc<WebhookConverter>>,
+    ) -> Result<WasmStrategy, LoadError> {
         let c = &self.component.inner;
         let strategy = WasmStrategy {
             inner: Arc::new(Inner {
@@ -313,7 +325,7 @@ impl ConfiguredPlugin {
                 configuration: Some(Configuration {
                     text: Arc::from(config),
                     component: c.clone(),
-                    webhook: None,
+                    webhook,
                 }),
             }),
         };

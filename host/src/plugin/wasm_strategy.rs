@@ -63,7 +63,7 @@ pub(super) struct Configuration {
     /// holding it keeps them alive.
     pub(super) component: Arc<Inner>,
     /// The CRD's conversion webhook, called for `convert` instead of the component
-    /// ([`WasmStrategy::with_conversion_webhook`]).
+    /// ([`ConfiguredPlugin::configure_with`](super::ConfiguredPlugin::configure_with)).
     pub(super) webhook: Option<Arc<WebhookConverter>>,
 }
 
@@ -109,20 +109,6 @@ impl WasmStrategy {
     /// The WIT version the component was built against.
     pub fn wit_version(&self) -> &str {
         &self.inner.wit_version
-    }
-
-    /// This configuration with `webhook` converting between its versions instead of the
-    /// component (a CRD's `spec.conversion.strategy: Webhook`: the host makes the HTTPS call,
-    /// a component cannot). Call it on a strategy just made by
-    /// [`ConfiguredPlugin::configure`](super::ConfiguredPlugin::configure), before it is shared;
-    /// a plain plugin's strategy is returned unchanged.
-    pub fn with_conversion_webhook(mut self, webhook: Arc<WebhookConverter>) -> WasmStrategy {
-        let inner =
-            Arc::get_mut(&mut self.inner).expect("a strategy just configured is not shared");
-        if let Some(c) = inner.configuration.as_mut() {
-            c.webhook = Some(webhook);
-        }
-        self
     }
 
     /// A stored object as it is to be answered: a configured strategy's `read` (the CRD
@@ -308,6 +294,14 @@ impl WasmStrategy {
             hook,
             message,
         }
+    }
+
+    /// Count and log a conversion webhook's failure as a fault of this configuration.
+    fn webhook_failed(&self, e: &StrategyError) {
+        PLUGIN_FAULTS
+            .with_label_values(&[self.inner.name.as_str(), "convert", "webhook"])
+            .inc();
+        tracing::warn!(plugin = %self.inner.name, error = %e, "conversion webhook failed");
     }
 
     fn bad_output(&self, hook: &'static str, reason: String) -> StrategyError {
@@ -583,6 +577,23 @@ impl Strategy for WasmStrategy {
         WasmStrategy::read_stored(self, obj)
     }
 
+    fn convert_list(
+        &self,
+        objs: &[&Value],
+        desired_api_version: &str,
+    ) -> StrategyResult<Vec<Value>> {
+        let configuration = self.inner.configuration.as_ref();
+        match configuration.and_then(|c| c.webhook.as_ref()) {
+            Some(webhook) => webhook
+                .convert_list(objs, desired_api_version)
+                .inspect_err(|e| self.webhook_failed(e)),
+            None => objs
+                .iter()
+                .map(|o| self.convert(o, desired_api_version))
+                .collect(),
+        }
+    }
+
     fn convert(&self, obj: &Value, desired_api_version: &str) -> StrategyResult<Value> {
         const HOOK: &str = "convert";
         if obj.get("apiVersion").and_then(Value::as_str) == Some(desired_api_version) {
@@ -590,7 +601,9 @@ impl Strategy for WasmStrategy {
         }
         let configuration = self.inner.configuration.as_ref();
         if let Some(webhook) = configuration.and_then(|c| c.webhook.as_ref()) {
-            return webhook.convert(obj, desired_api_version);
+            return webhook
+                .convert(obj, desired_api_version)
+                .inspect_err(|e| self.webhook_failed(e));
         }
         let text = with_json_text(obj, |text| {
             self.call(HOOK, |g, s| g.convert(s, text, desired_api_version))

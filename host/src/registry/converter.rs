@@ -404,7 +404,8 @@ impl Converter {
         }
         let c = self.clone();
         tokio::task::spawn_blocking(move || {
-            objs.iter().map(|o| c.from_storage(o, sharing)).collect()
+            let all = c.convert_all(&objs, sharing)?;
+            Ok(all.into_iter().map(|c| c.object.clone()).collect())
         })
         .await
         .map_err(ApiError::internal)?
@@ -479,17 +480,103 @@ impl Converter {
 
     /// A stored object as answered in the request's version: read through the strategy when
     /// it reads stored objects (not a write's answer), then converted when in another
-    /// version. Blocking: it calls the plugin.
+    /// version, and read again in that version ([`Converter::read_converted`]). Blocking: it
+    /// calls the plugin.
     fn answer(&self, obj: &Value, sharing: Sharing) -> ApiResult<Value> {
-        if !(self.reads && sharing != Sharing::No) {
-            return self.convert(obj, &self.api_version);
+        let read = self.read_for_answer(obj, sharing)?;
+        if !self.needs_version(api_version(&read)) {
+            return Ok(read.into_owned());
         }
-        let read = self.read_in_storage_version(obj)?;
-        if self.needs_version(api_version(&read)) {
-            self.convert(&read, &self.api_version)
+        let converted = self.convert(&read, &self.api_version)?;
+        self.read_converted(converted)
+    }
+
+    /// What [`Converter::answer`] converts: the stored object read in the storage version
+    /// when the strategy reads stored objects and this is not a write's answer, else as it is.
+    fn read_for_answer<'a>(
+        &self,
+        obj: &'a Value,
+        sharing: Sharing,
+    ) -> ApiResult<std::borrow::Cow<'a, Value>> {
+        if self.reads && sharing != Sharing::No {
+            Ok(std::borrow::Cow::Owned(self.read_in_storage_version(obj)?))
         } else {
-            Ok(read)
+            Ok(std::borrow::Cow::Borrowed(obj))
         }
+    }
+
+    /// An object just converted to the request's version, read through the strategy in that
+    /// version when it reads stored objects: kube prunes by the target version's schema after
+    /// every conversion (`schemaCoercingConverter`, apiextensions-apiserver/pkg/apiserver/
+    /// customresource_handler.go), so a field of another version does not leak.
+    fn read_converted(&self, converted: Value) -> ApiResult<Value> {
+        if !self.reads {
+            return Ok(converted);
+        }
+        let name = wasm_apiserver_apimachinery::meta::accessor(&converted).name();
+        self.strategy
+            .read_stored(&converted)
+            .map_err(|e| ApiError::from_strategy(e, &self.gk, name))
+    }
+
+    /// [`Converter::from_storage_json`] of every object of a list, in order; the objects in
+    /// another version that no request converted yet are converted together, in one
+    /// [`Strategy::convert_list`] call (one review for a CRD's webhook, as kube sends a list),
+    /// and cached as [`Converter::from_storage`] caches them. Blocking when it converts.
+    /// Errors: the first conversion's.
+    pub fn convert_all(
+        &self,
+        objs: &[Arc<Value>],
+        sharing: Sharing,
+    ) -> ApiResult<Vec<Arc<Converted>>> {
+        let mut out: Vec<Option<Arc<Converted>>> = vec![None; objs.len()];
+        let mut batch = Vec::new();
+        for (i, o) in objs.iter().enumerate() {
+            if !self.needs(api_version(o), sharing) {
+                out[i] = Some(Arc::new(Converted::new(o.clone())));
+                continue;
+            }
+            if !self.needs_version(api_version(o)) {
+                out[i] = Some(self.converted(o, sharing)?);
+                continue;
+            }
+            let key = Self::key(o, sharing);
+            let slot = (sharing != Sharing::No && !key.3.is_empty()).then(|| self.slot(&key));
+            if let Some(done) = slot
+                .as_ref()
+                .and_then(|s| s.lock().unwrap_or_else(|p| p.into_inner()).clone())
+            {
+                out[i] = Some(done);
+                continue;
+            }
+            batch.push((i, key, slot, self.read_for_answer(o, sharing)?.into_owned()));
+        }
+        if let Some((_, _, _, first)) = batch.first() {
+            let name = wasm_apiserver_apimachinery::meta::accessor(first)
+                .name()
+                .to_string();
+            let refs: Vec<&Value> = batch.iter().map(|b| &b.3).collect();
+            let converted = self
+                .strategy
+                .convert_list(&refs, &self.api_version)
+                .map_err(|e| ApiError::from_strategy(e, &self.gk, &name))?;
+            for ((i, key, slot, _), c) in batch.into_iter().zip(converted) {
+                let c = Arc::new(Converted::new(Arc::new(self.read_converted(c)?)));
+                if let Some(slot) = slot {
+                    let mut filled = slot.lock().unwrap_or_else(|p| p.into_inner());
+                    if filled.is_none() {
+                        *filled = Some(c.clone());
+                        drop(filled);
+                        self.account(&key, &slot, &c.object);
+                    }
+                }
+                out[i] = Some(c);
+            }
+        }
+        Ok(out
+            .into_iter()
+            .map(|c| c.expect("every object answered"))
+            .collect())
     }
 
     fn convert(&self, obj: &Value, to: &str) -> ApiResult<Value> {

@@ -118,13 +118,14 @@ impl RequestScope {
         self.converter.from_storage(obj, sharing)
     }
 
-    /// [`RequestScope::encode_blocking`] with the answer's JSON, shared with other requests.
-    pub fn encode_json_blocking(
+    /// [`RequestScope::encode_blocking`] of every object of a list, with each answer's JSON
+    /// (shared with other requests): those in another version converted together ([`super::converter::Converter::convert_all`]).
+    pub fn encode_all_json_blocking(
         &self,
-        obj: &Arc<Value>,
+        objs: &[Arc<Value>],
         sharing: Sharing,
-    ) -> ApiResult<Arc<super::converter::Converted>> {
-        self.converter.from_storage_json(obj, sharing)
+    ) -> ApiResult<Vec<Arc<super::converter::Converted>>> {
+        self.converter.convert_all(objs, sharing)
     }
 
     /// [`RequestScope::encode`] of every object of a list.

@@ -44,6 +44,22 @@ pub fn check(
             scope(crd)
         ));
     }
+    // The hooks see the storage version, and a converting plugin must know every version.
+    let versions = |d: &ResourceDescription| {
+        let mut names: Vec<String> = d.versions.iter().map(|v| v.name.clone()).collect();
+        if names.is_empty() {
+            names.push(d.version.clone());
+        }
+        names.sort();
+        (d.version.clone(), names)
+    };
+    let (p, c) = (versions(plugin), versions(crd));
+    if p != c {
+        return Err(format!(
+            "it describes versions {:?} stored in {}, the CustomResourceDefinition {crd_name:?} has {:?} stored in {}",
+            p.1, p.0, c.1, c.0
+        ));
+    }
     Ok(())
 }
 
@@ -121,6 +137,11 @@ mod tests {
         assert_eq!(
             check("widgets.example.dev", &d, Some(&other)),
             Err("it describes Widget (namespaced), the CustomResourceDefinition \"widgets.example.dev\" serves Gizmo (namespaced)".into())
+        );
+        let other = ResourceDescription::new("example.dev", "v2", "Widget", "widgets");
+        assert_eq!(
+            check("widgets.example.dev", &d, Some(&other)),
+            Err("it describes versions [\"v1\"] stored in v1, the CustomResourceDefinition \"widgets.example.dev\" has [\"v2\"] stored in v2".into())
         );
     }
 }

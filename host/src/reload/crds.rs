@@ -502,17 +502,18 @@ impl CrdRegistry {
     /// or its webhook cannot be called (no client for its URL or `caBundle`).
     async fn configure_crd(&self, crd: &Value) -> Result<Arc<WasmStrategy>, String> {
         let plugin = self.plugin().await?;
-        let webhook =
-            WebhookConverter::from_crd(crd).map_err(|e| format!("spec.conversion.webhook: {e}"))?;
-        let text = crd.to_string();
-        let strategy = tokio::task::spawn_blocking(move || plugin.configure(&text))
-            .await
-            .map_err(|e| format!("configuring panicked: {e}"))?
-            .map_err(|e| e.reason.to_string())?;
-        Ok(Arc::new(match webhook {
-            Some(w) => strategy.with_conversion_webhook(w),
-            None => strategy,
-        }))
+        let crd = crd.clone();
+        tokio::task::spawn_blocking(move || {
+            // Building the webhook's client reads the system's certificates: off the workers.
+            let webhook = WebhookConverter::from_crd(&crd)
+                .map_err(|e| format!("spec.conversion.webhook: {e}"))?;
+            plugin
+                .configure_with(&crd.to_string(), webhook)
+                .map(Arc::new)
+                .map_err(|e| e.reason.to_string())
+        })
+        .await
+        .map_err(|e| format!("configuring panicked: {e}"))?
     }
 
     /// Write the status `verdict` asks for, unless the CRD has it already. Through the status

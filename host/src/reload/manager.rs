@@ -498,7 +498,16 @@ impl PluginManager {
                 let e = entries
                     .entry(name.to_string())
                     .or_insert_with(|| Entry::new(Source::Object, &self.server_id));
-                e.extends = extends;
+                if e.extends != extends {
+                    // Another object under this name (deleted and created again in one
+                    // sync): load it afresh, attached or not.
+                    if e.active.take().is_some() {
+                        publish = true;
+                        changes.push(Change::Removed(name.to_string()));
+                    }
+                    e.wanted.clear();
+                    e.extends = extends;
+                }
                 if !active {
                     if e.active.take().is_some() {
                         tracing::info!(plugin = %name, "StrategyPlugin made inactive: resource unregistered, data kept");

@@ -5,17 +5,22 @@
 //! plugin adds its hooks around it, in this order, so that nothing the plugin changes escapes
 //! the CRD's validation:
 //!
-//! 1. the CRD's prepare (pruning, defaulting, generation) — `PrepareForCreate`,
-//!    `PrepareForUpdate` and the status update's;
+//! 1. the CRD's prepare (pruning, defaulting, generation, the status split) —
+//!    `PrepareForCreate`, `PrepareForUpdate` and the status update's;
 //! 2. the attached plugin's prepare;
-//! 3. the CRD's validation (schema, CEL), then the attached plugin's: both lists of field
+//! 3. the CRD's prepare again, on what the plugin prepared: a field the schema does not hold
+//!    is pruned, a `status` set through the main resource dropped (with a status
+//!    subresource), and `generation` counts the plugin's changes too (each step is
+//!    idempotent, so what the plugin left alone is unchanged);
+//! 4. the CRD's validation (schema, CEL), then the attached plugin's: both lists of field
 //!    errors are answered together, as kube aggregates one strategy's;
-//! 4. warnings of both; canonicalize the CRD's, then the plugin's.
+//! 5. warnings of both; canonicalize the CRD's, then the plugin's.
 //!
 //! Graceful deletion is the plugin's; delete validation both. Conversion between versions is
-//! the plugin's `convert` when it describes more than one version (no value is added to
-//! `spec.conversion.strategy`, so the CRD stays portable), else the CRD's (`None` or its
-//! webhook). Detaching (deleting the `StrategyPlugin`) serves the CRD alone again over the same
+//! the plugin's `convert` when it describes more than one version — it then replaces the
+//! CRD's `None` or webhook, and no value is added to `spec.conversion.strategy`, so the CRD
+//! stays portable — else the CRD's. The plugin describes the CRD's versions and storage
+//! version (`reload/attachments.rs` checks it). Detaching (deleting the `StrategyPlugin`) serves the CRD alone again over the same
 //! stored objects: nothing migrates.
 
 use std::sync::Arc;
@@ -54,6 +59,15 @@ impl AttachedStrategy {
     pub fn attached(&self) -> &Arc<dyn Strategy> {
         &self.attached
     }
+
+    /// Who converts between versions: the plugin when it describes several, else the CRD.
+    fn converter(&self) -> &Arc<dyn Strategy> {
+        if self.converts {
+            &self.attached
+        } else {
+            &self.crd
+        }
+    }
 }
 
 fn both<T>(
@@ -81,7 +95,8 @@ impl Strategy for AttachedStrategy {
     }
     fn prepare_for_create(&self, obj: &Value) -> StrategyResult<Value> {
         let prepared = self.crd.prepare_for_create(obj)?;
-        self.attached.prepare_for_create(&prepared)
+        let by_plugin = self.attached.prepare_for_create(&prepared)?;
+        self.crd.prepare_for_create(&by_plugin)
     }
     fn validate(&self, obj: &Value) -> StrategyResult<Vec<FieldError>> {
         both(self.crd.validate(obj), || self.attached.validate(obj))
@@ -97,7 +112,8 @@ impl Strategy for AttachedStrategy {
     }
     fn prepare_for_update(&self, new: &Value, old: &Value) -> StrategyResult<Value> {
         let prepared = self.crd.prepare_for_update(new, old)?;
-        self.attached.prepare_for_update(&prepared, old)
+        let by_plugin = self.attached.prepare_for_update(&prepared, old)?;
+        self.crd.prepare_for_update(&by_plugin, old)
     }
     fn validate_update(&self, new: &Value, old: &Value) -> StrategyResult<Vec<FieldError>> {
         both(self.crd.validate_update(new, old), || {
@@ -111,7 +127,8 @@ impl Strategy for AttachedStrategy {
     }
     fn prepare_for_status_update(&self, new: &Value, old: &Value) -> StrategyResult<Value> {
         let prepared = self.crd.prepare_for_status_update(new, old)?;
-        self.attached.prepare_for_status_update(&prepared, old)
+        let by_plugin = self.attached.prepare_for_status_update(&prepared, old)?;
+        self.crd.prepare_for_status_update(&by_plugin, old)
     }
     fn validate_status_update(&self, new: &Value, old: &Value) -> StrategyResult<Vec<FieldError>> {
         both(self.crd.validate_status_update(new, old), || {
@@ -148,11 +165,14 @@ impl Strategy for AttachedStrategy {
         self.crd.read_stored(obj)
     }
     fn convert(&self, obj: &Value, desired_api_version: &str) -> StrategyResult<Value> {
-        if self.converts {
-            self.attached.convert(obj, desired_api_version)
-        } else {
-            self.crd.convert(obj, desired_api_version)
-        }
+        self.converter().convert(obj, desired_api_version)
+    }
+    fn convert_list(
+        &self,
+        objs: &[&Value],
+        desired_api_version: &str,
+    ) -> StrategyResult<Vec<Value>> {
+        self.converter().convert_list(objs, desired_api_version)
     }
 }
 
@@ -281,6 +301,7 @@ mod tests {
             [
                 "crd.prepare",
                 "plugin.prepare",
+                "crd.prepare",
                 "crd.validate",
                 "plugin.validate",
                 "crd.warnings",

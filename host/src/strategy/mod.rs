@@ -266,8 +266,10 @@ pub trait Strategy: Send + Sync {
 
     /// A stored object as it is to be answered (apiextensions-apiserver prunes and defaults
     /// every custom resource it decodes from storage, so a schema change applies to stored
-    /// objects on read). Called only when [`Strategy::reads_stored`]. Errors: the plugin's
-    /// fault or refusal ([`PluginFault`]). Default: the object as stored.
+    /// objects on read). Called only when [`Strategy::reads_stored`], on stored objects in the
+    /// storage version and on objects just converted to another version (kube prunes by the
+    /// target version's schema after a conversion). Errors: the plugin's fault or refusal
+    /// ([`PluginFault`]). Default: the object as stored.
     fn read_stored(&self, obj: &Value) -> StrategyResult<Value> {
         Ok(obj.clone())
     }
@@ -288,6 +290,18 @@ pub trait Strategy: Send + Sync {
             "{} serves one version and cannot convert to {desired_api_version}",
             self.name()
         ))))
+    }
+    /// [`Strategy::convert`] of each of `objs`, in order: what a list in another version
+    /// converts (kube's converters take the whole list; a CRD's webhook is sent it in one
+    /// review). Errors: the first conversion's. The default converts one by one.
+    fn convert_list(
+        &self,
+        objs: &[&Value],
+        desired_api_version: &str,
+    ) -> StrategyResult<Vec<Value>> {
+        objs.iter()
+            .map(|o| self.convert(o, desired_api_version))
+            .collect()
     }
 }
 

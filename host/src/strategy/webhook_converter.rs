@@ -6,8 +6,9 @@
 //! answer that cannot be used, is a [`PluginFault::ConversionWebhook`] (500 with kube's text:
 //! `conversion webhook for <group/version>, Kind=<kind> failed: …`).
 //!
-//! Bounds: [`TIMEOUT`] per call (kube sets none; a hung webhook would hold the request for
-//! ever) and [`MAX_RESPONSE_BYTES`] per answer.
+//! Bounds: [`TIMEOUT`] per call (kube's webhook client default, `defaultRequestTimeout` in
+//! k8s.io/apiserver/pkg/util/webhook/client.go) and [`MAX_RESPONSE_BYTES`] per answer. The
+//! calls run on a runtime of their own (see `block_on`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,13 +21,47 @@ use wasm_apiserver_apiextensions::conversion;
 
 use super::{PluginFault, StrategyError, StrategyResult};
 
-/// How long one conversion call may take, connecting included: 30 s, the longest an admission
-/// webhook may be given (`timeoutSeconds`, admissionregistration/v1).
+/// How long one conversion call may take, connecting and reading the answer included: 30 s,
+/// kube's `defaultRequestTimeout` for webhook clients.
 pub const TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The largest answer read from a webhook: 64 MiB (a converted object is at most etcd's
 /// 1.5 MiB request limit; the rest is room for the review around it).
 pub const MAX_RESPONSE_BYTES: usize = 64 << 20;
+
+/// The most objects sent in one review by [`WebhookConverter::convert_list`].
+pub const BATCH_OBJECTS: usize = 500;
+
+/// About the most JSON sent in one review by [`WebhookConverter::convert_list`]: 8 MiB (a
+/// review closes once its objects reach it).
+pub const BATCH_BYTES: usize = 8 << 20;
+
+/// Whether `obj` is sent to the webhook to be in `desired_api_version`: not when it is in that
+/// version already, nor when it has nothing but `apiVersion` and `kind` (kube's
+/// `isEmptyUnstructuredObject`: the cacher's smoke test converts such objects).
+fn needs_call(obj: &Value, desired_api_version: &str) -> bool {
+    let api_version = obj.get("apiVersion").and_then(Value::as_str);
+    let empty = obj
+        .as_object()
+        .is_some_and(|o| o.len() == 2 && o.contains_key("apiVersion") && o.contains_key("kind"));
+    api_version != Some(desired_api_version) && !empty
+}
+
+fn json_len(v: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0 += b.len();
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut n = Count(0);
+    let _ = serde_json::to_writer(&mut n, v);
+    n.0
+}
 
 /// One CRD's conversion webhook, with its own HTTPS client (connections are kept alive).
 pub struct WebhookConverter {
@@ -88,31 +123,20 @@ impl WebhookConverter {
     /// Blocking: it waits for the call (at most [`TIMEOUT`]). An object already in that
     /// version, or one with nothing but `apiVersion` and `kind` (kube's
     /// `isEmptyUnstructuredObject`), is not sent. Errors: [`PluginFault::ConversionWebhook`].
-    pub fn convert(&self, obj: &Value, desired_api_version: &str) -> StrategyResult<Value> {
-        let api_version = obj.get("apiVersion").and_then(Value::as_str);
-        let empty = obj.as_object().is_some_and(|o| {
-            o.len() == 2 && o.contains_key("apiVersion") && o.contains_key("kind")
-        });
-        if api_version == Some(desired_api_version) || empty {
+    pub fn convert(
+        self: &Arc<Self>,
+        obj: &Value,
+        desired_api_version: &str,
+    ) -> StrategyResult<Value> {
+        if !needs_call(obj, desired_api_version) {
             let mut out = obj.clone();
             conversion::convert_none(&mut out, desired_api_version);
             return Ok(out);
         }
-        let fault = |message: String| {
-            StrategyError::Fault(PluginFault::ConversionWebhook {
-                crd: self.crd.clone(),
-                message,
-            })
-        };
         let uid = uuid::Uuid::new_v4().to_string();
         let review =
             conversion::review_request(self.review_version, &uid, desired_api_version, &[obj]);
-        let answer = block_on(self.call(&review)).map_err(|e| {
-            fault(format!(
-                "conversion webhook for {} failed: {e}",
-                conversion::gvk_string(obj)
-            ))
-        })?;
+        let answer = self.send(review, obj)?;
         conversion::read_review_response(
             &answer,
             self.review_version,
@@ -120,19 +144,95 @@ impl WebhookConverter {
             desired_api_version,
             obj,
         )
-        .map_err(fault)
+        .map_err(|m| self.fault(m))
+    }
+
+    /// `objs` in `desired_api_version`, in order: those that need it converted in reviews of
+    /// at most [`BATCH_OBJECTS`] objects and about [`BATCH_BYTES`] of JSON each (kube sends a
+    /// list's objects in one review; the bound keeps a review and its answer within
+    /// [`MAX_RESPONSE_BYTES`]). Blocking. Errors: the first failing review's, as
+    /// [`WebhookConverter::convert`]'s.
+    pub fn convert_list(
+        self: &Arc<Self>,
+        objs: &[&Value],
+        desired_api_version: &str,
+    ) -> StrategyResult<Vec<Value>> {
+        let mut out: Vec<Option<Value>> = objs
+            .iter()
+            .map(|o| {
+                (!needs_call(o, desired_api_version)).then(|| {
+                    let mut o = (*o).clone();
+                    conversion::convert_none(&mut o, desired_api_version);
+                    o
+                })
+            })
+            .collect();
+        let pending: Vec<usize> = (0..objs.len()).filter(|i| out[*i].is_none()).collect();
+        let mut batch: Vec<usize> = Vec::new();
+        let mut bytes = 0;
+        for (n, &i) in pending.iter().enumerate() {
+            batch.push(i);
+            bytes += json_len(objs[i]);
+            let last = n + 1 == pending.len();
+            if last || batch.len() >= BATCH_OBJECTS || bytes >= BATCH_BYTES {
+                let originals: Vec<&Value> = batch.iter().map(|&i| objs[i]).collect();
+                let uid = uuid::Uuid::new_v4().to_string();
+                let review = conversion::review_request(
+                    self.review_version,
+                    &uid,
+                    desired_api_version,
+                    &originals,
+                );
+                let answer = self.send(review, originals[0])?;
+                let converted = conversion::read_review_list(
+                    &answer,
+                    self.review_version,
+                    &uid,
+                    desired_api_version,
+                    &originals,
+                )
+                .map_err(|m| self.fault(m))?;
+                for (&i, c) in batch.iter().zip(converted) {
+                    out[i] = Some(c);
+                }
+                batch.clear();
+                bytes = 0;
+            }
+        }
+        Ok(out
+            .into_iter()
+            .map(|o| o.expect("every object converted"))
+            .collect())
+    }
+
+    /// One review sent and its answer read, on the webhooks' runtime. Errors: the call's,
+    /// as kube words them, naming `first`'s kind.
+    fn send(self: &Arc<Self>, review: Value, first: &Value) -> StrategyResult<Value> {
+        block_on(self.clone().call(review)).map_err(|e| {
+            self.fault(format!(
+                "conversion webhook for {} failed: {e}",
+                conversion::gvk_string(first)
+            ))
+        })
+    }
+
+    fn fault(&self, message: String) -> StrategyError {
+        StrategyError::Fault(PluginFault::ConversionWebhook {
+            crd: self.crd.clone(),
+            message,
+        })
     }
 
     /// POST `review`; the answer's JSON. Errors as client-go words them: `Post "<url>": …`
     /// for a failed call, the status and body for an answer other than 2xx.
-    async fn call(&self, review: &Value) -> Result<Value, String> {
+    async fn call(self: Arc<Self>, review: Value) -> Result<Value, String> {
         let post_failed =
             |e: reqwest::Error| format!("Post {:?}: {}", self.url.as_str(), chain(&e));
         let mut response = self
             .client
             .post(self.url.clone())
             .header(http::header::ACCEPT, "application/json")
-            .json(review)
+            .json(&review)
             .send()
             .await
             .map_err(post_failed)?;
@@ -204,29 +304,28 @@ fn chain(e: &reqwest::Error) -> String {
     text
 }
 
-/// Wait for `fut` from synchronous code: on the server's runtime (from one of its workers,
-/// which first hands its other tasks on, or from its blocking pool), or on a runtime of its
-/// own where there is none (tests, tools).
+/// Run `fut` on the webhook calls' own runtime (one thread, started on first use) and wait for
+/// it on this thread. The call never needs the server's runtime: a conversion may be asked
+/// for while its caller holds a lock or occupies one of the server's few workers, and the
+/// server's workers blocked that way cannot starve the call's I/O or its timeout.
 fn block_on<F>(fut: F) -> F::Output
 where
-    F: std::future::Future + Send,
-    F::Output: Send,
+    F: std::future::Future + Send + 'static,
+    F::Output: Send + 'static,
 {
-    use tokio::runtime::{Handle, RuntimeFlavor};
-    match Handle::try_current() {
-        Ok(h) if h.runtime_flavor() == RuntimeFlavor::MultiThread => {
-            tokio::task::block_in_place(|| h.block_on(fut))
-        }
-        _ => std::thread::scope(|s| {
-            s.spawn(|| {
-                tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .expect("a runtime for the webhook call")
-                    .block_on(fut)
-            })
-            .join()
-            .expect("the webhook call's thread")
-        }),
-    }
+    static RUNTIME: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
+    let rt = RUNTIME.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("conversion-webhooks")
+            .enable_all()
+            .build()
+            .expect("the conversion webhooks' runtime")
+    });
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    rt.spawn(async move {
+        let _ = tx.send(fut.await);
+    });
+    rx.recv()
+        .expect("the conversion webhook call ran to its end")
 }

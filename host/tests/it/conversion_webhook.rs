@@ -7,26 +7,11 @@
 
 use crate::common;
 
+use common::conversion_webhook as webhook;
 use common::server::{Backend, TestServer};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-
-/// A CA named `ca_name` and a serving certificate for 127.0.0.1 signed by it: (CA PEM, cert
-/// PEM, key PEM).
-fn certificates(ca_name: &str) -> (String, String, String) {
-    let ca_key = rcgen::KeyPair::generate().unwrap();
-    let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    ca.distinguished_name
-        .push(rcgen::DnType::CommonName, ca_name);
-    let ca_cert = ca.self_signed(&ca_key).unwrap();
-    let issuer = rcgen::Issuer::new(ca, ca_key);
-    let key = rcgen::KeyPair::generate().unwrap();
-    let leaf = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()]).unwrap();
-    let cert = leaf.signed_by(&key, &issuer).unwrap();
-    (ca_cert.pem(), cert.pem(), key.serialize_pem())
-}
 
 /// v1 `spec.replicas` ↔ v2 `spec.count`; a count of 13 is refused.
 fn convert(review: &Value) -> Value {
@@ -54,56 +39,6 @@ fn convert(review: &Value) -> Value {
     }
     json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
         "response": {"uid": request["uid"], "result": {"status": "Success"}, "convertedObjects": converted}})
-}
-
-/// The webhook on a free loopback port over HTTPS, counting the reviews it answers; it runs
-/// as long as the process.
-fn start_webhook(cert_pem: &str, key_pem: &str, calls: Arc<AtomicUsize>) -> u16 {
-    use http_body_util::{BodyExt, Full};
-    let tls = wasm_apiserver::server::tls::server_config(cert_pem, key_pem).unwrap();
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    listener.set_nonblocking(true).unwrap();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-            let acceptor = tokio_rustls::TlsAcceptor::from(tls);
-            loop {
-                let (tcp, _) = listener.accept().await.unwrap();
-                let (acceptor, calls) = (acceptor.clone(), calls.clone());
-                tokio::spawn(async move {
-                    let Ok(tls) = acceptor.accept(tcp).await else {
-                        return;
-                    };
-                    let service = hyper::service::service_fn(
-                        move |req: hyper::Request<hyper::body::Incoming>| {
-                            let calls = calls.clone();
-                            async move {
-                                let body = req.into_body().collect().await?.to_bytes();
-                                let review: Value = serde_json::from_slice(&body).unwrap();
-                                calls.fetch_add(1, Ordering::SeqCst);
-                                let answer = serde_json::to_vec(&convert(&review)).unwrap();
-                                Ok::<_, hyper::Error>(hyper::Response::new(Full::new(
-                                    bytes::Bytes::from(answer),
-                                )))
-                            }
-                        },
-                    );
-                    let io = hyper_util::rt::TokioIo::new(tls);
-                    let _ = hyper_util::server::conn::auto::Builder::new(
-                        hyper_util::rt::TokioExecutor::new(),
-                    )
-                    .serve_connection(io, service)
-                    .await;
-                });
-            }
-        });
-    });
-    port
 }
 
 fn crd(port: u16, ca_pem: &str) -> String {
@@ -161,9 +96,9 @@ fn get(s: &TestServer, version: &str, name: &str) -> Value {
 
 #[test]
 fn a_crd_converts_through_its_https_webhook() {
-    let (ca, cert, key) = certificates("webhook-ca");
+    let (ca, cert, key) = webhook::certificates("webhook-ca");
     let calls = Arc::new(AtomicUsize::new(0));
-    let port = start_webhook(&cert, &key, calls.clone());
+    let port = webhook::start(&cert, &key, convert, calls.clone());
     let s = TestServer::start_with(Backend::Embedded, &["namespaces"], &[]);
     s.create_default_namespace();
     let crd_file = s.file("crd.yaml", &crd(port, &ca));
@@ -191,9 +126,26 @@ fn a_crd_converts_through_its_https_webhook() {
     );
     assert_eq!(v2["metadata"]["labels"], json!({"a": "b"}));
     assert_eq!(v2["metadata"]["uid"], v1["metadata"]["uid"]);
+    // A list in v2 is sent in one review, as kube sends it; a selector in v2 works.
+    for i in 0..5 {
+        let o = s.file(
+            &format!("e{i}.yaml"),
+            &format!("apiVersion: example.com/v1\nkind: Dial\nmetadata: {{name: e{i}, labels: {{a: b}}}}\nspec: {{replicas: {i}}}\n"),
+        );
+        s.ok(&["create", "-f", o.to_str().unwrap()]);
+    }
+    let before = calls.load(Ordering::SeqCst);
     let list: Value =
         serde_json::from_str(&s.ok(&["get", "dials.v2.example.com", "-o", "json"])).unwrap();
     assert_eq!(list["items"][0]["spec"], json!({"count": 3}), "{list}");
+    assert_eq!(list["items"][5]["spec"], json!({"count": 4}), "{list}");
+    assert_eq!(
+        calls.load(Ordering::SeqCst) - before,
+        1,
+        "one review for the list"
+    );
+    let selected = s.ok(&["get", "dials.v2.example.com", "-l", "a=b", "-o", "name"]);
+    assert_eq!(selected.lines().count(), 6, "{selected}");
 
     // The webhook's refusal is the answer's message, as kube words it.
     let bad = s.file(
@@ -209,7 +161,7 @@ fn a_crd_converts_through_its_https_webhook() {
     );
 
     // A bundle that does not trust the webhook's certificate: the call fails, named.
-    let (other_ca, _, _) = certificates("another-ca");
+    let (other_ca, _, _) = webhook::certificates("another-ca");
     let crd_file = s.file("crd.yaml", &crd(port, &other_ca));
     s.ok(&["apply", "-f", crd_file.to_str().unwrap()]);
     let o = s.file(

@@ -15,6 +15,7 @@ mod configured_strategy;
 mod conversion;
 mod conversion_webhook;
 mod custom_resources;
+mod ecosystem_crds;
 mod fuzz_requests;
 mod garbage_collection;
 mod hardening;

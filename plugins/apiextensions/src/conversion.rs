@@ -158,6 +158,56 @@ pub fn read_review_response(
     Ok(converted)
 }
 
+/// The objects of a list converted by a webhook in one review: `review` (answering request
+/// `uid` sent in `review_version` with `originals`, none of them in `desired_api_version`)
+/// checked object by object as [`read_review_response`] checks one, in order. Errors: kube's
+/// texts for a list (`… returned invalid converted object at index <i>: …`), naming the kind
+/// of the first original.
+pub fn read_review_list(
+    review: &Json,
+    review_version: &str,
+    uid: &str,
+    desired_api_version: &str,
+    originals: &[&Json],
+) -> Result<Vec<Json>, String> {
+    let gvk = originals.first().map(|o| gvk_string(o)).unwrap_or_default();
+    let converted = converted_objects(review, review_version, uid)
+        .map_err(|e| format!("conversion webhook for {gvk} failed: {e}"))?;
+    if converted.len() != originals.len() {
+        return Err(format!(
+            "conversion webhook for {gvk} returned {} objects, expected {}",
+            converted.len(),
+            originals.len()
+        ));
+    }
+    let mut out = Vec::with_capacity(converted.len());
+    for (i, (mut c, original)) in converted.into_iter().zip(originals).enumerate() {
+        let invalid = |e: String| {
+            format!(
+                "conversion webhook for {gvk} returned invalid converted object at index {i}: {e}"
+            )
+        };
+        let got = str_at(&c, "apiVersion");
+        if got != desired_api_version {
+            return Err(invalid(format!(
+                "invalid groupVersion (expected {desired_api_version}, received {got})"
+            )));
+        }
+        let (want_kind, got_kind) = (str_at(original, "kind"), str_at(&c, "kind"));
+        if want_kind != got_kind {
+            return Err(invalid(format!(
+                "invalid kind (expected {want_kind}, received {got_kind})"
+            )));
+        }
+        validate_converted_object(original, &c).map_err(invalid)?;
+        restore_object_meta(original, &mut c).map_err(|e| {
+            format!("conversion webhook for {gvk} returned invalid metadata in object at index {i}: {e}")
+        })?;
+        out.push(c);
+    }
+    Ok(out)
+}
+
 fn str_at<'a>(obj: &'a Json, key: &str) -> &'a str {
     obj.get(key).and_then(Json::as_str).unwrap_or("")
 }
@@ -355,6 +405,43 @@ mod tests {
         let beta = json!({"response": {"uid": "other", "result": {"status": "Success"},
             "convertedObjects": [good]}});
         assert!(read_review_response(&beta, "v1beta1", "r1", "example.com/v1", &o).is_ok());
+    }
+
+    #[test]
+    fn a_list_is_converted_in_one_review_with_kubes_list_texts() {
+        let a = original();
+        let mut b = original();
+        b["metadata"]["name"] = json!("v");
+        let review = review_request("v1", "r1", "example.com/v1", &[&a, &b]);
+        assert_eq!(
+            review["request"]["objects"].as_array().map(Vec::len),
+            Some(2)
+        );
+        let converted = |name: &str, api_version: &str| json!({"apiVersion": api_version, "kind": "Widget", "metadata": {"name": name, "uid": "u-1"}});
+        let answer = |objects: Json| {
+            json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+                "response": {"uid": "r1", "result": {"status": "Success"}, "convertedObjects": objects}})
+        };
+        let ok = answer(json!([
+            converted("w", "example.com/v1"),
+            converted("v", "example.com/v1")
+        ]));
+        let got = read_review_list(&ok, "v1", "r1", "example.com/v1", &[&a, &b]).unwrap();
+        assert_eq!(got[1]["metadata"]["name"], "v");
+        assert_eq!(got[1]["metadata"]["resourceVersion"], "7");
+        let bad = answer(json!([
+            converted("w", "example.com/v1"),
+            converted("v", "example.com/v2")
+        ]));
+        assert_eq!(
+            read_review_list(&bad, "v1", "r1", "example.com/v1", &[&a, &b]),
+            Err("conversion webhook for example.com/v1beta1, Kind=Widget returned invalid converted object at index 1: invalid groupVersion (expected example.com/v1, received example.com/v2)".into())
+        );
+        let short = answer(json!([converted("w", "example.com/v1")]));
+        assert_eq!(
+            read_review_list(&short, "v1", "r1", "example.com/v1", &[&a, &b]),
+            Err("conversion webhook for example.com/v1beta1, Kind=Widget returned 1 objects, expected 2".into())
+        );
     }
 
     #[test]

@@ -105,6 +105,27 @@ pub fn validate_update(crd: &Json, old: &Json) -> Report {
         spec.child("names").child("plural"),
         &["spec", "names", "plural"],
     );
+    // kube's update options (`validationOptions` in validation.go): a review version this
+    // server speaks is required only if the old CRD named one, and an invalid caBundle is
+    // allowed while the CRD is not Established or its old bundle was invalid too, so that a
+    // stored CRD can always be updated.
+    let old_conversion = old.pointer("/spec/conversion");
+    let old_versions = old_conversion.and_then(|c| c.pointer("/webhook/conversionReviewVersions"));
+    let require_recognized =
+        old_versions.is_none() || crate::conversion::review_version(old).is_some();
+    let old_ca = old_conversion.and_then(|c| c.pointer("/webhook/clientConfig/caBundle"));
+    let allow_invalid_ca = !established
+        || old_ca.is_some_and(|ca| {
+            !ca.as_str().unwrap_or("").is_empty()
+                && !validate_ca_bundle(ca, &Path::new("caBundle")).is_empty()
+        });
+    report.errors.retain(|e| {
+        let review = e.field == "spec.conversion.conversionReviewVersions"
+            && e.detail.starts_with("must include at least one of");
+        let ca = e.field == "spec.conversion.webhookClientConfig.caBundle";
+        let relaxed = (review && !require_recognized) || (ca && allow_invalid_ca);
+        !relaxed
+    });
     report
 }
 
@@ -545,23 +566,25 @@ fn validate_conversion(c: &Json, at: &Path) -> ErrorList {
     errors
 }
 
-/// `ValidateWebhookURL` with `forceHttps`: an `https` URL with a host and no user
-/// information, fragment or query.
-fn validate_webhook_url(url: &str, at: &Path) -> ErrorList {
+/// `ValidateWebhookURL` with `forceHttps`: a URL (else `url must be a valid URL`), `https`,
+/// with a host and no user information, fragment or query.
+fn validate_webhook_url(text: &str, at: &Path) -> ErrorList {
     const FORM: &str = "; desired format: https://host[/path]";
-    let mut errors = Vec::new();
-    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
-    if scheme != "https" {
-        let detail = format!("'https' is the only allowed URL scheme{FORM}");
-        errors.push(field::invalid(at, scheme, detail));
-    }
-    let (rest, fragment) = rest.split_once('#').unwrap_or((rest, ""));
-    let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
-    let authority = rest.split('/').next().unwrap_or("");
-    let (user, host) = match authority.rsplit_once('@') {
-        Some((user, host)) => (Some(user), host),
-        None => (None, authority),
+    let u = match url::Url::parse(text) {
+        Ok(u) => u,
+        Err(e) => {
+            return vec![field::required(
+                at,
+                format!("url must be a valid URL: {e}{FORM}"),
+            )];
+        }
     };
+    let mut errors = Vec::new();
+    if u.scheme() != "https" {
+        let detail = format!("'https' is the only allowed URL scheme{FORM}");
+        errors.push(field::invalid(at, u.scheme(), detail));
+    }
+    let host = u.host_str().unwrap_or("");
     if host.is_empty() {
         errors.push(field::invalid(
             at,
@@ -569,28 +592,44 @@ fn validate_webhook_url(url: &str, at: &Path) -> ErrorList {
             format!("host must be specified{FORM}"),
         ));
     }
-    if let Some(user) = user {
+    if !u.username().is_empty() || u.password().is_some() {
+        let user = match u.password() {
+            Some(p) => format!("{}:{p}", u.username()),
+            None => u.username().to_string(),
+        };
         let detail = "user information is not permitted in the URL";
         errors.push(field::invalid(at, user, detail));
     }
-    if !fragment.is_empty() {
+    if let Some(f) = u.fragment().filter(|f| !f.is_empty()) {
         errors.push(field::invalid(
             at,
-            fragment,
+            f,
             "fragments are not permitted in the URL",
         ));
     }
-    if !query.is_empty() {
-        let detail = "query parameters are not permitted in the URL";
-        errors.push(field::invalid(at, query, detail));
+    if let Some(q) = u.query().filter(|q| !q.is_empty()) {
+        errors.push(field::invalid(
+            at,
+            q,
+            "query parameters are not permitted in the URL",
+        ));
     }
     errors
 }
 
-/// `ValidateCABundle`: base64 of PEM certificates (client-go's `rootCertPool` texts).
+/// `ValidateCABundle`: base64 of PEM certificates, each a well-formed DER sequence (client-go's
+/// `rootCertPool` texts; the certificate itself is parsed by the host when it builds the
+/// webhook's client).
 fn validate_ca_bundle(ca: &Json, at: &Path) -> ErrorList {
     use base64::Engine;
     let text = ca.as_str().unwrap_or("");
+    let invalid = |detail: &str| {
+        vec![field::invalid(
+            at,
+            text,
+            format!("unable to load root certificates: {detail}"),
+        )]
+    };
     let Ok(pem) = base64::engine::general_purpose::STANDARD.decode(text) else {
         return vec![field::invalid(at, text, "illegal base64 data")];
     };
@@ -599,11 +638,54 @@ fn validate_ca_bundle(ca: &Json, at: &Path) -> ErrorList {
         // kube treats a whitespace-only bundle as none (`webhookClientConfigForCRD`).
         return Vec::new();
     }
-    if !pem.contains("-----BEGIN CERTIFICATE-----") {
-        let detail = "unable to load root certificates: unable to parse bytes as PEM block";
-        return vec![field::invalid(at, text, detail)];
+    let mut certificates = 0;
+    let mut rest = pem.as_ref();
+    while let Some(start) = rest.find("-----BEGIN ") {
+        let after = &rest[start + "-----BEGIN ".len()..];
+        let Some((kind, body)) = after.split_once("-----") else {
+            break;
+        };
+        let end_marker = format!("-----END {kind}-----");
+        let Some((body, tail)) = body.split_once(&end_marker) else {
+            return invalid("unable to parse bytes as PEM block");
+        };
+        rest = tail;
+        if kind != "CERTIFICATE" {
+            continue;
+        }
+        let b64: String = body.split_whitespace().collect();
+        let der = base64::engine::general_purpose::STANDARD
+            .decode(b64)
+            .unwrap_or_default();
+        if !is_der_sequence(&der) {
+            return invalid("failed to parse certificate: x509: malformed certificate");
+        }
+        certificates += 1;
+    }
+    if certificates == 0 {
+        return invalid("unable to parse bytes as PEM block");
     }
     Vec::new()
+}
+
+/// Whether `der` is one complete DER SEQUENCE (what every X.509 certificate is).
+fn is_der_sequence(der: &[u8]) -> bool {
+    let (Some(0x30), Some(&first)) = (der.first(), der.get(1)) else {
+        return false;
+    };
+    let (len, header) = if first < 0x80 {
+        (first as usize, 2)
+    } else {
+        let n = (first & 0x7f) as usize;
+        if n == 0 || n > 4 || der.len() < 2 + n {
+            return false;
+        }
+        let len = der[2..2 + n]
+            .iter()
+            .fold(0usize, |l, b| (l << 8) | *b as usize);
+        (len, 2 + n)
+    };
+    der.len() == header + len
 }
 
 /// `validateConversionReviewVersions`: present, no duplicates, DNS-1035 labels, and one of
@@ -692,7 +774,8 @@ mod tests {
             c["spec"]["conversion"] = conversion;
             messages(&validate(&c))
         };
-        let pem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+        // A DER SEQUENCE of two bytes: well-formed as far as the structure goes.
+        let pem = "-----BEGIN CERTIFICATE-----\nMAMCAQE=\n-----END CERTIFICATE-----\n";
         use base64::Engine;
         let ca = base64::engine::general_purpose::STANDARD.encode(pem);
         assert_eq!(
@@ -704,16 +787,25 @@ mod tests {
         );
         assert_eq!(
             with(json!({"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v2", "v2"],
-                "clientConfig": {"url": "http://u:p@/x?a=1#f", "caBundle": "bm9wZQ=="}}})),
+                "clientConfig": {"url": "http://u:p@h/x?a=1#f", "caBundle": "bm9wZQ=="}}})),
             vec![
                 "spec.conversion.webhookClientConfig.url: Invalid value: \"http\": 'https' is the only allowed URL scheme; desired format: https://host[/path]",
-                "spec.conversion.webhookClientConfig.url: Invalid value: \"\": host must be specified; desired format: https://host[/path]",
                 "spec.conversion.webhookClientConfig.url: Invalid value: \"u:p\": user information is not permitted in the URL",
                 "spec.conversion.webhookClientConfig.url: Invalid value: \"f\": fragments are not permitted in the URL",
                 "spec.conversion.webhookClientConfig.url: Invalid value: \"a=1\": query parameters are not permitted in the URL",
                 "spec.conversion.webhookClientConfig.caBundle: Invalid value: \"bm9wZQ==\": unable to load root certificates: unable to parse bytes as PEM block",
                 "spec.conversion.conversionReviewVersions[1]: Invalid value: \"v2\": duplicate version",
                 "spec.conversion.conversionReviewVersions: Invalid value: [\"v2\",\"v2\"]: must include at least one of v1, v1beta1",
+            ]
+        );
+        let garbage = base64::engine::general_purpose::STANDARD
+            .encode("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n");
+        assert_eq!(
+            with(json!({"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v1"],
+                "clientConfig": {"url": "not a url", "caBundle": garbage}}})),
+            vec![
+                "spec.conversion.webhookClientConfig.url: Required value: url must be a valid URL: relative URL without a base; desired format: https://host[/path]".to_string(),
+                format!("spec.conversion.webhookClientConfig.caBundle: Invalid value: \"{garbage}\": unable to load root certificates: failed to parse certificate: x509: malformed certificate"),
             ]
         );
         assert_eq!(
@@ -723,6 +815,26 @@ mod tests {
                 "spec.conversion.webhookClientConfig.service: Forbidden: this server has no Services: use url",
                 "spec.conversion.conversionReviewVersions: Required value",
             ]
+        );
+    }
+
+    /// kube's update options: a stored CRD whose bundle or review versions were accepted under
+    /// other rules can still be updated.
+    #[test]
+    fn an_update_keeps_kubes_relaxations_for_the_webhook() {
+        let mut old = crd();
+        old["spec"]["conversion"] = json!({"strategy": "Webhook", "webhook": {
+            "conversionReviewVersions": ["v2"],
+            "clientConfig": {"url": "https://h/convert", "caBundle": "bm9wZQ=="}}});
+        let mut new = old.clone();
+        new["metadata"]["labels"] = json!({"a": "b"});
+        assert!(messages(&validate(&new)).len() == 2);
+        assert_eq!(messages(&validate_update(&new, &old)), Vec::<String>::new());
+        old["status"]["conditions"] = json!([{"type": "Established", "status": "True"}]);
+        old["spec"]["conversion"]["webhook"]["clientConfig"]["caBundle"] = json!("");
+        assert_eq!(
+            messages(&validate_update(&new, &old)),
+            vec!["spec.conversion.webhookClientConfig.caBundle: Invalid value: \"bm9wZQ==\": unable to load root certificates: unable to parse bytes as PEM block"]
         );
     }
 

@@ -15,7 +15,7 @@
 
 use crate::cel_validation::{CompileReport, Rules};
 use crate::structural::Structural;
-use crate::{defaulting, pruning, validation};
+use crate::{defaulting, listtype, pruning, validation};
 use serde_json::Value as Json;
 use wasm_apiserver_apimachinery::field::{self, ErrorList, Path};
 
@@ -124,6 +124,17 @@ impl CustomResource {
         defaulting::default(obj, &self.schema);
     }
 
+    /// An object converted to this version from the one it is stored in, as kube answers it:
+    /// pruned by this version's schema, without defaulting (`schemaCoercingConverter` in
+    /// apiextensions-apiserver/pkg/apiserver/customresource_handler.go prunes after every
+    /// conversion; defaults apply on decode from storage, in the storage version).
+    pub fn prune_converted(&self, obj: &mut Json) {
+        if !self.preserve_unknown_fields {
+            pruning::prune(obj, Some(&self.schema), true);
+        }
+        defaulting::prune_non_nullable_nulls_without_defaults(obj, &self.schema);
+    }
+
     /// A create: `generation` 1, and no `status` when the status subresource is enabled.
     pub fn prepare_for_create(&self, obj: &mut Json) {
         if let (true, Some(o)) = (self.status_subresource, obj.as_object_mut()) {
@@ -218,6 +229,19 @@ impl CustomResource {
             None => validation::validate(obj, &self.schema),
         });
         errors.extend(self.rules.validate(&self.schema, obj, old));
+        // kube's strategy checks set and map uniqueness on every create, and on an update only
+        // when the old object passed (strategy.go `ValidateUpdate`).
+        let root = Path::new("");
+        let old_ok = old.is_none_or(|o| {
+            listtype::validate_list_sets_and_maps(&root, &self.schema, o).is_empty()
+        });
+        if old_ok {
+            errors.extend(listtype::validate_list_sets_and_maps(
+                &root,
+                &self.schema,
+                obj,
+            ));
+        }
         errors
     }
 }

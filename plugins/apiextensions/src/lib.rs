@@ -28,6 +28,7 @@ pub mod crd_validation;
 pub mod custom_resource;
 pub mod defaulting;
 pub mod formats;
+pub mod listtype;
 pub mod pruning;
 pub mod scale;
 pub mod schema_validation;

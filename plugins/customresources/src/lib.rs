@@ -5,7 +5,8 @@
 //! `status_strategy.go` and `validator.go`, and in the decoding of
 //! `pkg/apiserver/customresource_handler.go`, through [`wasm_apiserver_apiextensions`]:
 //!
-//! - `read`: a stored object pruned and defaulted by the current schema;
+//! - `read`: a stored object pruned and defaulted by the current schema (one converted to
+//!   another version: pruned by that version's schema);
 //! - create and update: pruned (unknown fields dropped; the host has already answered
 //!   `fieldValidation=Strict` and `Warn` from the schema), non-nullable `null`s dropped,
 //!   defaulted; `generation` 1 on create and + 1 when anything but `metadata` changed; with the
@@ -34,8 +35,11 @@ use wasm_apiserver_sdk::{
 /// One CRD, ready to serve its custom resources.
 pub struct CustomResources {
     description: ResourceDescription,
-    /// The storage version's generic strategy: every hook but `convert` sees that version.
+    /// The storage version's generic strategy: every hook but `convert` and `read` sees that
+    /// version.
     storage: CustomResource,
+    /// The other versions' (by `apiVersion`), whose schemas prune what is converted to them.
+    others: BTreeMap<String, CustomResource>,
     /// `conversion.strategy` is `None` (or absent).
     convert_none: bool,
     /// Selectable fields by `apiVersion`.
@@ -106,8 +110,14 @@ impl CustomResources {
             .ok_or("the CRD's storage version is not among its versions")?;
         let mut selectable = BTreeMap::new();
         let mut descriptions = Vec::new();
+        let mut others = BTreeMap::new();
         for v in versions {
             let name = str_at(v, &["name"]).to_string();
+            if name != storage_name {
+                if let Some((cr, _)) = CustomResource::new(crd, &name) {
+                    others.insert(format!("{group}/{name}"), cr);
+                }
+            }
             let fields: Vec<String> = v
                 .get("selectableFields")
                 .and_then(Value::as_array)
@@ -173,6 +183,7 @@ impl CustomResources {
         Ok(CustomResources {
             description: d,
             storage,
+            others,
             convert_none: strategy.is_empty() || strategy == "None",
             selectable,
         })
@@ -197,8 +208,15 @@ impl ConfiguredStrategy for CustomResources {
         self.description.clone()
     }
 
+    /// In the storage version: pruned and defaulted by its current schema. In another version
+    /// (an object the host converted to it): pruned by that version's schema, as kube prunes
+    /// after a conversion.
     fn read(&self, obj: &mut Value) -> Result<(), HookError> {
-        self.storage.read(obj);
+        let api_version = str_at(obj, &["apiVersion"]).to_string();
+        match self.others.get(&api_version) {
+            Some(other) => other.prune_converted(obj),
+            None => self.storage.read(obj),
+        }
         Ok(())
     }
 

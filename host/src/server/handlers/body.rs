@@ -191,7 +191,13 @@ fn open_schema(s: &Value) -> bool {
 fn unknown_fields(v: &Value, schema: &Value, path: &str, out: &mut Vec<String>) {
     match v {
         Value::Object(o) if !open_schema(schema) => {
+            // An embedded resource holds its own type and metadata (kube's pruning keeps
+            // them: apiextensions-apiserver/pkg/apiserver/schema/pruning/algorithm.go).
+            let embedded = schema.get("x-kubernetes-embedded-resource") == Some(&Value::Bool(true));
             for (k, child) in o {
+                if embedded && matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
+                    continue;
+                }
                 match schema.pointer(&format!(
                     "/properties/{}",
                     k.replace('~', "~0").replace('/', "~1")

@@ -87,6 +87,17 @@ pub fn list_body(scope: &RequestScope, list: &SharedListResult) -> ApiResult<Vec
     let mut out = serde_json::to_vec(&head).map_err(ApiError::internal)?;
     out.pop(); // the closing brace
     out.extend_from_slice(b",\"items\":[");
+    // The items to encode, converted together (one webhook review for a list).
+    let stored = list
+        .items
+        .iter()
+        .filter(|item| scope.must_encode(item))
+        .map(|item| item.to_arc())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| ApiError::from_storage(&e, &r.gr, ""))?;
+    let mut converted = scope
+        .encode_all_json_blocking(&stored, Sharing::Stored)?
+        .into_iter();
     for (i, item) in list.items.iter().enumerate() {
         if i > 0 {
             out.push(b',');
@@ -95,11 +106,8 @@ pub fn list_body(scope: &RequestScope, list: &SharedListResult) -> ApiResult<Vec
             item.write_json(&mut out)
                 .map_err(|e| ApiError::from_storage(&e, &r.gr, ""))?;
         } else {
-            let stored = item
-                .to_arc()
-                .map_err(|e| ApiError::from_storage(&e, &r.gr, ""))?;
-            let converted = scope.encode_json_blocking(&stored, Sharing::Stored)?;
-            out.extend_from_slice(converted.json());
+            let c = converted.next().expect("one answer per item to encode");
+            out.extend_from_slice(c.json());
         }
     }
     out.extend_from_slice(b"]}");

@@ -134,6 +134,7 @@ pub fn fixtures(name: &str) -> PathBuf {
     }
 }
 
+pub mod conversion_webhook;
 pub mod http;
 pub mod in_process;
 pub mod server;
