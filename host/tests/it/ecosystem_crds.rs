@@ -208,6 +208,25 @@ spec:
                 x-kubernetes-int-or-string: true
               config:
                 x-kubernetes-preserve-unknown-fields: true
+              elements:
+                type: array
+                items: {type: object, x-kubernetes-preserve-unknown-fields: true}
+              issuer:
+                type: object
+                properties:
+                  acme: {type: object, properties: {server: {type: string}}}
+                  ca: {type: object, properties: {secretName: {type: string}}}
+                  vault: {type: object, properties: {path: {type: string}}}
+                x-kubernetes-validations:
+                - {rule: "(has(self.acme)?1:0)+(has(self.ca)?1:0)+(has(self.vault)?1:0) == 1", message: "exactly one of acme, ca or vault"}
+              scrape:
+                type: object
+                properties:
+                  a: {type: string}
+                  b: {type: string}
+                  c: {type: string}
+                x-kubernetes-validations:
+                - {rule: "[has(self.a), has(self.b), has(self.c)].filter(x, x).size() <= 1", message: "at most one of a, b and c"}
               values:
                 type: object
                 x-kubernetes-preserve-unknown-fields: true
@@ -221,7 +240,18 @@ spec:
                       replicas: {type: integer}
           status:
             type: object
+            default: {conditions: [{type: Accepted, status: Unknown}]}
             properties:
+              conditions:
+                type: array
+                x-kubernetes-list-type: map
+                x-kubernetes-list-map-keys: [type]
+                items:
+                  type: object
+                  required: [type]
+                  properties:
+                    type: {type: string}
+                    status: {type: string}
               listeners:
                 type: array
                 x-kubernetes-list-type: map
@@ -280,6 +310,9 @@ fn a_gateway_shaped_crd_defaults_validates_and_merges_as_kube() {
                    "filters": [{"type": "CORS", "cors": {"allowOrigins": ["*"]}}]}],
         "maxUnavailable": "25%",
         "config": {"anything": [1, {"goes": true}]},
+        "elements": [{"cluster": "a", "free": {"form": 1}}, {"url": "b"}],
+        "issuer": {"ca": {"secretName": "root"}},
+        "scrape": {"b": "x"},
         "values": {"nested": {"deep": "kept"}},
         "template": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "t"},
                      "spec": {"replicas": 2, "pruned": true}},
@@ -317,6 +350,16 @@ fn a_gateway_shaped_crd_defaults_validates_and_merges_as_kube() {
     assert_eq!(spec["maxUnavailable"], "25%");
     assert_eq!(spec["config"], json!({"anything": [1, {"goes": true}]}));
     assert_eq!(spec["values"], json!({"nested": {"deep": "kept"}}));
+    assert_eq!(
+        spec["elements"],
+        json!([{"cluster": "a", "free": {"form": 1}}, {"url": "b"}])
+    );
+    // The status subresource drops a create's status; the schema's default for `status`
+    // shows on read (kube defaults what it decodes from storage).
+    assert_eq!(
+        got["status"],
+        json!({"conditions": [{"type": "Accepted", "status": "Unknown"}]})
+    );
     assert_eq!(
         spec["template"],
         json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "t"}, "spec": {"replicas": 2}})
@@ -406,6 +449,16 @@ fn a_gateway_shaped_crd_defaults_validates_and_merges_as_kube() {
         "label-key",
         json!({"labels": {"-bad-": "x"}}),
         "spec.labels: Invalid value: \"object\": Label keys must be in the form",
+    );
+    refused(
+        "two-issuers",
+        json!({"issuer": {"acme": {}, "ca": {}}}),
+        "spec.issuer: Invalid value: \"object\": exactly one of acme, ca or vault",
+    );
+    refused(
+        "two-scrapes",
+        json!({"scrape": {"a": "x", "c": "y"}}),
+        "spec.scrape: Invalid value: \"object\": at most one of a, b and c",
     );
     refused(
         "ip-host",
