@@ -434,7 +434,11 @@ async fn conversion_webhook(http: &reqwest::Client) {
                 .as_array()
                 .and_then(|items| items.iter().find(|o| o["metadata"]["name"] == "o-7"));
             // `None` rewrites the apiVersion: v1's `replicas` is pruned by v2's schema.
-            let want = if plural == "dials" { json!({"count": 7}) } else { json!({}) };
+            let want = if plural == "dials" {
+                json!({"count": 7})
+            } else {
+                json!({})
+            };
             assert_eq!(seven.map(|o| &o["spec"]), Some(&want));
             figures.push((
                 t.elapsed().as_secs_f64() * 1e3,

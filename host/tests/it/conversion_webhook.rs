@@ -13,9 +13,16 @@ use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-/// v1 `spec.replicas` ↔ v2 `spec.count`; a count of 13 is refused.
+/// v1 `spec.replicas` ↔ v2 `spec.count`; a count of 13 is refused; an object named `slow`
+/// takes 3 s.
 fn convert(review: &Value) -> Value {
     let request = &review["request"];
+    if request["objects"]
+        .as_array()
+        .is_some_and(|o| o.iter().any(|o| o["metadata"]["name"] == "slow"))
+    {
+        std::thread::sleep(std::time::Duration::from_secs(3));
+    }
     let desired = request["desiredAPIVersion"].as_str().unwrap();
     let mut converted = Vec::new();
     for o in request["objects"].as_array().unwrap() {
@@ -181,4 +188,49 @@ fn a_crd_converts_through_its_https_webhook() {
     );
     // The server still serves the resource in its storage version.
     assert_eq!(get(&s, "v1", "d2")["spec"], json!({"replicas": 2}));
+}
+
+/// A selector in a version other than the storage version converts each object to match it;
+/// a slow webhook then delays that request only: the watch cache's lock is not held while it
+/// converts, so a write and a consistent read of the resource go on (before, they waited for
+/// the whole list).
+#[test]
+fn a_slow_webhook_under_a_selector_does_not_stall_the_resource() {
+    let (ca, cert, key) = webhook::certificates("webhook-ca");
+    let port = webhook::start(&cert, &key, convert, Arc::new(AtomicUsize::new(0)));
+    let s = TestServer::start_with(Backend::Embedded, &["namespaces"], &[]);
+    s.create_default_namespace();
+    let crd_file = s.file("crd.yaml", &crd(port, &ca));
+    s.ok(&["apply", "-f", crd_file.to_str().unwrap()]);
+    let o = s.file(
+        "slow.yaml",
+        "apiVersion: example.com/v1\nkind: Dial\nmetadata: {name: slow, labels: {a: b}}\nspec: {replicas: 1}\n",
+    );
+    s.ok(&["create", "-f", o.to_str().unwrap()]);
+    // From the watch cache (resourceVersion=0), selected in v2.
+    let path =
+        "/apis/example.com/v2/namespaces/default/dials?labelSelector=a%3Db&resourceVersion=0";
+    let mut slow = s.kubectl_cmd(&["get", "--raw", path]);
+    let list = std::thread::spawn(move || slow.output().unwrap());
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let started = std::time::Instant::now();
+    let o = s.file(
+        "fast.yaml",
+        "apiVersion: example.com/v1\nkind: Dial\nmetadata: {name: fast}\nspec: {replicas: 2}\n",
+    );
+    s.ok(&["create", "-f", o.to_str().unwrap()]);
+    assert_eq!(get(&s, "v1", "fast")["spec"], json!({"replicas": 2}));
+    let took = started.elapsed();
+    let out = list.join().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(listed["items"][0]["spec"], json!({"count": 1}), "{listed}");
+    assert!(
+        took < std::time::Duration::from_millis(2000),
+        "a write and a read waited {took:?} for the slow list"
+    );
 }

@@ -2,7 +2,7 @@
 //! statistics, the state its reflector, watchers and delegator share, its start and stop,
 //! and watches served from memory.
 
-use super::watch_cache::{CacheState, Scope};
+use super::watch_cache::{self, CacheState, Scope};
 use super::{reflector, watcher};
 use crate::errors::{Result, StorageError, WATCH_TOO_OLD};
 use crate::interfaces::{ListOptions, Storage, WatchEvent, WatchStream};
@@ -564,11 +564,19 @@ impl Cacher {
             Delegate,
             Expired,
             Start(watcher::Start, u64),
+            /// The initial events' candidates at `rv`, to be matched without the lock
+            /// ([`watch_cache::matches_unlocked`]).
+            Match(Vec<(String, crate::SharedObject)>, u64, bool, u64),
         }
         let decision = {
             let st = shared.read();
             if !st.ready {
                 Decision::Delegate
+            } else if let (Plan::Initial { end_bookmark }, true) =
+                (&plan, watch_cache::matches_unlocked(&opts.predicate))
+            {
+                let candidates = st.candidates_shared(&shared.config, &scope, &opts.predicate);
+                Decision::Match(candidates, st.rv, *end_bookmark, st.generation)
             } else {
                 let start = match plan {
                     Plan::Initial { end_bookmark } => Some(watcher::Start::Initial {
@@ -588,6 +596,20 @@ impl Cacher {
         };
         let (start, generation) = match decision {
             Decision::Start(start, generation) => (start, generation),
+            Decision::Match(candidates, rv, end_bookmark, generation) => {
+                let pred = opts.predicate.clone();
+                let objects = tokio::task::spawn_blocking(move || {
+                    watch_cache::snapshot_candidates(candidates, &pred)
+                })
+                .await
+                .map_err(|e| StorageError::Internal(format!("watch: {e}")))??;
+                let start = watcher::Start::Initial {
+                    objects,
+                    rv,
+                    end_bookmark,
+                };
+                (start, generation)
+            }
             Decision::Expired => {
                 return Ok(error_stream(StorageError::Expired {
                     message: WATCH_TOO_OLD.into(),

@@ -4,7 +4,7 @@
 //! as their `cached_existing` hint.
 
 use super::cacher::Cacher;
-use super::watch_cache::CacheState;
+use super::watch_cache::{self, CacheState};
 use crate::errors::{Result, StorageError};
 use crate::interfaces::{
     GetOptions, ListOptions, Preconditions, ResourceVersionMatch, SharedListResult, Storage,
@@ -130,8 +130,28 @@ impl Storage for Cacher {
             let st = shared.read();
             if !st.ready {
                 None
+            } else if watch_cache::matches_unlocked(pred) {
+                Some(Err((
+                    st.candidates_shared(&shared.config, &scope, pred),
+                    st.rv,
+                )))
             } else {
-                Some(st.list(&shared.config, &scope, pred, limit))
+                Some(Ok(st.list(&shared.config, &scope, pred, limit)))
+            }
+        };
+        let out = match out {
+            None => None,
+            Some(Ok(listed)) => Some(listed),
+            // Matched without the lock, off the async workers: it converts.
+            Some(Err((candidates, rv))) => {
+                let pred = pred.clone();
+                Some(
+                    tokio::task::spawn_blocking(move || {
+                        watch_cache::list_candidates(&candidates, &scope, &pred, limit, rv)
+                    })
+                    .await
+                    .map_err(|e| StorageError::Internal(format!("list: {e}")))?,
+                )
             }
         };
         match out {

@@ -435,40 +435,24 @@ impl CacheState {
         pred: &SelectionPredicate,
         limit: i64,
     ) -> Result<(ListResult, Vec<SharedObject>)> {
-        let mut items: Vec<SharedObject> = Vec::new();
-        let mut last_key: Option<&String> = None;
-        let mut has_more = false;
-        let mut remaining: i64 = 0;
-        let mut iter = self.candidates(config, scope, pred);
-        for (k, e) in iter.by_ref() {
-            if matches(pred, &e.obj, e.attrs.as_deref())? {
-                items.push(e.obj.clone());
-                last_key = Some(k);
-            }
-            if limit > 0 && items.len() as i64 >= limit {
-                break;
-            }
-        }
-        if limit > 0 && items.len() as i64 >= limit {
-            remaining = iter.count() as i64;
-            has_more = remaining > 0;
-        }
-        let (continue_token, remaining_item_count) = match (has_more, last_key) {
-            (true, Some(k)) => {
-                let token = continue_token::encode(&format!("{k}\0"), &scope.key, self.rv as i64)?;
-                (Some(token), pred.is_empty().then_some(remaining))
-            }
-            _ => (None, None),
-        };
-        Ok((
-            ListResult {
-                items: Vec::new(),
-                resource_version: self.rv,
-                continue_token,
-                remaining_item_count,
-            },
-            items,
-        ))
+        let candidates = self
+            .candidates(config, scope, pred)
+            .map(|(k, e)| (k, &e.obj, e.attrs.as_deref()));
+        select(candidates, scope, pred, limit, self.rv)
+    }
+
+    /// The candidates of `scope` for `pred`, with their keys, shared: what a list or a watch's
+    /// snapshot whose predicate calls out ([`matches_unlocked`]) matches after the cache's
+    /// lock is released ([`list_candidates`], [`snapshot_candidates`]).
+    pub fn candidates_shared(
+        &self,
+        config: &CacherConfig,
+        scope: &Scope,
+        pred: &SelectionPredicate,
+    ) -> Vec<(String, SharedObject)> {
+        self.candidates(config, scope, pred)
+            .map(|(k, e)| (k.clone(), e.obj.clone()))
+            .collect()
     }
 
     /// The objects of `scope` matching `pred` in key order (the initial events of a watch).
@@ -486,4 +470,85 @@ impl CacheState {
         }
         Ok(out)
     }
+}
+
+/// Whether matching `pred` may call out of the cache — its `GetAttrs` reads objects converted
+/// to another version, which may call a plugin or a CRD's conversion webhook — so the match is
+/// made after the cache's lock is released, off the async workers: a slow conversion then
+/// delays its own request, not the writes and reads of the resource.
+pub fn matches_unlocked(pred: &SelectionPredicate) -> bool {
+    pred.converted && !pred.is_empty()
+}
+
+/// [`CacheState::list`] of candidates taken under the lock at resourceVersion `rv`
+/// ([`CacheState::candidates_shared`]), matched now. Blocking when the match converts.
+pub fn list_candidates(
+    candidates: &[(String, SharedObject)],
+    scope: &Scope,
+    pred: &SelectionPredicate,
+    limit: i64,
+    rv: u64,
+) -> Result<(ListResult, Vec<SharedObject>)> {
+    let candidates = candidates.iter().map(|(k, o)| (k, o, None));
+    select(candidates, scope, pred, limit, rv)
+}
+
+/// [`CacheState::snapshot`] of candidates taken under the lock, matched now. Blocking when
+/// the match converts.
+pub fn snapshot_candidates(
+    candidates: Vec<(String, SharedObject)>,
+    pred: &SelectionPredicate,
+) -> Result<Vec<SharedObject>> {
+    let mut out = Vec::new();
+    for (_, o) in candidates {
+        if matches(pred, &o, None)? {
+            out.push(o);
+        }
+    }
+    Ok(out)
+}
+
+/// The matching objects of `candidates` (in key order), at most `limit` (0 = all), with the
+/// continue token pinned at `rv` and, for unfiltered lists, the number of remaining items.
+fn select<'a>(
+    candidates: impl Iterator<Item = (&'a String, &'a SharedObject, Option<&'a Attrs>)>,
+    scope: &Scope,
+    pred: &SelectionPredicate,
+    limit: i64,
+    rv: u64,
+) -> Result<(ListResult, Vec<SharedObject>)> {
+    let mut items: Vec<SharedObject> = Vec::new();
+    let mut last_key: Option<&String> = None;
+    let mut has_more = false;
+    let mut remaining: i64 = 0;
+    let mut iter = candidates;
+    for (k, obj, attrs) in iter.by_ref() {
+        if matches(pred, obj, attrs)? {
+            items.push(obj.clone());
+            last_key = Some(k);
+        }
+        if limit > 0 && items.len() as i64 >= limit {
+            break;
+        }
+    }
+    if limit > 0 && items.len() as i64 >= limit {
+        remaining = iter.count() as i64;
+        has_more = remaining > 0;
+    }
+    let (continue_token, remaining_item_count) = match (has_more, last_key) {
+        (true, Some(k)) => {
+            let token = continue_token::encode(&format!("{k}\0"), &scope.key, rv as i64)?;
+            (Some(token), pred.is_empty().then_some(remaining))
+        }
+        _ => (None, None),
+    };
+    Ok((
+        ListResult {
+            items: Vec::new(),
+            resource_version: rv,
+            continue_token,
+            remaining_item_count,
+        },
+        items,
+    ))
 }
