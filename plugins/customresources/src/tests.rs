@@ -164,6 +164,23 @@ fn read_defaults_stored_objects_by_the_current_schema() {
     );
 }
 
+/// An object the host converted to another version is pruned by that version's schema and
+/// not defaulted (kube's `schemaCoercingConverter`).
+#[test]
+fn read_prunes_a_converted_object_by_its_versions_schema() {
+    let mut crd = crd();
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"] = json!({
+        "type": "object", "properties": {"count": {"type": "integer", "default": 5}}});
+    let g = Glue(CustomResources::configure(&crd.to_string()).unwrap());
+    let mut beta = gadget(json!({"replicas": 2, "count": 3}));
+    beta["apiVersion"] = json!("example.com/v1beta1");
+    let out: Value = serde_json::from_str(&g.read(&beta.to_string()).unwrap()).unwrap();
+    assert_eq!(out["spec"], json!({"count": 3}));
+    beta["spec"] = json!({});
+    let out: Value = serde_json::from_str(&g.read(&beta.to_string()).unwrap()).unwrap();
+    assert_eq!(out["spec"], json!({}), "no defaults in another version");
+}
+
 #[test]
 fn attrs_use_the_objects_version_and_conversion_rewrites_api_version() {
     let g = glue();
