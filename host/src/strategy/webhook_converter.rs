@@ -208,12 +208,14 @@ impl WebhookConverter {
     /// One review sent and its answer read, on the webhooks' runtime. Errors: the call's,
     /// as kube words them, naming `first`'s kind.
     fn send(self: &Arc<Self>, review: Value, first: &Value) -> StrategyResult<Value> {
-        block_on(self.clone().call(review)).map_err(|e| {
-            self.fault(format!(
-                "conversion webhook for {} failed: {e}",
-                conversion::gvk_string(first)
-            ))
-        })
+        block_on(self.clone().call(review))
+            .and_then(|answer| answer)
+            .map_err(|e| {
+                self.fault(format!(
+                    "conversion webhook for {} failed: {e}",
+                    conversion::gvk_string(first)
+                ))
+            })
     }
 
     fn fault(&self, message: String) -> StrategyError {
@@ -308,24 +310,29 @@ fn chain(e: &reqwest::Error) -> String {
 /// it on this thread. The call never needs the server's runtime: a conversion may be asked
 /// for while its caller holds a lock or occupies one of the server's few workers, and the
 /// server's workers blocked that way cannot starve the call's I/O or its timeout.
-fn block_on<F>(fut: F) -> F::Output
+fn block_on<F>(fut: F) -> Result<F::Output, String>
 where
     F: std::future::Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    static RUNTIME: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
-    let rt = RUNTIME.get_or_init(|| {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .thread_name("conversion-webhooks")
-            .enable_all()
-            .build()
-            .expect("the conversion webhooks' runtime")
-    });
+    static RUNTIME: std::sync::OnceLock<Result<tokio::runtime::Runtime, String>> =
+        std::sync::OnceLock::new();
+    let rt = RUNTIME
+        .get_or_init(|| {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .thread_name("conversion-webhooks")
+                .enable_all()
+                .build()
+                .map_err(|e| format!("starting the conversion webhooks' runtime: {e}"))
+        })
+        .as_ref()
+        .map_err(Clone::clone)?;
     let (tx, rx) = std::sync::mpsc::sync_channel(1);
     rt.spawn(async move {
         let _ = tx.send(fut.await);
     });
+    // A call that panicked drops its sender: an error, not a panic here.
     rx.recv()
-        .expect("the conversion webhook call ran to its end")
+        .map_err(|_| "the call was interrupted".to_string())
 }
