@@ -94,6 +94,17 @@ async fn creates(
     (proc_cpu_us(pid) - before) / CREATES as f64
 }
 
+/// The server with `plugins` and the CRD component, every request allowed.
+fn crd_server(plugins: &[&str]) -> Server {
+    let (dir, plugin_dir) = Server::dir_with_plugins(plugins);
+    let crd_plugin = root().join("target/plugins/configured/customresources.wasm");
+    Server::spawn_with_plugins(dir, &plugin_dir, |cmd| {
+        cmd.arg("--crd-plugin")
+            .arg(&crd_plugin)
+            .arg("--authorization-mode=AlwaysAllow");
+    })
+}
+
 async fn create_crd(http: &reqwest::Client, url: &str, crd: &Value) -> Duration {
     let start = Instant::now();
     let r = http
@@ -110,13 +121,7 @@ async fn create_crd(http: &reqwest::Client, url: &str, crd: &Value) -> Duration 
 }
 
 async fn per_create(http: &reqwest::Client) {
-    let (dir, plugins) = Server::dir_with_plugins(&["namespaces", "widgets"]);
-    let crd_plugin = root().join("target/plugins/configured/customresources.wasm");
-    let server = Server::spawn_with_plugins(dir, &plugins, |cmd| {
-        cmd.arg("--crd-plugin")
-            .arg(&crd_plugin)
-            .arg("--authorization-mode=AlwaysAllow");
-    });
+    let server = crd_server(&["namespaces", "widgets"]);
     let url = server.url.clone();
     let pid = server.child.id();
     create_crd(http, &url, &crd("example.com", "Gadget", "gadgets")).await;
@@ -178,13 +183,7 @@ async fn per_create(http: &reqwest::Client) {
 }
 
 async fn many_crds(http: &reqwest::Client, n: usize) {
-    let (dir, plugins) = Server::dir_with_plugins(&["namespaces"]);
-    let crd_plugin = root().join("target/plugins/configured/customresources.wasm");
-    let server = Server::spawn_with_plugins(dir, &plugins, |cmd| {
-        cmd.arg("--crd-plugin")
-            .arg(&crd_plugin)
-            .arg("--authorization-mode=AlwaysAllow");
-    });
+    let server = crd_server(&["namespaces"]);
     let url = server.url.clone();
     let pid = server.child.id();
     // The component is loaded with the first CRD; its cost is not the install's.
@@ -294,13 +293,7 @@ async fn attach_widgets(http: &reqwest::Client, url: &str) {
 }
 
 async fn attached(http: &reqwest::Client) {
-    let (dir, plugins) = Server::dir_with_plugins(&["namespaces"]);
-    let crd_plugin = root().join("target/plugins/configured/customresources.wasm");
-    let server = Server::spawn_with_plugins(dir, &plugins, |cmd| {
-        cmd.arg("--crd-plugin")
-            .arg(&crd_plugin)
-            .arg("--authorization-mode=AlwaysAllow");
-    });
+    let server = crd_server(&["namespaces"]);
     let url = server.url.clone();
     let pid = server.child.id();
     // The widgets plugin describes v1 (stored) and v1alpha1: so do both CRDs.
@@ -392,13 +385,7 @@ async fn conversion_webhook(http: &reqwest::Client) {
     let (ca, cert, key) = webhook::certificates("bench-webhook-ca");
     let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let port = webhook::start(&cert, &key, rename, calls.clone());
-    let (dir, plugins) = Server::dir_with_plugins(&["namespaces"]);
-    let crd_plugin = root().join("target/plugins/configured/customresources.wasm");
-    let server = Server::spawn_with_plugins(dir, &plugins, |cmd| {
-        cmd.arg("--crd-plugin")
-            .arg(&crd_plugin)
-            .arg("--authorization-mode=AlwaysAllow");
-    });
+    let server = crd_server(&["namespaces"]);
     let (url, pid) = (server.url.clone(), server.child.id());
     create_crd(http, &url, &two_versions("knobs", "Knob", None)).await;
     create_crd(

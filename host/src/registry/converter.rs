@@ -549,13 +549,13 @@ impl Converter {
                 out[i] = Some(done);
                 continue;
             }
-            batch.push((i, key, slot, self.read_for_answer(o, sharing)?.into_owned()));
+            batch.push((i, key, slot, self.read_for_answer(o, sharing)?));
         }
         if let Some((_, _, _, first)) = batch.first() {
             let name = wasm_apiserver_apimachinery::meta::accessor(first)
                 .name()
                 .to_string();
-            let refs: Vec<&Value> = batch.iter().map(|b| &b.3).collect();
+            let refs: Vec<&Value> = batch.iter().map(|b| &*b.3).collect();
             let converted = self
                 .strategy
                 .convert_list(&refs, &self.api_version)
