@@ -10,6 +10,7 @@ use super::tracking::Tracking;
 use super::write_admission::WriteAdmission;
 pub use super::write_options::{CreateOptions, Subresource, UpdateOptions};
 use crate::status::{ApiError, ApiResult};
+use crate::strategy::request_version::RequestVersionStrategy;
 use crate::strategy::ResourceDescription;
 use crate::strategy::{sequence, Strategy, StrategyError};
 use futures::FutureExt;
@@ -112,6 +113,13 @@ pub struct Store {
     /// CRD's `subresources.scale`: kube's `ScaleREST`,
     /// apiextensions-apiserver/pkg/registry/customresource/etcd.go).
     pub scale: Option<Arc<BTreeMap<String, ScalePaths>>>,
+    /// Strategies whose hooks run for writes in another version than the storage version,
+    /// by version name: a CRD version with its own schema or subresources, as kube builds a
+    /// `customResourceStrategy` per version
+    /// (apiextensions-apiserver/pkg/apiserver/customresource_handler.go). Each runs on
+    /// objects in its version; [`Store::at_version`] wraps it in a
+    /// [`RequestVersionStrategy`] that converts to and from it.
+    pub write_hooks: Option<Arc<BTreeMap<String, Arc<dyn Strategy>>>>,
 }
 
 impl Store {
@@ -141,6 +149,7 @@ impl Store {
             after_write: None,
             finalizers_on_delete: Vec::new(),
             scale: None,
+            write_hooks: None,
         }
     }
 }
@@ -152,12 +161,21 @@ impl Store {
     }
 
     /// This resource as served in `version`: a Store sharing this one's strategy, storage and
-    /// storage field manager, with that version's description and converter.
+    /// storage field manager, with that version's description and converter; its writes run
+    /// the version's [`Store::write_hooks`] when it has them.
     /// `None` when the resource does not serve `version`. Call it on the storage-version Store
     /// ([`Store::new`]).
     pub fn at_version(&self, version: &str) -> Option<Store> {
         let description = self.description.at_version(version)?;
         let api_version = description.api_version();
+        let strategy = match self.write_hooks.as_ref().and_then(|h| h.get(version)) {
+            Some(hooks) => Arc::new(RequestVersionStrategy::new(
+                self.strategy.clone(),
+                hooks.clone(),
+                api_version.clone(),
+            )) as Arc<dyn Strategy>,
+            None => self.strategy.clone(),
+        };
         Some(Store {
             converter: Arc::new(Converter::new(
                 self.strategy.clone(),
@@ -166,6 +184,7 @@ impl Store {
                 self.converter.storage_api_version.clone(),
             )),
             description,
+            strategy,
             ..self.clone()
         })
     }

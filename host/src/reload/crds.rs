@@ -39,7 +39,7 @@ struct CrdEntry {
     /// change, configures again.
     key: (String, i64),
     /// The configured strategy, served when `accepted`; or why the component refused it.
-    strategy: Result<Arc<WasmStrategy>, String>,
+    strategy: Result<Configured, String>,
     /// Served: configured and its names accepted.
     accepted: bool,
     /// The `scale` subresource's paths by version (`spec.versions[*].subresources.scale`).
@@ -51,9 +51,34 @@ struct CrdEntry {
 
 impl CrdEntry {
     /// The strategy when the CRD is served.
-    fn served(&self) -> Option<&Arc<WasmStrategy>> {
+    fn served(&self) -> Option<&Configured> {
         self.strategy.as_ref().ok().filter(|_| self.accepted)
     }
+}
+
+/// A CRD as the component was configured with it.
+#[derive(Clone)]
+struct Configured {
+    /// In the storage version: every hook of a write in it, reads, conversion.
+    strategy: Arc<WasmStrategy>,
+    /// The hooks of writes in each served version whose schema or subresources differ from
+    /// the storage version's ([`Store::write_hooks`]).
+    write_hooks: WriteHooks,
+}
+
+/// Strategies by version name ([`Store::write_hooks`]).
+pub type WriteHooks = Arc<BTreeMap<String, Arc<dyn Strategy>>>;
+
+/// A served CRD, as the plugin manager builds its Store.
+pub struct ServedCrd {
+    /// The CRD's name.
+    pub name: String,
+    /// Its configured strategy (in the storage version).
+    pub strategy: Arc<WasmStrategy>,
+    /// The `scale` subresource's paths by version (`spec.versions[*].subresources.scale`).
+    pub scale: Arc<BTreeMap<String, ScalePaths>>,
+    /// The write hooks of versions with rules of their own ([`Store::write_hooks`]).
+    pub write_hooks: WriteHooks,
 }
 
 /// The conditions and accepted names this server wants in a CRD's status.
@@ -101,6 +126,46 @@ fn scale_paths(crd: &Value) -> BTreeMap<String, ScalePaths> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// The served versions of `crd` other than the storage version whose writes need hooks of
+/// their own: those whose schema or subresources differ from the storage version's (kube
+/// validates, prunes and defaults a write by its version's schema; where the rules are the
+/// storage version's, the storage strategy's hooks give the same answer without the
+/// conversions).
+fn write_hook_versions(crd: &Value) -> Vec<String> {
+    let versions = crd
+        .pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    let rules = |v: &Value| (v.get("schema").cloned(), v.get("subresources").cloned());
+    let Some(storage) = versions.iter().find(|v| v["storage"] == json!(true)) else {
+        return Vec::new();
+    };
+    versions
+        .iter()
+        .filter(|v| v["served"] == json!(true) && v["storage"] != json!(true))
+        .filter(|v| rules(v) != rules(storage))
+        .map(|v| str_at(v, &["name"]).to_string())
+        .collect()
+}
+
+/// `crd` with `version` as its storage version: the configuration of a strategy whose hooks
+/// see objects in `version` (the component's hooks work in the version the configuration
+/// stores, `wit/0.3.0/strategy.wit`).
+fn with_storage_version(crd: &Value, version: &str) -> Value {
+    let mut crd = crd.clone();
+    if let Some(vs) = crd
+        .pointer_mut("/spec/versions")
+        .and_then(Value::as_array_mut)
+    {
+        for v in vs {
+            let mine = v["name"] == json!(version);
+            v["storage"] = json!(mine);
+        }
+    }
+    crd
 }
 
 /// An object's resourceVersion as a number (this server's are etcd revisions; 0 if not).
@@ -333,22 +398,29 @@ impl CrdRegistry {
         &self.known
     }
 
-    /// The served CRDs' strategies with their `scale` paths by version, by CRD name.
-    #[allow(clippy::type_complexity)]
-    pub fn served(&self) -> Vec<(String, Arc<WasmStrategy>, Arc<BTreeMap<String, ScalePaths>>)> {
+    /// The served CRDs, by name.
+    pub fn served(&self) -> Vec<ServedCrd> {
         self.entries
             .lock()
             .unwrap()
             .iter()
-            .filter_map(|(n, e)| Some((n.clone(), e.served()?.clone(), e.scale.clone())))
+            .filter_map(|(n, e)| {
+                let c = e.served()?;
+                Some(ServedCrd {
+                    name: n.clone(),
+                    strategy: c.strategy.clone(),
+                    scale: e.scale.clone(),
+                    write_hooks: c.write_hooks.clone(),
+                })
+            })
             .collect()
     }
 
     /// The CRD (by name) serving `group`/`plural`, if one does.
     pub fn serving(&self, group: &str, plural: &str) -> Option<String> {
-        self.served().into_iter().find_map(|(n, s, _)| {
-            let d = s.description();
-            (d.group == group && d.plural == plural).then_some(n)
+        self.served().into_iter().find_map(|c| {
+            let d = c.strategy.description();
+            (d.group == group && d.plural == plural).then_some(c.name)
         })
     }
 
@@ -451,7 +523,9 @@ impl CrdRegistry {
             );
             let checked = {
                 let mut crds = self.entries.lock().unwrap();
-                let ptr = |s: &Result<Arc<WasmStrategy>, String>| s.as_ref().ok().map(Arc::as_ptr);
+                let ptr = |s: &Result<Configured, String>| {
+                    s.as_ref().ok().map(|c| Arc::as_ptr(&c.strategy))
+                };
                 let previous = crds.get(&name);
                 let changed = previous.is_none_or(|e| {
                     e.accepted != accepted || e.key != key || ptr(&e.strategy) != ptr(&strategy)
@@ -498,19 +572,32 @@ impl CrdRegistry {
     }
 
     /// The component configured with `crd`, off the async workers, converting through the
-    /// CRD's webhook when it names one. Errors: no component, the component refused the CRD,
-    /// or its webhook cannot be called (no client for its URL or `caBundle`).
-    async fn configure_crd(&self, crd: &Value) -> Result<Arc<WasmStrategy>, String> {
+    /// CRD's webhook when it names one; and configured once more for each served version
+    /// with rules of its own ([`write_hook_versions`]), with that version as the one its
+    /// hooks see. Errors: no component, the component refused the CRD, or its webhook cannot
+    /// be called (no client for its URL or `caBundle`).
+    async fn configure_crd(&self, crd: &Value) -> Result<Configured, String> {
         let plugin = self.plugin().await?;
         let crd = crd.clone();
         tokio::task::spawn_blocking(move || {
             // Building the webhook's client reads the system's certificates: off the workers.
             let webhook = WebhookConverter::from_crd(&crd)
                 .map_err(|e| format!("spec.conversion.webhook: {e}"))?;
-            plugin
+            let strategy = plugin
                 .configure_with(&crd.to_string(), webhook)
                 .map(Arc::new)
-                .map_err(|e| e.reason.to_string())
+                .map_err(|e| e.reason.to_string())?;
+            let mut write_hooks = BTreeMap::new();
+            for version in write_hook_versions(&crd) {
+                let hooks = plugin
+                    .configure_with(&with_storage_version(&crd, &version).to_string(), None)
+                    .map_err(|e| format!("version {version}: {}", e.reason))?;
+                write_hooks.insert(version, Arc::new(hooks) as Arc<dyn Strategy>);
+            }
+            Ok(Configured {
+                strategy,
+                write_hooks: Arc::new(write_hooks),
+            })
         })
         .await
         .map_err(|e| format!("configuring panicked: {e}"))?
@@ -573,7 +660,9 @@ impl CrdRegistry {
             })
             .map(|o| {
                 let name = accessor(o).name().to_string();
-                let served = entries.get(&name).and_then(|e| e.served().cloned());
+                let served = entries
+                    .get(&name)
+                    .and_then(|e| Some(e.served()?.strategy.clone()));
                 (name, served)
             })
             .collect()
@@ -695,6 +784,32 @@ mod tests {
             .iter()
             .map(|o| (accessor(o).name().to_string(), rv_of(o)))
             .collect()
+    }
+
+    #[test]
+    fn versions_with_rules_of_their_own_get_write_hooks() {
+        let schema = |f: &str| json!({"openAPIV3Schema": {"type": "object", "properties": {f: {"type": "string"}}}});
+        let crd = json!({"spec": {"versions": [
+            {"name": "v1alpha1", "served": true, "storage": false, "schema": schema("a")},
+            {"name": "v1beta1", "served": true, "storage": false, "schema": schema("b")},
+            {"name": "v1beta2", "served": false, "storage": false, "schema": schema("c")},
+            {"name": "v1", "served": true, "storage": true, "schema": schema("b"),
+             "additionalPrinterColumns": [{"name": "B", "type": "string", "jsonPath": ".b"}]},
+            {"name": "v2", "served": true, "storage": false, "schema": schema("b"),
+             "subresources": {"status": {}}},
+        ]}});
+        // Same schema and subresources as v1: none; not served: none.
+        assert_eq!(write_hook_versions(&crd), ["v1alpha1", "v2"]);
+        let flipped = with_storage_version(&crd, "v2");
+        let storage: Vec<_> = flipped["spec"]["versions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|v| v["storage"] == json!(true))
+            .map(|v| v["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(storage, ["v2"]);
+        assert_eq!(write_hook_versions(&json!({})), Vec::<String>::new());
     }
 
     #[test]

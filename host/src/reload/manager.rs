@@ -649,8 +649,8 @@ impl PluginManager {
         drop(entries);
         if let Some(crd_name) = extends {
             let served = self.crds.served();
-            let crd = served.iter().find(|(n, ..)| *n == crd_name);
-            return attachments::check(&crd_name, d, crd.map(|(_, s, _)| s.description()));
+            let crd = served.iter().find(|c| c.name == crd_name);
+            return attachments::check(&crd_name, d, crd.map(|c| c.strategy.description()));
         }
         if let Some(crd) = self.crds.serving(&d.group, &d.plural) {
             return Err(format!(
@@ -700,17 +700,22 @@ impl PluginManager {
         drop(entries);
         let served = self.crds.served();
         self.attachments
-            .retain(&served.iter().map(|(n, ..)| n.as_str()).collect::<Vec<_>>());
-        for (name, s, scale) in served {
+            .retain(&served.iter().map(|c| c.name.as_str()).collect::<Vec<_>>());
+        for crd in served {
+            let (name, scale) = (&crd.name, &crd.scale);
             // Checked again here: the CRD may have been replaced since the plugin attached.
-            let plugin = attached.get(&name).filter(|p| {
-                attachments::check(&name, p.description(), Some(s.description())).is_ok()
+            let plugin = attached.get(name).filter(|p| {
+                attachments::check(name, p.description(), Some(crd.strategy.description())).is_ok()
             });
-            let s = self.attachments.strategy(&name, &s, plugin);
+            // An attached plugin's hooks see the storage version: the CRD's run there too.
+            let write_hooks =
+                (plugin.is_none() && !crd.write_hooks.is_empty()).then(|| crd.write_hooks.clone());
+            let s = self.attachments.strategy(name, &crd.strategy, plugin);
             let storage = self.storage_for(s.description());
             let build = || {
                 let mut store = Store::new(s.clone(), storage.clone());
                 store.scale = (!scale.is_empty()).then(|| scale.clone());
+                store.write_hooks = write_hooks.clone();
                 store
             };
             if let Err(err) = add(s.clone(), storage.clone(), &build) {

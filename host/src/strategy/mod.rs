@@ -7,6 +7,7 @@
 //! [`sequence`] runs hooks in the order the registry Store calls them.
 
 pub mod attached;
+pub mod request_version;
 pub mod sequence;
 pub mod webhook_converter;
 

@@ -629,3 +629,109 @@ spec:
     let first: Value = serde_json::from_str(events.lines().next().unwrap()).unwrap();
     assert_eq!(first["object"]["spec"], want, "WATCH: {events}");
 }
+
+/// A write is pruned, defaulted and validated by the schema of the version it is sent in, as
+/// kube's per-version CRD strategies do (apiextensions-apiserver's `crdInfo.storages`): v2,
+/// which is not the storage version, has a field of its own with a default and a CEL rule
+/// on it that v1 does not have. As on kube, what only v2 holds is not stored (the conversion
+/// to the storage version prunes by its schema).
+#[test]
+fn a_write_in_another_version_follows_that_versions_schema() {
+    let s = TestServer::start_with(Backend::Embedded, &["namespaces"], &[]);
+    s.create_default_namespace();
+    let crd = s.file(
+        "shapes.yaml",
+        r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: shapes.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: shapes, singular: shape, kind: Shape}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              color: {type: string, default: red}
+              size: {type: integer}
+  - name: v2
+    served: true
+    storage: false
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            x-kubernetes-validations:
+            - {rule: "self.shade != 'blue' || self.size < 5", message: "blue shapes are small"}
+            properties:
+              shade: {type: string, default: blue}
+              size: {type: integer}
+"#,
+    );
+    s.ok(&["apply", "-f", crd.to_str().unwrap()]);
+    let shape = |version: &str, name: &str, spec: &str| {
+        s.file(
+            &format!("{name}.yaml"),
+            &format!(
+                "apiVersion: example.com/{version}\nkind: Shape\nmetadata:\n  name: {name}\nspec: {spec}\n"
+            ),
+        )
+    };
+    // Defaulted to blue by v2 before v2's rule runs.
+    let big = shape("v2", "big", "{size: 7}");
+    let err = s.fails(&["create", "-f", big.to_str().unwrap()]);
+    assert!(
+        err.contains(
+            r#"The Shape "big" is invalid: spec: Invalid value: "object": blue shapes are small"#
+        ),
+        "{err}"
+    );
+    let green = shape("v2", "green", "{size: 7, shade: green}");
+    let created: Value =
+        serde_json::from_str(&s.ok(&["create", "-f", green.to_str().unwrap(), "-o", "json"]))
+            .unwrap();
+    assert_eq!(created["spec"], serde_json::json!({"size": 7}), "{created}");
+    let get = |resource: &str, name: &str| -> Value {
+        serde_json::from_str(&s.ok(&["get", resource, name, "-o", "json"])).unwrap()
+    };
+    let v2 = get("shapes.v2.example.com", "green");
+    assert_eq!(v2["spec"], serde_json::json!({"size": 7}), "{v2}");
+    let v1 = get("shapes.v1.example.com", "green");
+    assert_eq!(
+        v1["spec"],
+        serde_json::json!({"color": "red", "size": 7}),
+        "{v1}"
+    );
+
+    // v1 has no rule; an update in v2 is held to v2's (with v2's default), in v1 to v1's.
+    let one = shape("v1", "one", "{size: 9}");
+    s.ok(&["create", "-f", one.to_str().unwrap()]);
+    let err = s.fails(&[
+        "patch",
+        "shapes.v2.example.com",
+        "one",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"size":8}}"#,
+    ]);
+    assert!(err.contains("blue shapes are small"), "{err}");
+    s.ok(&[
+        "patch",
+        "shapes.v1.example.com",
+        "one",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"size":10}}"#,
+    ]);
+    assert_eq!(get("shapes.v1.example.com", "one")["spec"]["size"], 10);
+}
