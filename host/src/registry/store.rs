@@ -113,12 +113,8 @@ pub struct Store {
     /// CRD's `subresources.scale`: kube's `ScaleREST`,
     /// apiextensions-apiserver/pkg/registry/customresource/etcd.go).
     pub scale: Option<Arc<BTreeMap<String, ScalePaths>>>,
-    /// Strategies whose hooks run for writes in another version than the storage version,
-    /// by version name: a CRD version with its own schema or subresources, as kube builds a
-    /// `customResourceStrategy` per version
-    /// (apiextensions-apiserver/pkg/apiserver/customresource_handler.go). Each runs on
-    /// objects in its version; [`Store::at_version`] wraps it in a
-    /// [`RequestVersionStrategy`] that converts to and from it.
+    /// By version name, the strategies whose hooks run on writes in that version (a CRD
+    /// version with its own schema: [`RequestVersionStrategy`], built by [`Store::at_version`]).
     pub write_hooks: Option<Arc<BTreeMap<String, Arc<dyn Strategy>>>>,
 }
 

@@ -4,11 +4,24 @@
 //! (group, plural, kind, scope); deleting the object detaches it and the CRD serves alone again
 //! over the same stored objects.
 
+use super::strategyplugins::{PluginState, PluginStatus};
 use crate::plugin::WasmStrategy;
 use crate::strategy::attached::AttachedStrategy;
 use crate::strategy::{ResourceDescription, Strategy};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
+
+/// An attached plugin's status as this server serves it: `Failed` with the reason while
+/// `detached` says why it serves nothing (its CRD is not served, or no longer matches it;
+/// the `sha256` stays the version that serves again once the CRD does), else `status`.
+pub fn status_while(status: &PluginStatus, detached: &Option<String>) -> PluginStatus {
+    let mut st = status.clone();
+    if let (Some(why), PluginState::Active) = (detached, &st.state) {
+        st.state = PluginState::Failed;
+        st.last_error = Some(format!("not attached: {why}"));
+    }
+    st
+}
 
 /// Why a plugin describing `plugin` may not attach to the CRD named `crd_name`, which serves
 /// `crd` (`None`: not served now). Errors: the text for the plugin's status.

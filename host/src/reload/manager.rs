@@ -3,6 +3,7 @@
 
 use super::attachments::{self, Attachments};
 use super::crds::CrdRegistry;
+use super::folder::{file_name, plugin_files, stable_read};
 use super::strategyplugins::{
     file_record, with_replica_status, PluginState, PluginStatus, StrategyPluginStrategy,
     COMPONENTS_PLURAL, STATUS_GROUP,
@@ -16,7 +17,6 @@ use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 use wasm_apiserver_apimachinery::meta::accessor;
 use wasm_apiserver_storage::blob_store::BlobStore;
 use wasm_apiserver_storage::factory::StorageFactory;
@@ -45,6 +45,9 @@ struct Entry {
     retry: bool,
     /// The CRD the plugin attaches to (`spec.extends`) instead of serving alone.
     extends: Option<String>,
+    /// Why the attached plugin serves nothing now (its CRD not served, or no longer matching
+    /// it), as last written to its status ([`attachments::status_while`]).
+    detached: Option<String>,
 }
 
 impl Entry {
@@ -57,6 +60,7 @@ impl Entry {
             attempted_generation: 0,
             retry: false,
             extends: None,
+            detached: None,
         }
     }
 }
@@ -214,6 +218,35 @@ impl PluginManager {
             });
             self.crds.spawn_clean_up(name, instances);
         }
+        self.recheck_attachments().await;
+    }
+
+    /// Write the status of each attached plugin whose CRD stopped (or started again) being
+    /// served as the plugin describes it: `build_map` serves the pair only while it is.
+    async fn recheck_attachments(&self) {
+        let served = self.crds.served();
+        let changed: Vec<(String, PluginStatus)> = {
+            let mut entries = self.entries.lock().unwrap();
+            let attached = entries.iter_mut().filter_map(|(name, e)| {
+                let (Some(crd), Some(s)) = (&e.extends, &e.active) else {
+                    return None;
+                };
+                let c = served.iter().find(|c| &c.name == crd);
+                let now =
+                    attachments::check(crd, s.description(), c.map(|c| c.strategy.description()));
+                (now.as_ref().err() != e.detached.as_ref()).then(|| {
+                    e.detached = now.err();
+                    (
+                        name.clone(),
+                        attachments::status_while(&e.status, &e.detached),
+                    )
+                })
+            });
+            attached.collect()
+        };
+        for (name, st) in changed {
+            self.write_status(&name, &st, None).await;
+        }
     }
 
     /// The plugin (by name) serving `group`/`plural`, if one does.
@@ -270,7 +303,7 @@ impl PluginManager {
             .lock()
             .unwrap()
             .iter()
-            .map(|(k, e)| (k.clone(), e.status.clone()))
+            .map(|(k, e)| (k.clone(), attachments::status_while(&e.status, &e.detached)))
             .collect()
     }
 
@@ -553,7 +586,10 @@ impl PluginManager {
                     changes.push(change);
                 }
             }
-            let st = self.entries.lock().unwrap()[*name].status.clone();
+            let st = {
+                let entries = self.entries.lock().unwrap();
+                attachments::status_while(&entries[*name].status, &entries[*name].detached)
+            };
             statuses.push((name.to_string(), st));
         }
         if publish {
@@ -779,6 +815,7 @@ fn record(name: &str, e: &mut Entry, outcome: Result<WasmStrategy, String>, sha:
             e.status.loaded_at = Some(wasm_apiserver_apimachinery::time::now());
             e.status.sha256 = Some(sha.to_string());
             e.active = Some(Arc::new(s));
+            e.detached = None;
             tracing::info!(plugin = %name, resource = %e.status.resource, activations = e.status.activations, "plugin activated");
             count_reload(name, "success");
             Change::Activated(name.to_string())
@@ -810,29 +847,4 @@ fn count_reload(name: &str, outcome: &str) {
             )
         });
     RELOADS.with_label_values(&[name, outcome]).inc();
-}
-
-fn file_name(p: &Path) -> String {
-    p.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
-}
-
-/// The `*.wasm` files of a plugin directory, sorted. Errors: the directory cannot be read.
-pub fn plugin_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "wasm"))
-        .collect();
-    files.sort();
-    Ok(files)
-}
-
-/// Read a file twice, 10 ms apart; `None` unless both reads give the same bytes (a file still
-/// being written is left for a later rescan).
-async fn stable_read(path: &Path) -> Option<Vec<u8>> {
-    let first = tokio::fs::read(path).await.ok()?;
-    tokio::time::sleep(Duration::from_millis(10)).await;
-    let second = tokio::fs::read(path).await.ok()?;
-    (first == second && !first.is_empty()).then_some(first)
 }

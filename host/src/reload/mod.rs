@@ -44,13 +44,15 @@
 mod attachments;
 mod crds;
 mod customresourcedefinitions;
+mod folder;
 mod manager;
 mod strategyplugins;
 mod watch;
 
 pub use crds::{CrdHook, CrdRegistry};
 pub use customresourcedefinitions::{CustomResourceDefinitionStrategy, CRD_GROUP, CRD_PLURAL};
-pub use manager::{components, plugin_files, Change, PluginManager};
+pub use folder::plugin_files;
+pub use manager::{components, Change, PluginManager};
 pub use strategyplugins::{
     summary, PluginState, PluginStatus, StrategyPluginStrategy, COMPONENTS_PLURAL, STATUS_GROUP,
     STATUS_PLURAL,

@@ -155,6 +155,30 @@ fn a_strategy_plugin_attaches_to_a_crd_and_detaches_again() {
     let old = get(&s, "widgets.v1alpha1.example.dev", "medium");
     assert_eq!(old["spec"]["count"], json!(3), "{old}");
 
+    // The CRD changes under the plugin (a version the plugin does not describe): the CRD
+    // serves alone and the plugin's status says why; changed back, the plugin attaches again.
+    let v2 = CRD.to_string()
+        + "  - name: v2\n    served: true\n    storage: false\n    schema:\n      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}\n";
+    let changed = s.file("crd-v2.yaml", &v2);
+    s.ok(&["apply", "-f", changed.to_str().unwrap()]);
+    s.eventually(Duration::from_secs(10), "the plugin detached", || {
+        state(&s).0 == "Failed"
+    });
+    assert!(
+        state(&s).1.starts_with("not attached: it describes versions [\"v1\", \"v1alpha1\"] stored in v1, the CustomResourceDefinition \"widgets.example.dev\" has [\"v1\", \"v1alpha1\", \"v2\"] stored in v1"),
+        "{:?}",
+        state(&s)
+    );
+    s.ok(&["create", "-f", widget(&s, "odd", "odd").to_str().unwrap()]);
+    assert_eq!(get(&s, "widgets", "odd")["spec"], json!({"size": "odd"}));
+    s.ok(&["apply", "-f", crd.to_str().unwrap()]);
+    s.eventually(Duration::from_secs(10), "the plugin attached again", || {
+        state(&s).0 == "Active"
+    });
+    assert_eq!(state(&s).1, "");
+    let err = s.fails(&["create", "-f", widget(&s, "tiny", "tiny").to_str().unwrap()]);
+    assert!(err.contains("spec.size: Unsupported value"), "{err}");
+
     // Detached: the CRD alone again (any size, no defaults), over the same objects.
     s.ok(&["delete", "strategyplugin", "widgets"]);
     s.eventually(Duration::from_secs(10), "the plugin detached", || {
