@@ -17,12 +17,16 @@
 //!    stored in, for a CRD converting by `None` and for one converting through an HTTPS
 //!    webhook in this process (one `ConversionReview` per object, then from the cache):
 //!    wall time and server CPU.
+//!    1e. What a write in a version with its own schema costs (its hooks run in that version,
+//!    `strategy/request_version.rs`): server CPU per create in the storage version v1 and in
+//!    v2, for the `None` CRD and the webhook CRD of 1d, three alternated rounds.
 //! 2. A Crossplane-sized install: 2,000 CRDs created one after another (each served before its
 //!    create returns): total time, the slowest create of the last 100, aggregated discovery
 //!    (`/apis` as `APIGroupDiscoveryList`, median of 5) and the server's RSS growth.
 //!
 //! Run: `cargo bench -p wasm-apiserver --bench crds` (after `bash plugins/build.sh`).
-//! `CRDS=<n>` changes the 2,000.
+//! `CRDS=<n>` changes the 2,000; `SECTIONS=1d,2` runs only those (`1` is 1 and 1b,
+//! `1d` is 1d and 1e).
 
 mod common;
 #[path = "../tests/it/common/conversion_webhook.rs"]
@@ -438,6 +442,27 @@ async fn conversion_webhook(http: &reqwest::Client) {
             figures[0].0, figures[0].1, figures[1].0, figures[1].1
         );
     }
+    println!("1e. server CPU per create, in the storage version v1 and in v2 (its own schema)");
+    for round in 0..3 {
+        let mut line = format!("   round {round}:");
+        for (what, plural, kind) in [("None", "knobs", "Knob"), ("webhook", "dials", "Dial")] {
+            for version in ["v1", "v2"] {
+                let before_calls = calls.load(std::sync::atomic::Ordering::SeqCst);
+                let us = creates(
+                    http,
+                    pid,
+                    &format!("{url}/apis/example.com/{version}/namespaces/default/{plural}"),
+                    &format!("example.com/{version}"),
+                    kind,
+                    &format!("c{round}-{version}"),
+                )
+                .await;
+                let reviews = calls.load(std::sync::atomic::Ordering::SeqCst) - before_calls;
+                line += &format!(" {what} {version} {us:.0} µs ({reviews} reviews);");
+            }
+        }
+        println!("{line}");
+    }
 }
 
 fn main() {
@@ -448,9 +473,19 @@ fn main() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         let http = reqwest::Client::new();
-        per_create(&http).await;
-        attached(&http).await;
-        conversion_webhook(&http).await;
-        many_crds(&http, n).await;
+        let sections = std::env::var("SECTIONS").unwrap_or_else(|_| "1,1c,1d,2".into());
+        let run = |s: &str| sections.split(',').any(|x| x.trim() == s);
+        if run("1") {
+            per_create(&http).await;
+        }
+        if run("1c") {
+            attached(&http).await;
+        }
+        if run("1d") {
+            conversion_webhook(&http).await;
+        }
+        if run("2") {
+            many_crds(&http, n).await;
+        }
     });
 }

@@ -75,17 +75,20 @@ fn get(s: &TestServer, resource: &str, name: &str) -> Value {
     serde_json::from_str(&s.ok(&["get", resource, name, "-o", "json"])).unwrap()
 }
 
+/// `plugin push` of the widgets component, with `--extends <extends>` unless empty.
 fn push(s: &TestServer, extends: &str) -> (bool, String) {
     let file = common::plugin("widgets");
-    common::cli([
+    let mut args = vec![
         "plugin".as_ref(),
         "push".as_ref(),
         file.as_os_str(),
         "--server".as_ref(),
         s.url.as_ref(),
-        "--extends".as_ref(),
-        std::ffi::OsStr::new(extends),
-    ])
+    ];
+    if !extends.is_empty() {
+        args.extend(["--extends".as_ref(), std::ffi::OsStr::new(extends)]);
+    }
+    common::cli(args)
 }
 
 fn state(s: &TestServer) -> (String, String) {
@@ -178,6 +181,13 @@ fn a_strategy_plugin_attaches_to_a_crd_and_detaches_again() {
     assert_eq!(state(&s).1, "");
     let err = s.fails(&["create", "-f", widget(&s, "tiny", "tiny").to_str().unwrap()]);
     assert!(err.contains("spec.size: Unsupported value"), "{err}");
+
+    // A push without `--extends` keeps the attachment it has.
+    let (ok, out) = push(&s, "");
+    assert!(ok, "{out}");
+    let o = get(&s, "strategyplugins", "widgets");
+    assert_eq!(o["spec"]["extends"], json!("widgets.example.dev"), "{o}");
+    assert_eq!(state(&s).0, "Active");
 
     // Detached: the CRD alone again (any size, no defaults), over the same objects.
     s.ok(&["delete", "strategyplugin", "widgets"]);
