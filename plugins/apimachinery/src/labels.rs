@@ -61,6 +61,37 @@ impl LabelSelector {
         parse_label_selector(s)
     }
 
+    /// A `metav1.LabelSelector` object (`matchLabels`, `matchExpressions`) as a selector,
+    /// `metav1.LabelSelectorAsSelector` (apimachinery/pkg/apis/meta/v1/helpers.go); `None`
+    /// when it cannot be one (an unknown operator, a value that is not a string, an invalid
+    /// key or value).
+    pub fn from_metav1(s: &serde_json::Value) -> Option<LabelSelector> {
+        use serde_json::Value;
+        let mut terms = Vec::new();
+        if let Some(m) = s.get("matchLabels").and_then(Value::as_object) {
+            for (k, v) in m {
+                terms.push(format!("{k}={}", v.as_str()?));
+            }
+        }
+        let expressions = s.get("matchExpressions").and_then(Value::as_array);
+        for e in expressions.into_iter().flatten() {
+            let key = e.get("key")?.as_str()?;
+            let values: Vec<&str> = e
+                .get("values")
+                .and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            terms.push(match e.get("operator")?.as_str()? {
+                "In" => format!("{key} in ({})", values.join(",")),
+                "NotIn" => format!("{key} notin ({})", values.join(",")),
+                "Exists" => key.to_string(),
+                "DoesNotExist" => format!("!{key}"),
+                _ => return None,
+            });
+        }
+        LabelSelector::parse(&terms.join(",")).ok()
+    }
+
     /// Whether the selector selects everything.
     pub fn is_empty(&self) -> bool {
         self.requirements.is_empty()
@@ -696,6 +727,32 @@ fn go_json_strings(vals: &[String]) -> String {
 mod tests {
     use super::*;
     use std::collections::BTreeMap;
+
+    #[test]
+    fn a_metav1_label_selector_becomes_a_selector() {
+        let s = LabelSelector::from_metav1(&serde_json::json!({
+            "matchLabels": {"team": "a"},
+            "matchExpressions": [
+                {"key": "tier", "operator": "In", "values": ["web", "db"]},
+                {"key": "legacy", "operator": "DoesNotExist"},
+            ]
+        }))
+        .unwrap();
+        let labels = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        assert!(s.matches(&labels(&[("team", "a"), ("tier", "db")])));
+        assert!(!s.matches(&labels(&[("team", "a"), ("tier", "db"), ("legacy", "1")])));
+        assert!(!s.matches(&labels(&[("team", "b"), ("tier", "db")])));
+        assert!(LabelSelector::from_metav1(&serde_json::json!({}))
+            .unwrap()
+            .is_empty());
+        let bad = serde_json::json!({"matchExpressions": [{"key": "a", "operator": "Near"}]});
+        assert_eq!(LabelSelector::from_metav1(&bad), None);
+    }
 
     fn req(key: &str, operator: Operator, values: &[&str]) -> Requirement {
         Requirement {

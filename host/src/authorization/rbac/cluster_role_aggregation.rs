@@ -11,30 +11,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use wasm_apiserver_apimachinery::labels::LabelSelector;
 
-/// A `metav1.LabelSelector` as a label selector (`metav1.LabelSelectorAsSelector`); `None`
-/// when it cannot be one (it then selects nothing, as the controller skips it).
 fn selector(s: &Value) -> Option<LabelSelector> {
-    let mut terms = Vec::new();
-    if let Some(m) = s["matchLabels"].as_object() {
-        for (k, v) in m {
-            terms.push(format!("{k}={}", v.as_str()?));
-        }
-    }
-    for e in s["matchExpressions"].as_array().into_iter().flatten() {
-        let key = e["key"].as_str()?;
-        let values: Vec<&str> = e["values"]
-            .as_array()
-            .map(|a| a.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
-        terms.push(match e["operator"].as_str()? {
-            "In" => format!("{key} in ({})", values.join(",")),
-            "NotIn" => format!("{key} notin ({})", values.join(",")),
-            "Exists" => key.to_string(),
-            "DoesNotExist" => format!("!{key}"),
-            _ => return None,
-        });
-    }
-    LabelSelector::parse(&terms.join(",")).ok()
+    LabelSelector::from_metav1(s)
 }
 
 fn labels(role: &Value) -> BTreeMap<String, String> {
