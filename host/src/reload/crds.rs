@@ -13,6 +13,7 @@
 //! [`CrdRegistry`] knows the CRDs and their strategies; the plugin manager owns one, asks it
 //! what is served, and tells it what the plugins serve.
 
+use super::crd_names::ClaimedNames;
 use super::customresourcedefinitions::CustomResourceDefinitionStrategy;
 use crate::plugin::{ConfiguredPlugin, PluginRuntime, WasmStrategy};
 use crate::registry::after_write::AfterWrite;
@@ -474,11 +475,22 @@ impl CrdRegistry {
                 publish = true;
             }
         }
-        // Oldest first (then by name), so every replica accepts the same one of two claims.
+        // Those whose names are accepted already first (kube's naming controller never takes
+        // accepted names back), then oldest first and by name, so every replica accepts the
+        // same one of two claims (creation times have one-second resolution).
         let mut by_age: Vec<&Arc<Value>> = objects.iter().collect();
-        by_age.sort_by_key(|o| (accessor(o).creation_timestamp(), accessor(o).name()));
+        by_age.sort_by_key(|o| {
+            let accepted = o
+                .pointer("/status/conditions")
+                .and_then(Value::as_array)
+                .is_some_and(|cs| {
+                    cs.iter()
+                        .any(|c| c["type"] == "NamesAccepted" && c["status"] == "True")
+                });
+            (!accepted, accessor(o).creation_timestamp(), accessor(o).name())
+        });
         let mut verdicts: Vec<(Arc<Value>, Verdict)> = Vec::new();
-        let mut claimed: BTreeMap<(String, String), String> = BTreeMap::new();
+        let mut claimed = ClaimedNames::default();
         for obj in by_age {
             let name = accessor(obj).name().to_string();
             let key = (
@@ -505,16 +517,11 @@ impl CrdRegistry {
                         "PluralConflict",
                         format!("\"{plural}\" is already in use by the plugin {plugin:?}"),
                     )),
-                    None => claimed.get(&(group.clone(), plural.clone())).map(|other| {
-                        (
-                            "PluralConflict",
-                            format!("\"{plural}\" is already in use by the CustomResourceDefinition {other:?}"),
-                        )
-                    }),
+                    None => claimed.conflict(obj),
                 },
             };
             if refused.is_none() {
-                claimed.insert((group, plural), name.clone());
+                claimed.claim(obj, &name);
             }
             let accepted = refused.is_none();
             let check = (

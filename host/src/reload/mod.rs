@@ -42,6 +42,7 @@
 //! Files here import each other, never this module (it only declares and re-exports).
 
 mod attachments;
+mod crd_names;
 mod crds;
 mod customresourcedefinitions;
 mod folder;

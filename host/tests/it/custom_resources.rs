@@ -735,3 +735,133 @@ spec:
     ]);
     assert_eq!(get("shapes.v1.example.com", "one")["spec"]["size"], 10);
 }
+
+/// On etcd, through kubectl: OpenAPI v3 serves a CRD the moment its create returns;
+/// `--validate=warn` warns of an unknown field and drops it; a CRD taking a short name another
+/// CRD of its group holds is stored with `NamesAccepted=False`, reason `ShortNamesConflict`
+/// (kube's naming controller) and not served; a CEL rule added later with a
+/// `messageExpression` and a `reason` is ratcheted for an object that does not change the
+/// field; a new storage version is added to `status.storedVersions`; a deleted CRD holds
+/// kube's cleanup finalizer and `Terminating` condition until its last object is gone.
+#[test]
+fn crd_names_warnings_ratcheting_stored_versions_and_cleanup_on_etcd() {
+    let s = TestServer::start_with(Backend::Etcd, &["namespaces"], &[]);
+    s.create_default_namespace();
+    let a = crd("example.com", "Gizmo", "gizmos");
+    let file = s.file("gizmos.yaml", &a);
+    s.ok(&["apply", "-f", file.to_str().unwrap()]);
+    let doc = s.ok(&["get", "--raw", "/openapi/v3/apis/example.com/v1"]);
+    assert!(doc.contains(r#""kind":"Gizmo""#), "{doc}");
+
+    // fieldValidation=Warn: created, with a warning and without the field.
+    let o1 = s.file(
+        "o1.yaml",
+        &object("example.com", "Gizmo", "o1", "{color: blue, bogus: 1}"),
+    );
+    let (ok, _, err) = s.kubectl(&["create", "--validate=warn", "-f", o1.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    assert!(err.contains(r#"unknown field "spec.bogus""#), "{err}");
+    let got: Value = serde_json::from_str(&s.ok(&["get", "gizmos", "o1", "-o", "json"])).unwrap();
+    assert_eq!(got["spec"].get("bogus"), None, "{got}");
+
+    // A short name another CRD of the group holds.
+    let b = crd("example.com", "Doohickey", "doohickeys")
+        .replace("shortNames: [doohickeyx]", "shortNames: [gizmox]");
+    let file_b = s.file("doohickeys.yaml", &b);
+    s.ok(&["apply", "-f", file_b.to_str().unwrap()]);
+    let crd_b: Value =
+        serde_json::from_str(&s.ok(&["get", "crd", "doohickeys.example.com", "-o", "json"]))
+            .unwrap();
+    let names = crd_b["status"]["conditions"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["type"] == "NamesAccepted"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        (&names["status"], &names["reason"], &names["message"]),
+        (
+            &serde_json::json!("False"),
+            &serde_json::json!("ShortNamesConflict"),
+            &serde_json::json!(
+                r#""gizmox" is already in use by the CustomResourceDefinition "gizmos.example.com""#
+            )
+        ),
+        "{crd_b}"
+    );
+    assert!(!s.kubectl(&["get", "doohickeys"]).0);
+
+    // A rule added later: o1 (blue) may still change other fields; a new blue one may not.
+    let retired = a.replace(
+        "color: {type: string, enum: [red, blue], default: red}",
+        r#"color: {type: string, enum: [red, blue], default: red, x-kubernetes-validations: [{rule: "self != 'blue'", messageExpression: "'color ' + self + ' is retired'", reason: FieldValueForbidden}]}"#,
+    );
+    let file = s.file("gizmos.yaml", &retired);
+    s.ok(&["apply", "-f", file.to_str().unwrap()]);
+    s.ok(&[
+        "patch",
+        "gizmos",
+        "o1",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"replicas":2}}"#,
+    ]);
+    let o2 = s.file(
+        "o2.yaml",
+        &object("example.com", "Gizmo", "o2", "{color: blue}"),
+    );
+    let err = s.fails(&["create", "-f", o2.to_str().unwrap()]);
+    assert!(
+        err.contains("spec.color: Forbidden: color blue is retired"),
+        "{err}"
+    );
+
+    // v2 becomes the storage version: both are stored versions now.
+    let v1 = &retired[retired.find("  - name: v1").unwrap()..];
+    let two =
+        retired.replace("storage: true", "storage: false") + &v1.replace("name: v1", "name: v2");
+    let file = s.file("gizmos.yaml", &two);
+    s.ok(&["apply", "-f", file.to_str().unwrap()]);
+    let stored: Value =
+        serde_json::from_str(&s.ok(&["get", "crd", "gizmos.example.com", "-o", "json"])).unwrap();
+    assert_eq!(
+        stored["status"]["storedVersions"],
+        serde_json::json!(["v1", "v2"]),
+        "{stored}"
+    );
+
+    // Deleted while an object waits for its own finalizer: Terminating, held by kube's
+    // cleanup finalizer; gone once the object is.
+    let held = s.file(
+        "held.yaml",
+        "apiVersion: example.com/v2\nkind: Gizmo\nmetadata: {name: held, finalizers: [example.com/hold]}\nspec: {color: red}\n",
+    );
+    s.ok(&["create", "-f", held.to_str().unwrap()]);
+    s.ok(&["delete", "crd", "gizmos.example.com", "--wait=false"]);
+    let terminating = || -> Value {
+        serde_json::from_str(&s.ok(&["get", "crd", "gizmos.example.com", "-o", "json"])).unwrap()
+    };
+    s.eventually(Duration::from_secs(10), "the CRD terminating", || {
+        let c = terminating();
+        c["status"]["conditions"].as_array().is_some_and(|cs| {
+            cs.iter()
+                .any(|c| c["type"] == "Terminating" && c["status"] == "True")
+        })
+    });
+    let c = terminating();
+    assert_eq!(
+        c["metadata"]["finalizers"],
+        serde_json::json!(["customresourcecleanup.apiextensions.k8s.io"]),
+        "{c}"
+    );
+    s.ok(&[
+        "patch",
+        "gizmos.v2.example.com",
+        "held",
+        "--type=merge",
+        "-p",
+        r#"{"metadata":{"finalizers":null}}"#,
+    ]);
+    s.eventually(Duration::from_secs(20), "the CRD gone", || {
+        !s.kubectl(&["get", "crd", "gizmos.example.com"]).0
+    });
+}
