@@ -18,12 +18,16 @@ cargo build --release --target wasm32-wasip2 -p pods -p configmaps -p namespaces
 # and its unit tests run inside one (host/tests/it/cel_in_component.rs): their WASI command.
 cargo build --release --target wasm32-wasip2 -p wasm-apiserver-cel -p wasm-apiserver-apiextensions
 mkdir -p target/plugins target/test-plugins
-cel_tests=$(cargo test --release --target wasm32-wasip2 -p wasm-apiserver-cel --lib --no-run --message-format=json \
-  | python3 -c 'import sys, json
+# So do the CRD crate's (the ported apiextensions-apiserver cases: pruning, defaulting, schema
+# and CEL validation, list types, CRD validation, conversion).
+for crate in cel apiextensions; do
+  tests=$(cargo test --release --target wasm32-wasip2 -p "wasm-apiserver-$crate" --lib --no-run --message-format=json \
+    | python3 -c 'import sys, json
 for line in sys.stdin:
     m = json.loads(line)
     if m.get("reason") == "compiler-artifact" and m.get("executable"): print(m["executable"])')
-cp "$cel_tests" target/test-plugins/cel-tests.wasm
+  cp "$tests" "target/test-plugins/$crate-tests.wasm"
+done
 for p in pods configmaps namespaces leases widgets; do cp "$out/$p.wasm" "target/plugins/$p.wasm.tmp" && mv "target/plugins/$p.wasm.tmp" "target/plugins/$p.wasm"; done
 # The configured plugin serving every CustomResourceDefinition: not a plugin-folder resource of
 # its own, so it lives beside them (the folder scan does not descend).

@@ -487,7 +487,11 @@ impl CrdRegistry {
                     cs.iter()
                         .any(|c| c["type"] == "NamesAccepted" && c["status"] == "True")
                 });
-            (!accepted, accessor(o).creation_timestamp(), accessor(o).name())
+            (
+                !accepted,
+                accessor(o).creation_timestamp(),
+                accessor(o).name(),
+            )
         });
         let mut verdicts: Vec<(Arc<Value>, Verdict)> = Vec::new();
         let mut claimed = ClaimedNames::default();
