@@ -20,13 +20,16 @@
 //!    1e. What a write in a version with its own schema costs (its hooks run in that version,
 //!    `strategy/request_version.rs`): server CPU per create in the storage version v1 and in
 //!    v2, for the `None` CRD and the webhook CRD of 1d, three alternated rounds.
+//! 1f. What a CEL rule costs on the server path: server CPU per create of a CRD with the
+//!    gadgets' shape and no rule against the same with 50 rules (Gateway API's HTTPRoute has
+//!    ~50), three alternated rounds; the difference over 50 is the cost of one rule.
 //! 2. A Crossplane-sized install: 2,000 CRDs created one after another (each served before its
 //!    create returns): total time, the slowest create of the last 100, aggregated discovery
 //!    (`/apis` as `APIGroupDiscoveryList`, median of 5) and the server's RSS growth.
 //!
 //! Run: `cargo bench -p wasm-apiserver --bench crds` (after `bash plugins/build.sh`).
 //! `CRDS=<n>` changes the 2,000; `SECTIONS=1d,2` runs only those (`1` is 1 and 1b,
-//! `1d` is 1d and 1e).
+//! `1d` is 1d and 1e; `1f` the CEL rules).
 
 mod common;
 #[path = "../tests/it/common/conversion_webhook.rs"]
@@ -465,6 +468,61 @@ async fn conversion_webhook(http: &reqwest::Client) {
     }
 }
 
+/// The gadgets' CRD under `plural` with `rules` CEL rules on `spec` (none of the gadgets' own).
+fn with_rules(plural: &str, kind: &str, rules: usize) -> Value {
+    let mut c = crd("example.com", kind, plural);
+    let spec = &mut c["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"];
+    spec["x-kubernetes-validations"] = (0..rules)
+        .map(|i| {
+            json!({"rule": format!("self.size.size() <= {} && self.replicas >= 0", 10 + i),
+            "message": format!("rule {i}")})
+        })
+        .collect();
+    c
+}
+
+async fn cel_rules(http: &reqwest::Client) {
+    const RULES: usize = 50;
+    let server = crd_server(&["namespaces"]);
+    let (url, pid) = (server.url.clone(), server.child.id());
+    create_crd(http, &url, &with_rules("plains", "Plain", 0)).await;
+    create_crd(http, &url, &with_rules("ruleds", "Ruled", RULES)).await;
+    let plains = format!("{url}/apis/example.com/v1/namespaces/default/plains");
+    let ruleds = format!("{url}/apis/example.com/v1/namespaces/default/ruleds");
+    creates(http, pid, &plains, "example.com/v1", "Plain", "warm").await;
+    creates(http, pid, &ruleds, "example.com/v1", "Ruled", "warm").await;
+    println!("1f. server CPU per create: no rule against {RULES} CEL rules");
+    let mut per_rule = Vec::new();
+    for round in 0..3 {
+        let p = creates(
+            http,
+            pid,
+            &plains,
+            "example.com/v1",
+            "Plain",
+            &format!("r{round}"),
+        )
+        .await;
+        let r = creates(
+            http,
+            pid,
+            &ruleds,
+            "example.com/v1",
+            "Ruled",
+            &format!("r{round}"),
+        )
+        .await;
+        per_rule.push((r - p) / RULES as f64);
+        println!(
+            "   round {}: no rule {p:.0} µs, {RULES} rules {r:.0} µs, {:.2} µs per rule",
+            round + 1,
+            (r - p) / RULES as f64
+        );
+    }
+    per_rule.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    println!("   median {:.2} µs per rule", per_rule[1]);
+}
+
 fn main() {
     let n: usize = std::env::var("CRDS")
         .ok()
@@ -473,7 +531,7 @@ fn main() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         let http = reqwest::Client::new();
-        let sections = std::env::var("SECTIONS").unwrap_or_else(|_| "1,1c,1d,2".into());
+        let sections = std::env::var("SECTIONS").unwrap_or_else(|_| "1,1c,1d,1f,2".into());
         let run = |s: &str| sections.split(',').any(|x| x.trim() == s);
         if run("1") {
             per_create(&http).await;
@@ -483,6 +541,9 @@ fn main() {
         }
         if run("1d") {
             conversion_webhook(&http).await;
+        }
+        if run("1f") {
+            cel_rules(&http).await;
         }
         if run("2") {
             many_crds(&http, n).await;
