@@ -370,10 +370,15 @@ fn namespace_deletion_and_the_garbage_collector_cover_custom_resources() {
 fn kubectl_scale_works_through_the_scale_subresource() {
     let s = TestServer::start_with(Backend::Embedded, &["namespaces"], &[]);
     s.create_default_namespace();
-    let yaml = crd("example.com", "Gizmo", "gizmos").replace(
-        "subresources: {status: {}}",
-        "subresources: {status: {}, scale: {specReplicasPath: .spec.replicas, statusReplicasPath: .status.replicas, labelSelectorPath: .status.selector}}",
-    );
+    let yaml = crd("example.com", "Gizmo", "gizmos")
+        .replace(
+            "subresources: {status: {}}",
+            "subresources: {status: {}, scale: {specReplicasPath: .spec.replicas, statusReplicasPath: .status.replicas, labelSelectorPath: .status.selector}}",
+        )
+        .replace(
+            "ready: {type: boolean}",
+            "ready: {type: boolean}\n              replicas: {type: integer}\n              selector: {type: string}",
+        );
     let c = s.file("crd.yaml", &yaml);
     s.ok(&["apply", "-f", c.to_str().unwrap()]);
     let o = s.file(
@@ -398,6 +403,22 @@ fn kubectl_scale_works_through_the_scale_subresource() {
     );
     assert_eq!(scale["spec"]["replicas"], 5);
     assert_eq!(scale["status"]["replicas"], 0);
+    // `labelSelectorPath`: the Scale's `status.selector`, once the object's status has it.
+    s.ok(&[
+        "patch",
+        "gizmos",
+        "one",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        r#"{"status":{"replicas":5,"selector":"app=one"}}"#,
+    ]);
+    let scale: Value = serde_json::from_str(&s.ok(&["get", "--raw", url])).unwrap();
+    assert_eq!(
+        (&scale["status"]["replicas"], &scale["status"]["selector"]),
+        (&serde_json::json!(5), &serde_json::json!("app=one")),
+        "{scale}"
+    );
 
     // The resource's own rules still hold: its CEL rule refuses more than maxReplicas.
     let err = s.fails(&["scale", "gizmos/one", "--replicas=50"]);
@@ -792,6 +813,15 @@ fn crd_names_warnings_ratcheting_stored_versions_and_cleanup_on_etcd() {
     assert!(err.contains(r#"unknown field "spec.bogus""#), "{err}");
     let got: Value = serde_json::from_str(&s.ok(&["get", "gizmos", "o1", "-o", "json"])).unwrap();
     assert_eq!(got["spec"].get("bogus"), None, "{got}");
+
+    // An invalid CRD is refused with kube's field error.
+    let invalid = crd("example.com", "Thing", "things").replace("storage: true", "storage: false");
+    let file_i = s.file("things.yaml", &invalid);
+    let err = s.fails(&["apply", "-f", file_i.to_str().unwrap()]);
+    assert!(
+        err.contains("must have exactly one version marked as storage version"),
+        "{err}"
+    );
 
     // A short name another CRD of the group holds.
     let b = crd("example.com", "Doohickey", "doohickeys")
