@@ -20,7 +20,7 @@
 //!    1e. What a write in a version with its own schema costs (its hooks run in that version,
 //!    `strategy/request_version.rs`): server CPU per create in the storage version v1 and in
 //!    v2, for the `None` CRD and the webhook CRD of 1d, three alternated rounds.
-//! 1f. What a CEL rule costs on the server path: server CPU per create of a CRD with the
+//!    1f. What a CEL rule costs on the server path: server CPU per create of a CRD with the
 //!    gadgets' shape and no rule against the same with 50 rules (Gateway API's HTTPRoute has
 //!    ~50), three alternated rounds; the difference over 50 is the cost of one rule.
 //! 2. A Crossplane-sized install: 2,000 CRDs created one after another (each served before its

@@ -77,6 +77,7 @@ impl Chain {
         Some(Arc::new(Bound {
             chain: self.clone(),
             request,
+            warnings: Default::default(),
         }))
     }
 }
@@ -103,6 +104,8 @@ pub struct AdmissionRequest {
 struct Bound {
     chain: Chain,
     request: AdmissionRequest,
+    /// What members asked to warn of.
+    warnings: std::sync::Mutex<Vec<String>>,
 }
 
 impl std::fmt::Debug for Bound {
@@ -131,6 +134,7 @@ impl Bound {
             user: &r.user,
             dry_run: r.dry_run,
             resources: &r.snapshot.resources,
+            warnings: &self.warnings,
         }
     }
 }
@@ -165,6 +169,10 @@ impl WriteAdmission for Bound {
             let a = self.attributes(write_operation(old), old);
             self.chain.validate(&a, Some(object)).await
         })
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        std::mem::take(&mut *self.warnings.lock().unwrap())
     }
 
     fn admit_delete<'a>(&'a self, old: &'a Value) -> BoxFuture<'a, ApiResult<()>> {

@@ -60,6 +60,15 @@ pub struct Attributes<'a> {
     pub dry_run: bool,
     /// The served resources (the request's snapshot).
     pub resources: &'a ResourceMap,
+    /// `Warning` headers members add for the answer ([`Attributes::warn`]).
+    pub warnings: &'a std::sync::Mutex<Vec<String>>,
+}
+
+impl Attributes<'_> {
+    /// Add a `Warning: 299` header to the answer (kube's `warning.AddWarning`).
+    pub fn warn(&self, warning: String) {
+        self.warnings.lock().unwrap().push(warning);
+    }
 }
 
 /// A future of a member's answer.

@@ -8,12 +8,14 @@
 //! - `chain.rs`: the chain, and its binding to one request (the registry's `WriteAdmission`);
 //! - `plugins.rs`: the members by name, in order, and their factories;
 //! - the members, one file each: `namespace_lifecycle.rs` (`NamespaceLifecycle`),
-//!   `rbac_escalation.rs` (the RBAC escalation checks).
+//!   `rbac_escalation.rs` (the RBAC escalation checks), and `policy/` (`ValidatingAdmissionPolicy`:
+//!   the policy and binding resources, compiled with the CEL crate, enforced by the member).
 
 pub mod chain;
 pub mod interface;
 pub mod namespace_lifecycle;
 pub mod plugins;
+pub mod policy;
 pub mod rbac_escalation;
 
 pub use chain::{AdmissionRequest, Chain};

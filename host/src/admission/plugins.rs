@@ -7,6 +7,8 @@
 use super::chain::Chain;
 use super::interface::Admission;
 use super::namespace_lifecycle::NamespaceLifecycle;
+use super::policy::dispatcher::ValidatingAdmissionPolicy;
+use super::policy::source::PolicySource;
 use super::rbac_escalation::RbacEscalation;
 use crate::authorization::Authorizer;
 use std::sync::Arc;
@@ -16,6 +18,8 @@ use std::sync::Arc;
 pub struct Initializer {
     /// The server's authorizer (`WantsAuthorizer`).
     pub authorizer: Authorizer,
+    /// The admission policies to enforce (kube's policy source).
+    pub policies: Arc<PolicySource>,
 }
 
 /// Makes a member.
@@ -28,7 +32,8 @@ pub struct Plugins {
 }
 
 impl Plugins {
-    /// The standard members: `NamespaceLifecycle`, then the RBAC escalation checks.
+    /// The standard members: `NamespaceLifecycle`, the RBAC escalation checks, then
+    /// `ValidatingAdmissionPolicy` (kube runs it last among the validating members).
     pub fn standard() -> Plugins {
         let mut p = Plugins::default();
         p.register(
@@ -40,6 +45,14 @@ impl Plugins {
             Arc::new(|i: &Initializer| {
                 Arc::new(RbacEscalation {
                     authorizer: i.authorizer.clone(),
+                })
+            }),
+        );
+        p.register(
+            "ValidatingAdmissionPolicy",
+            Arc::new(|i: &Initializer| {
+                Arc::new(ValidatingAdmissionPolicy {
+                    source: i.policies.clone(),
                 })
             }),
         );

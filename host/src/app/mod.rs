@@ -173,8 +173,10 @@ pub async fn serve_with_admission(
 ) -> anyhow::Result<()> {
     let secure_address = listeners.secure.local_addr()?;
     let security = security::security(&args, secure_address.port())?;
+    let policies = Arc::new(crate::admission::policy::source::PolicySource::default());
     let admission = plugins.chain(&Initializer {
         authorizer: security.authorizer.clone(),
+        policies: policies.clone(),
     });
     tracing::debug!(members = ?admission.names(), "admission chain");
     let (backend, factory) = storage::storage_factory(&args).await?;
@@ -206,6 +208,11 @@ pub async fn serve_with_admission(
         },
     );
     SERVER_INFO.with_label_values(&[&server_id]).set(1);
+    let policy_stores = crate::admission::policy::resources::stores(&factory, &policies);
+    crate::admission::policy::source::watch_policies(
+        policy_stores.iter().cloned().map(Arc::new).collect(),
+        policies,
+    );
     let manager = PluginManager::new(
         runtime,
         args.plugin_dir.clone(),
@@ -214,6 +221,7 @@ pub async fn serve_with_admission(
         &server_id,
         Some(args.plugin_dir.join(&args.crd_plugin)),
     )
+    .with_host_resources(policy_stores)
     .shared();
     let m = manager.clone();
     crate::metrics::set_cache_stats_source(Box::new(move || m.watch_cache_stats()));

@@ -33,6 +33,12 @@ pub trait WriteAdmission: Send + Sync + std::fmt::Debug {
         old: Option<&'a Value>,
     ) -> BoxFuture<'a, ApiResult<()>>;
 
+    /// The `Warning` headers the members added so far, taken (kube's `warning.AddWarning`
+    /// from admission). By default none.
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Both stages of a delete (`AdmissionToValidateObjectDeleteFunc`): the object being
     /// deleted is the old object, there is no new one.
     fn admit_delete<'a>(&'a self, old: &'a Value) -> BoxFuture<'a, ApiResult<()>>;

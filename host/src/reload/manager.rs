@@ -5,8 +5,8 @@ use super::attachments::{self, Attachments};
 use super::crds::CrdRegistry;
 use super::folder::{file_name, plugin_files, stable_read};
 use super::strategyplugins::{
-    file_record, with_replica_status, PluginState, PluginStatus, StrategyPluginStrategy,
-    COMPONENTS_PLURAL, STATUS_GROUP,
+    components, file_record, with_replica_status, PluginState, PluginStatus,
+    StrategyPluginStrategy, COMPONENTS_PLURAL, STATUS_GROUP,
 };
 use crate::plugin::{PluginRuntime, WasmStrategy};
 use crate::registry::store::{PatchFn, Subresource, UpdatedObject};
@@ -92,6 +92,8 @@ pub struct PluginManager {
     crds: Arc<CrdRegistry>,
     /// The CRDs' strategies with a plugin attached.
     attachments: Attachments,
+    /// Other resources the host serves ([`PluginManager::with_host_resources`]).
+    host_resources: Vec<Store>,
 }
 
 impl PluginManager {
@@ -127,7 +129,14 @@ impl PluginManager {
             sync_lock: tokio::sync::Mutex::new(()),
             crds,
             attachments: Attachments::default(),
+            host_resources: Vec::new(),
         }
+    }
+
+    /// Serve `stores` too (resources the host owns, as the admission policies).
+    pub fn with_host_resources(mut self, stores: Vec<Store>) -> PluginManager {
+        self.host_resources.extend(stores);
+        self
     }
 
     /// Share the manager and point the CRD resource's hook at it: a CRD's create or update
@@ -713,7 +722,8 @@ impl PluginManager {
                     false => map.insert(build()),
                 }
             };
-        for host in [&self.plugins, self.crds.store()] {
+        let host_resources = [&self.plugins, self.crds.store()];
+        for host in host_resources.into_iter().chain(&self.host_resources) {
             let _ = add(host.strategy.clone(), host.storage.clone(), &|| {
                 host.clone()
             });
@@ -788,18 +798,6 @@ impl PluginManager {
             tracing::warn!(plugin = %name, error = %e.message, "cannot record plugin status");
         }
     }
-}
-
-/// The uploaded components of `factory`'s storage: `<prefix>/wasm-apiserver.dev/components`
-/// in the backend that stores `strategyplugins`.
-pub fn components(factory: &StorageFactory) -> BlobStore {
-    let backend = factory
-        .backend_for(STATUS_GROUP, super::strategyplugins::STATUS_PLURAL)
-        .backend();
-    BlobStore::new(
-        backend,
-        &format!("{}/{STATUS_GROUP}/components", factory.prefix()),
-    )
 }
 
 /// Apply a load's outcome to an entry: activate, or keep the last good version.

@@ -53,7 +53,8 @@ mod watch;
 pub use crds::{CrdHook, CrdRegistry};
 pub use customresourcedefinitions::{CustomResourceDefinitionStrategy, CRD_GROUP, CRD_PLURAL};
 pub use folder::plugin_files;
-pub use manager::{components, Change, PluginManager};
+pub use manager::{Change, PluginManager};
+pub use strategyplugins::components;
 pub use strategyplugins::{
     summary, PluginState, PluginStatus, StrategyPluginStrategy, COMPONENTS_PLURAL, STATUS_GROUP,
     STATUS_PLURAL,

@@ -524,6 +524,18 @@ impl Default for StrategyPluginStrategy {
     }
 }
 
+/// The uploaded components of `factory`'s storage: `<prefix>/wasm-apiserver.dev/components`
+/// in the backend that stores `strategyplugins`.
+pub fn components(
+    factory: &wasm_apiserver_storage::factory::StorageFactory,
+) -> wasm_apiserver_storage::blob_store::BlobStore {
+    let backend = factory.backend_for(STATUS_GROUP, STATUS_PLURAL).backend();
+    wasm_apiserver_storage::blob_store::BlobStore::new(
+        backend,
+        &format!("{}/{STATUS_GROUP}/components", factory.prefix()),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,6 +6,7 @@
 mod common;
 
 mod admission;
+mod admission_policies;
 mod architecture;
 mod attached_plugins;
 mod audit_and_limits;

@@ -30,9 +30,10 @@ pub async fn create(
     let opts = CreateOptions {
         dry_run: options.dry_run,
         field_manager: Some(&options.field_manager),
-        admission,
+        admission: admission.clone(),
     };
     let res = scope.store.create(req.namespace(), obj, &opts).await?;
     warnings.extend(res.warnings.iter().cloned());
+    warnings.extend(admission.iter().flat_map(|a| a.warnings()));
     respond_write(scope, res, req.output, &warnings).await
 }

@@ -3,10 +3,41 @@
 //! group, driven by the `x-kubernetes-patch-merge-key` / `x-kubernetes-patch-strategy` markers
 //! of the plugin's schema (`k8s.io/apimachinery/pkg/util/strategicpatch`); and
 //! `application/apply-patch+yaml` (server-side apply) through the resource's field manager
-//! (`crate::fieldmanager`), which also records every other patch's manager. Custom groups answer 415 to strategic merge patch, as kube-apiserver does for
-//! custom resources.
+//! (`crate::fieldmanager`), which also records every other patch's manager. Strategic merge
+//! patch is served for Kubernetes' built-in API groups ([`BUILT_IN_GROUPS`]: kubectl sends it
+//! for the kinds it knows); other groups answer 415, as kube-apiserver does for custom
+//! resources.
 
 use super::request::Request;
+
+/// kube-apiserver's built-in API groups (1.32, `pkg/controlplane/instance.go` and the
+/// aggregated `apiextensions`/`apiregistration`): their kinds take strategic merge patches.
+pub const BUILT_IN_GROUPS: [&str; 24] = [
+    "",
+    "admissionregistration.k8s.io",
+    "apiextensions.k8s.io",
+    "apiregistration.k8s.io",
+    "apps",
+    "authentication.k8s.io",
+    "authorization.k8s.io",
+    "autoscaling",
+    "batch",
+    "certificates.k8s.io",
+    "coordination.k8s.io",
+    "discovery.k8s.io",
+    "events.k8s.io",
+    "extensions",
+    "flowcontrol.apiserver.k8s.io",
+    "internal.apiserver.k8s.io",
+    "networking.k8s.io",
+    "node.k8s.io",
+    "policy",
+    "rbac.authorization.k8s.io",
+    "resource.k8s.io",
+    "scheduling.k8s.io",
+    "storage.k8s.io",
+    "storagemigration.k8s.io",
+];
 use crate::limits::{self, Exceeded};
 use crate::registry::RequestScope;
 use crate::server::options::{OptionsKind, WriteOptions};
@@ -68,7 +99,7 @@ pub async fn patch(
         dry_run: options.dry_run,
         // Apply records its manager in the patch; other patches when written.
         field_manager: (!apply).then_some(options.field_manager.as_str()),
-        admission,
+        admission: admission.clone(),
     };
     let res = r
         .update(
@@ -78,7 +109,8 @@ pub async fn patch(
             &opts,
         )
         .await?;
-    let warnings = res.warnings.clone();
+    let mut warnings = res.warnings.clone();
+    warnings.extend(admission.iter().flat_map(|a| a.warnings()));
     super::response::respond_write(scope, res, req.output, &warnings).await
 }
 
@@ -171,7 +203,7 @@ pub fn patcher(
             ))
         }
         "application/strategic-merge-patch+json" => {
-            if !d.group.is_empty() {
+            if !BUILT_IN_GROUPS.contains(&d.group.as_str()) {
                 return Err(ApiError::unsupported_patch_type(
                     content_type,
                     &format!("{}/{}, Kind={}", d.group, d.version, d.kind),

@@ -28,7 +28,7 @@ pub async fn update(
         force_allow_create: false,
         dry_run: options.dry_run,
         field_manager: Some(&options.field_manager),
-        admission,
+        admission: admission.clone(),
     };
     let res = scope
         .store
@@ -40,5 +40,6 @@ pub async fn update(
         )
         .await?;
     warnings.extend(res.warnings.iter().cloned());
+    warnings.extend(admission.iter().flat_map(|a| a.warnings()));
     respond_write(scope, res, req.output, &warnings).await
 }

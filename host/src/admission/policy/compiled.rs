@@ -1,0 +1,394 @@
+//! A ValidatingAdmissionPolicy and its bindings compiled once, when they are written or seen:
+//! the expressions (`matchConditions`, `variables`, `validations` with their
+//! `messageExpression`s) type-checked with the CEL crate against kube's admission variables
+//! (`object`, `oldObject`, `request`, `params`, `namespaceObject`, `variables`,
+//! `authorizer`), the match rules parsed. Write-time validation ([`validate_policy`],
+//! [`validate_binding`]) reports the same compile errors as field errors with kube's texts
+//! (`k8s.io/kubernetes/pkg/apis/admissionregistration/validation/validation.go`); a policy
+//! that still fails to compile (a later CEL library, a stored object) is a configuration
+//! error decided by its `failurePolicy` when a request matches it, as kube's validator does.
+
+use super::matching::MatchResources;
+use serde_json::Value;
+use std::sync::Arc;
+use wasm_apiserver_apimachinery::field::{self, Path};
+use wasm_apiserver_apimachinery::FieldError;
+use wasm_apiserver_cel::environment::{admission, expect_output};
+use wasm_apiserver_cel::{Expression, Type};
+
+/// The `reason`s a validation may give (validation.go `supportedValidationReason`) and the
+/// code each answers with (dispatcher.go `reasonToCode`).
+pub const REASONS: [(&str, u16); 4] = [
+    ("Unauthorized", 401),
+    ("Forbidden", 403),
+    ("Invalid", 422),
+    ("RequestEntityTooLarge", 413),
+];
+
+/// One `validations` entry.
+pub struct Validation {
+    /// The expression's text (for the `failed expression: …` message).
+    pub source: String,
+    pub expression: Expression,
+    pub message: Option<String>,
+    pub message_expression: Option<Expression>,
+    /// `Invalid` when not given.
+    pub reason: &'static str,
+}
+
+/// A compiled ValidatingAdmissionPolicy.
+pub struct CompiledPolicy {
+    pub name: String,
+    /// `failurePolicy: Ignore` (the default is `Fail`).
+    pub ignore_failures: bool,
+    pub match_constraints: MatchResources,
+    pub match_conditions: Vec<(String, Expression)>,
+    pub variables: Vec<(String, Expression)>,
+    pub validations: Vec<Validation>,
+    /// Why the policy cannot be evaluated (the first compile error), decided by
+    /// `failurePolicy` for every request it matches.
+    pub error: Option<String>,
+}
+
+/// A compiled ValidatingAdmissionPolicyBinding.
+pub struct CompiledBinding {
+    pub name: String,
+    pub policy_name: String,
+    pub match_resources: MatchResources,
+    /// `Deny`, `Warn`, `Audit`.
+    pub deny: bool,
+    pub warn: bool,
+    pub audit: bool,
+    /// Why the binding cannot be used (its match resources do not parse).
+    pub error: Option<String>,
+}
+
+fn str_at<'a>(v: &'a Value, key: &str) -> &'a str {
+    v.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+fn compile_errors(path: &Path, source: &str, e: impl std::fmt::Display) -> FieldError {
+    field::invalid(path, source, format!("compilation failed: {e}"))
+}
+
+/// Compile the policy `obj` (its `spec`). The errors are those [`validate_policy`] reports.
+pub fn compile_policy(obj: &Value) -> (CompiledPolicy, Vec<FieldError>) {
+    let spec = obj.get("spec").unwrap_or(&Value::Null);
+    let root = Path::new("spec");
+    let mut errs = Vec::new();
+    let match_constraints =
+        MatchResources::parse(spec.get("matchConstraints")).unwrap_or_else(|e| {
+            errs.push(field::invalid(&root.child("matchConstraints"), "", e));
+            MatchResources::default()
+        });
+    let compile_bool =
+        |path: &Path, source: &str, vars: &[(&str, Type)], errs: &mut Vec<FieldError>| {
+            let checked = Expression::compile_checked(source, &admission(vars)).and_then(|e| {
+                expect_output(&e, &Type::Bool, "cel expression must evaluate to a bool").map(|_| e)
+            });
+            checked
+                .map_err(|e| errs.push(compile_errors(path, source, e)))
+                .ok()
+        };
+    let mut match_conditions = Vec::new();
+    for (i, c) in spec["matchConditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let p = root.child("matchConditions").index(i).child("expression");
+        let source = str_at(c, "expression");
+        if let Some(e) = compile_bool(&p, source, &[], &mut errs) {
+            match_conditions.push((str_at(c, "name").to_string(), e));
+        }
+    }
+    let mut variables: Vec<(String, Expression)> = Vec::new();
+    let mut types: Vec<(String, Type)> = Vec::new();
+    for (i, v) in spec["variables"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let p = root.child("variables").index(i).child("expression");
+        let source = str_at(v, "expression");
+        let declared: Vec<(&str, Type)> =
+            types.iter().map(|(n, t)| (n.as_str(), t.clone())).collect();
+        match Expression::compile_checked(source, &admission(&declared)) {
+            Ok(e) => {
+                let t = e.checked().map(|c| c.output.clone()).unwrap_or(Type::Dyn);
+                types.push((str_at(v, "name").to_string(), t));
+                variables.push((str_at(v, "name").to_string(), e));
+            }
+            Err(e) => errs.push(compile_errors(&p, source, e)),
+        }
+    }
+    let declared: Vec<(&str, Type)> = types.iter().map(|(n, t)| (n.as_str(), t.clone())).collect();
+    let mut validations = Vec::new();
+    for (i, v) in spec["validations"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let p = root.child("validations").index(i);
+        let source = str_at(v, "expression");
+        let expression = compile_bool(&p.child("expression"), source, &declared, &mut errs);
+        let message_expression = match v.get("messageExpression").and_then(Value::as_str) {
+            None | Some("") => None,
+            Some(m) => {
+                let path = p.child("messageExpression");
+                let checked = Expression::compile_checked(m, &admission(&declared)).and_then(|e| {
+                    expect_output(&e, &Type::STRING, "must evaluate to string").map(|_| e)
+                });
+                match checked {
+                    Ok(e) => Some(e),
+                    Err(e) => {
+                        errs.push(compile_errors(&path, m, e));
+                        None
+                    }
+                }
+            }
+        };
+        let reason = match v.get("reason").and_then(Value::as_str) {
+            None => "Invalid",
+            Some(r) => match REASONS.iter().find(|(n, _)| *n == r) {
+                Some((n, _)) => n,
+                None => {
+                    let supported: Vec<&str> = REASONS.iter().map(|(n, _)| *n).collect();
+                    errs.push(field::not_supported(&p.child("reason"), r, &supported));
+                    "Invalid"
+                }
+            },
+        };
+        if let Some(expression) = expression {
+            validations.push(Validation {
+                source: source.to_string(),
+                expression,
+                message: v.get("message").and_then(Value::as_str).map(str::to_string),
+                message_expression,
+                reason,
+            });
+        }
+    }
+    let error = errs.first().map(|e| e.to_string());
+    let policy = CompiledPolicy {
+        name: wasm_apiserver_apimachinery::meta::accessor(obj)
+            .name()
+            .to_string(),
+        ignore_failures: str_at(spec, "failurePolicy") == "Ignore",
+        match_constraints,
+        match_conditions,
+        variables,
+        validations,
+        error,
+    };
+    (policy, errs)
+}
+
+/// validation.go `ValidateValidatingAdmissionPolicy`, the rules this server enforces: a
+/// `failurePolicy` of `Fail` or `Ignore`; `matchConstraints` with `resourceRules`, each
+/// naming operations, groups, versions and resources; at least one validation (audit
+/// annotations are not served yet); every expression compiling to its type; supported
+/// `reason`s; named variables and match conditions.
+pub fn validate_policy(obj: &Value) -> Vec<FieldError> {
+    let spec = obj.get("spec").unwrap_or(&Value::Null);
+    let root = Path::new("spec");
+    let mut errs = Vec::new();
+    match spec.get("failurePolicy").and_then(Value::as_str) {
+        None | Some("Fail") | Some("Ignore") => {}
+        Some(other) => errs.push(field::not_supported(
+            &root.child("failurePolicy"),
+            other,
+            &["Fail", "Ignore"],
+        )),
+    }
+    let mc = root.child("matchConstraints");
+    match spec.get("matchConstraints").filter(|m| m.is_object()) {
+        None => errs.push(field::required(&mc, "")),
+        Some(m) => match m.get("resourceRules").and_then(Value::as_array) {
+            None => errs.push(field::required(&mc.child("resourceRules"), "")),
+            Some(rules) if rules.is_empty() => {
+                errs.push(field::required(&mc.child("resourceRules"), ""))
+            }
+            Some(rules) => {
+                for (i, r) in rules.iter().enumerate() {
+                    let p = mc.child("resourceRules").index(i);
+                    for key in ["operations", "apiGroups", "apiVersions", "resources"] {
+                        if r[key].as_array().is_none_or(Vec::is_empty) {
+                            errs.push(field::required(&p.child(key), ""));
+                        }
+                    }
+                }
+            }
+        },
+    }
+    if spec["validations"].as_array().is_none_or(Vec::is_empty) {
+        errs.push(field::required(
+            &root.child("validations"),
+            "validations or auditAnnotations must contain at least one item",
+        ));
+    }
+    for (key, what) in [("variables", "name"), ("matchConditions", "name")] {
+        for (i, v) in spec[key].as_array().into_iter().flatten().enumerate() {
+            if str_at(v, what).is_empty() {
+                errs.push(field::required(&root.child(key).index(i).child(what), ""));
+            }
+        }
+    }
+    for (i, v) in spec["validations"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        if str_at(v, "expression").is_empty() {
+            errs.push(field::required(
+                &root.child("validations").index(i).child("expression"),
+                "",
+            ));
+        }
+    }
+    let (_, compile) = compile_policy(obj);
+    errs.extend(compile);
+    errs
+}
+
+/// Compile the binding `obj`.
+pub fn compile_binding(obj: &Value) -> CompiledBinding {
+    let spec = obj.get("spec").unwrap_or(&Value::Null);
+    let actions: Vec<&str> = spec["validationActions"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let (match_resources, error) = match MatchResources::parse(spec.get("matchResources")) {
+        Ok(m) => (m, None),
+        Err(e) => (MatchResources::default(), Some(e)),
+    };
+    CompiledBinding {
+        name: wasm_apiserver_apimachinery::meta::accessor(obj)
+            .name()
+            .to_string(),
+        policy_name: str_at(spec, "policyName").to_string(),
+        match_resources,
+        deny: actions.contains(&"Deny"),
+        warn: actions.contains(&"Warn"),
+        audit: actions.contains(&"Audit"),
+        error,
+    }
+}
+
+/// validation.go `ValidateValidatingAdmissionPolicyBinding`: `policyName` required;
+/// `validationActions` required, unique, among `Deny`, `Warn`, `Audit`, and not both `Deny`
+/// and `Warn`; `paramRef` is not served yet.
+pub fn validate_binding(obj: &Value) -> Vec<FieldError> {
+    let spec = obj.get("spec").unwrap_or(&Value::Null);
+    let root = Path::new("spec");
+    let mut errs = Vec::new();
+    if str_at(spec, "policyName").is_empty() {
+        errs.push(field::required(&root.child("policyName"), ""));
+    }
+    let p = root.child("validationActions");
+    let actions = spec["validationActions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    if actions.is_empty() {
+        errs.push(field::required(
+            &p,
+            "at least one validation action is required",
+        ));
+    }
+    let mut seen = Vec::new();
+    for (i, a) in actions.iter().enumerate() {
+        let a = a.as_str().unwrap_or("");
+        if seen.contains(&a) {
+            errs.push(field::duplicate(&p.index(i), a));
+        } else if !["Deny", "Warn", "Audit"].contains(&a) {
+            errs.push(field::not_supported(
+                &p.index(i),
+                a,
+                &["Audit", "Deny", "Warn"],
+            ));
+        }
+        seen.push(a);
+    }
+    if seen.contains(&"Deny") && seen.contains(&"Warn") {
+        errs.push(field::invalid(
+            &p,
+            &actions,
+            "must not contain both Deny and Warn (repeating the same validation failure information in the API response and headers serves no purpose)",
+        ));
+    }
+    if spec.get("paramRef").is_some_and(|r| !r.is_null()) {
+        errs.push(field::forbidden(
+            &root.child("paramRef"),
+            "params are not supported by this server yet",
+        ));
+    }
+    if let Err(e) = MatchResources::parse(spec.get("matchResources")) {
+        errs.push(field::invalid(&root.child("matchResources"), "", e));
+    }
+    errs
+}
+
+/// A policy compiled, shared.
+pub type SharedPolicy = Arc<CompiledPolicy>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn policy(spec: Value) -> Value {
+        json!({"metadata": {"name": "p"}, "spec": spec})
+    }
+
+    #[test]
+    fn policies_and_bindings_are_validated_with_kube_s_texts() {
+        let errs = |v: Vec<FieldError>| v.iter().map(|e| e.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            errs(validate_policy(&policy(json!({"failurePolicy": "Maybe"})))),
+            [
+                "spec.failurePolicy: Unsupported value: \"Maybe\": supported values: \"Fail\", \"Ignore\"",
+                "spec.matchConstraints: Required value",
+                "spec.validations: Required value: validations or auditAnnotations must contain at least one item",
+            ]
+        );
+        let rules = json!({"resourceRules": [{"operations": ["*"], "apiGroups": ["*"],
+            "apiVersions": ["*"], "resources": ["*"]}]});
+        let got = errs(validate_policy(&policy(json!({"matchConstraints": rules,
+            "validations": [{"expression": "object.x", "reason": "Teapot"},
+                            {"expression": "true", "messageExpression": "1"}]}))));
+        assert_eq!(got.len(), 3, "{got:?}");
+        assert!(got[0].starts_with("spec.validations[0].expression: Invalid value: \"object.x\": compilation failed: cel expression must evaluate to a bool"), "{got:?}");
+        assert!(
+            got[1].starts_with("spec.validations[0].reason: Unsupported value: \"Teapot\""),
+            "{got:?}"
+        );
+        assert!(got[2].starts_with("spec.validations[1].messageExpression: Invalid value: \"1\": compilation failed: must evaluate to string"), "{got:?}");
+        // Variables are typed in order and usable by later expressions.
+        let ok = policy(json!({"matchConstraints": rules, "variables": [
+            {"name": "n", "expression": "size(object.metadata.name)"},
+            {"name": "long", "expression": "variables.n > 3"}],
+            "validations": [{"expression": "!variables.long"}]}));
+        assert_eq!(errs(validate_policy(&ok)), Vec::<String>::new());
+        let (compiled, _) = compile_policy(&ok);
+        assert_eq!(
+            (compiled.variables.len(), compiled.validations.len()),
+            (2, 1)
+        );
+
+        let binding = |spec: Value| json!({"metadata": {"name": "b"}, "spec": spec});
+        assert_eq!(
+            errs(validate_binding(&binding(json!({"validationActions": ["Deny", "Warn", "Deny", "Log"]})))),
+            [
+                "spec.policyName: Required value",
+                "spec.validationActions[2]: Duplicate value: \"Deny\"",
+                "spec.validationActions[3]: Unsupported value: \"Log\": supported values: \"Audit\", \"Deny\", \"Warn\"",
+                "spec.validationActions: Invalid value: [\"Deny\",\"Warn\",\"Deny\",\"Log\"]: must not contain both Deny and Warn (repeating the same validation failure information in the API response and headers serves no purpose)",
+            ]
+        );
+    }
+}

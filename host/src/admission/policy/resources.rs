@@ -1,0 +1,220 @@
+//! The host-side strategies of `validatingadmissionpolicies` and
+//! `validatingadmissionpolicybindings.admissionregistration.k8s.io/v1`, as kube's
+//! (`k8s.io/kubernetes/pkg/registry/admissionregistration/validatingadmissionpolicy/strategy.go`
+//! and `validatingadmissionpolicybinding/strategy.go`): cluster-scoped; a policy's status (its
+//! type checking) is written through its status subresource and `generation` counts spec
+//! changes; a binding has neither. Their validation is [`super::compiled`]'s. Each Store runs
+//! an [`AfterWrite`] hook that hands the written object to the [`PolicySource`], so a policy
+//! is enforced on this server before its create returns.
+
+use super::compiled::{validate_binding, validate_policy};
+use super::source::{Kind, PolicySource};
+use crate::registry::after_write::AfterWrite;
+use crate::registry::Store;
+use crate::strategy::{
+    Attributes, FieldError, PrinterColumn, ResourceDescription, Strategy, StrategyResult,
+};
+use futures::future::BoxFuture;
+use serde_json::{json, Value};
+use std::sync::Arc;
+use wasm_apiserver_apimachinery::meta::{accessor, accessor_mut};
+use wasm_apiserver_storage::factory::StorageFactory;
+
+/// The group of admission policies.
+pub const GROUP: &str = "admissionregistration.k8s.io";
+
+/// The strategy of one of the two kinds.
+pub struct PolicyStrategy {
+    kind: Kind,
+    description: ResourceDescription,
+}
+
+impl PolicyStrategy {
+    /// kube's resource for `kind`: category `api-extensions`, kube's columns.
+    pub fn new(kind: Kind) -> PolicyStrategy {
+        let (k, plural) = match kind {
+            Kind::Policy => ("ValidatingAdmissionPolicy", "validatingadmissionpolicies"),
+            Kind::Binding => (
+                "ValidatingAdmissionPolicyBinding",
+                "validatingadmissionpolicybindings",
+            ),
+        };
+        let mut d = ResourceDescription::new(GROUP, "v1", k, plural);
+        d.namespaced = false;
+        d.categories = vec!["api-extensions".into()];
+        d.printer_columns = vec![PrinterColumn::name()];
+        if kind == Kind::Policy {
+            d.subresources = vec!["status".into()];
+        }
+        // The object's own rules are `compiled`'s; its schema is kept open.
+        d.openapi_schema = json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true});
+        PolicyStrategy {
+            kind,
+            description: d,
+        }
+    }
+
+    fn errors(&self, obj: &Value) -> Vec<FieldError> {
+        match self.kind {
+            Kind::Policy => validate_policy(obj),
+            Kind::Binding => validate_binding(obj),
+        }
+    }
+}
+
+/// `SetDefaults_ValidatingAdmissionPolicySpec` and `…BindingSpec`
+/// (`pkg/apis/admissionregistration/v1/defaults.go`): `failurePolicy: Fail`, `matchPolicy:
+/// Equivalent`, empty namespace and object selectors, each rule's `scope: "*"`.
+fn set_defaults(obj: &mut Value, kind: Kind) {
+    let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
+    if kind == Kind::Policy && spec.get("failurePolicy").is_none_or(Value::is_null) {
+        spec.insert("failurePolicy".into(), json!("Fail"));
+    }
+    let key = match kind {
+        Kind::Policy => "matchConstraints",
+        Kind::Binding => "matchResources",
+    };
+    if let Some(m) = spec.get_mut(key).and_then(Value::as_object_mut) {
+        m.entry("matchPolicy")
+            .or_insert_with(|| json!("Equivalent"));
+        m.entry("namespaceSelector").or_insert_with(|| json!({}));
+        m.entry("objectSelector").or_insert_with(|| json!({}));
+        for rules in ["resourceRules", "excludeResourceRules"] {
+            for r in m
+                .get_mut(rules)
+                .and_then(Value::as_array_mut)
+                .into_iter()
+                .flatten()
+            {
+                if let Some(r) = r.as_object_mut() {
+                    r.entry("scope").or_insert_with(|| json!("*"));
+                }
+            }
+        }
+    }
+}
+
+fn keep_status_of(to: &mut Value, from: &Value) {
+    match from.get("status") {
+        Some(s) => to["status"] = s.clone(),
+        None => {
+            if let Some(m) = to.as_object_mut() {
+                m.remove("status");
+            }
+        }
+    }
+}
+
+impl Strategy for PolicyStrategy {
+    fn name(&self) -> &str {
+        "wasm-apiserver"
+    }
+    fn description(&self) -> &ResourceDescription {
+        &self.description
+    }
+    fn allow_create_on_update(&self) -> bool {
+        false
+    }
+    fn allow_unconditional_update(&self) -> bool {
+        true
+    }
+    fn prepare_for_create(&self, obj: &Value) -> StrategyResult<Value> {
+        let mut obj = obj.clone();
+        if let Some(m) = obj.as_object_mut() {
+            m.remove("status");
+        }
+        set_defaults(&mut obj, self.kind);
+        accessor_mut(&mut obj).set("generation", 1);
+        Ok(obj)
+    }
+    fn validate(&self, obj: &Value) -> StrategyResult<Vec<FieldError>> {
+        Ok(self.errors(obj))
+    }
+    fn warnings_on_create(&self, _: &Value) -> StrategyResult<Vec<String>> {
+        Ok(Vec::new())
+    }
+    fn canonicalize(&self, obj: &Value) -> StrategyResult<Value> {
+        Ok(obj.clone())
+    }
+    fn prepare_for_update(&self, new: &Value, old: &Value) -> StrategyResult<Value> {
+        let mut new = new.clone();
+        keep_status_of(&mut new, old);
+        set_defaults(&mut new, self.kind);
+        let generation = accessor(old).generation().unwrap_or(1);
+        let changed = new.get("spec") != old.get("spec");
+        accessor_mut(&mut new).set("generation", generation + i64::from(changed));
+        Ok(new)
+    }
+    fn validate_update(&self, new: &Value, _: &Value) -> StrategyResult<Vec<FieldError>> {
+        Ok(self.errors(new))
+    }
+    fn warnings_on_update(&self, _: &Value, _: &Value) -> StrategyResult<Vec<String>> {
+        Ok(Vec::new())
+    }
+    fn prepare_for_status_update(&self, new: &Value, old: &Value) -> StrategyResult<Value> {
+        let mut out = old.clone();
+        keep_status_of(&mut out, new);
+        Ok(out)
+    }
+    fn validate_status_update(&self, _: &Value, _: &Value) -> StrategyResult<Vec<FieldError>> {
+        Ok(Vec::new())
+    }
+    fn warnings_on_status_update(&self, _: &Value, _: &Value) -> StrategyResult<Vec<String>> {
+        Ok(Vec::new())
+    }
+    fn check_graceful_delete(&self, _: &Value, _: Option<i64>) -> StrategyResult<Option<i64>> {
+        Ok(None)
+    }
+    fn validate_delete(&self, _: &Value) -> StrategyResult<Vec<FieldError>> {
+        Ok(Vec::new())
+    }
+    fn printer_cells(&self, _: &Value) -> StrategyResult<Vec<Value>> {
+        Ok(Vec::new())
+    }
+    fn get_attrs(&self, obj: &Value) -> StrategyResult<Attributes> {
+        let labels = accessor(obj)
+            .labels()
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(Attributes {
+            labels,
+            fields: Vec::new(),
+        })
+    }
+}
+
+/// Hands each written policy or binding to the source.
+struct Observe {
+    source: Arc<PolicySource>,
+    kind: Kind,
+}
+
+impl AfterWrite for Observe {
+    fn after_write<'a>(&'a self, stored: &'a Value) -> BoxFuture<'a, ()> {
+        Box::pin(async move { self.source.observe(self.kind, stored) })
+    }
+}
+
+/// The two resources' Stores over `factory`'s storage, each telling `source` what it wrote.
+pub fn stores(factory: &StorageFactory, source: &Arc<PolicySource>) -> Vec<Store> {
+    [Kind::Policy, Kind::Binding]
+        .into_iter()
+        .map(|kind| {
+            let strategy = Arc::new(PolicyStrategy::new(kind));
+            let d = strategy.description().clone();
+            let storage = factory.storage_for(&d.group, &d.plural, &d.api_version(), &d.kind);
+            let mut store = Store::new(strategy, storage);
+            store.after_write = Some(Arc::new(Observe {
+                source: source.clone(),
+                kind,
+            }));
+            store
+        })
+        .collect()
+}

@@ -1,0 +1,186 @@
+//! The policies and bindings this server enforces, compiled: kube's policy source
+//! (`k8s.io/apiserver/pkg/admission/plugin/policy/generic/policy_source.go`), fed by a list
+//! and a watch of both resources through their Stores (served by the watch cache) and by each
+//! write's [`AfterWrite`](crate::registry::after_write::AfterWrite) hook, so a policy created
+//! on this server is enforced before its create returns and on the others within a watch
+//! event. An older view of an object (by resourceVersion) never replaces a newer one.
+
+use super::compiled::{compile_binding, compile_policy, CompiledBinding, CompiledPolicy};
+use crate::registry::{ListOptions, Store};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+use wasm_apiserver_apimachinery::meta::accessor;
+use wasm_apiserver_storage::WatchEvent;
+
+/// Which of the two resources.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Policy,
+    Binding,
+}
+
+/// What is enforced now: every compiled policy and binding by name, with the resourceVersion
+/// each was compiled from.
+#[derive(Default)]
+pub struct PolicySet {
+    pub policies: BTreeMap<String, (u64, Arc<CompiledPolicy>)>,
+    pub bindings: BTreeMap<String, (u64, Arc<CompiledBinding>)>,
+}
+
+impl PolicySet {
+    /// Whether there is nothing to enforce.
+    pub fn is_empty(&self) -> bool {
+        self.policies.is_empty() || self.bindings.is_empty()
+    }
+
+    /// The bindings of the policy `name`, by name.
+    pub fn bindings_of<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a CompiledBinding> {
+        self.bindings
+            .values()
+            .map(|(_, b)| b.as_ref())
+            .filter(move |b| b.policy_name == name)
+    }
+}
+
+/// The compiled policies and bindings, swapped as a whole on each change.
+#[derive(Default)]
+pub struct PolicySource {
+    current: RwLock<Arc<PolicySet>>,
+}
+
+fn rv(obj: &Value) -> u64 {
+    accessor(obj).resource_version().parse().unwrap_or(0)
+}
+
+impl PolicySource {
+    /// What is enforced now.
+    pub fn current(&self) -> Arc<PolicySet> {
+        self.current.read().unwrap().clone()
+    }
+
+    fn change(&self, f: impl FnOnce(&mut PolicySet)) {
+        let mut current = self.current.write().unwrap();
+        let mut next = PolicySet {
+            policies: current.policies.clone(),
+            bindings: current.bindings.clone(),
+        };
+        f(&mut next);
+        *current = Arc::new(next);
+    }
+
+    /// A written or watched object of `kind`: compiled unless what is known is as new.
+    pub fn observe(&self, kind: Kind, obj: &Value) {
+        let (name, rv) = (accessor(obj).name().to_string(), rv(obj));
+        let known = {
+            let set = self.current();
+            match kind {
+                Kind::Policy => set.policies.get(&name).map(|(r, _)| *r),
+                Kind::Binding => set.bindings.get(&name).map(|(r, _)| *r),
+            }
+        };
+        if known.is_some_and(|k| k >= rv) {
+            return;
+        }
+        match kind {
+            Kind::Policy => {
+                let compiled = Arc::new(compile_policy(obj).0);
+                self.change(|s| {
+                    s.policies.insert(name, (rv, compiled));
+                })
+            }
+            Kind::Binding => {
+                let compiled = Arc::new(compile_binding(obj));
+                self.change(|s| {
+                    s.bindings.insert(name, (rv, compiled));
+                })
+            }
+        }
+    }
+
+    /// The object `name` of `kind` was deleted.
+    pub fn forget(&self, kind: Kind, name: &str) {
+        self.change(|s| {
+            match kind {
+                Kind::Policy => drop(s.policies.remove(name)),
+                Kind::Binding => drop(s.bindings.remove(name)),
+            };
+        })
+    }
+
+    /// A full list of `kind`: what it does not hold is gone.
+    fn replace(&self, kind: Kind, objects: &[Arc<Value>]) {
+        let names: Vec<&str> = objects.iter().map(|o| accessor(o).name()).collect();
+        self.change(|s| match kind {
+            Kind::Policy => s.policies.retain(|n, _| names.contains(&n.as_str())),
+            Kind::Binding => s.bindings.retain(|n, _| names.contains(&n.as_str())),
+        });
+        for o in objects {
+            self.observe(kind, o);
+        }
+    }
+}
+
+/// Keep `source` in step with the two Stores (policies, bindings): list, then watch; on a
+/// failed watch, list again after half a second. Runs on a spawned task until the process ends.
+pub fn watch_policies(stores: Vec<Arc<Store>>, source: Arc<PolicySource>) {
+    tokio::spawn(async move {
+        loop {
+            if let Err(e) = follow(&stores, &source).await {
+                tracing::warn!(error = %e, "admission policy watch failed; re-listing");
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    });
+}
+
+async fn follow(stores: &[Arc<Store>], source: &PolicySource) -> Result<(), String> {
+    let kinds = [Kind::Policy, Kind::Binding];
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<(Kind, WatchEvent)>(256);
+    let mut forwarders = Vec::new();
+    for (store, kind) in stores.iter().zip(kinds) {
+        let list = store
+            .list("", &ListOptions::default())
+            .await
+            .map_err(|e| e.to_string())?;
+        let items = store.decode_items(&list).map_err(|e| e.to_string())?;
+        source.replace(kind, &items);
+        let opts = ListOptions {
+            resource_version: list.resource_version.to_string(),
+            ..Default::default()
+        };
+        let mut events = store.watch("", &opts).await.map_err(|e| e.to_string())?;
+        let tx = tx.clone();
+        forwarders.push(tokio::spawn(async move {
+            while let Some(ev) = events.recv().await {
+                if tx.send((kind, ev)).await.is_err() {
+                    return;
+                }
+            }
+        }));
+    }
+    drop(tx);
+    let result = loop {
+        let Some((kind, ev)) = rx.recv().await else {
+            break Err("watch closed".to_string());
+        };
+        match ev {
+            WatchEvent::Added(o) | WatchEvent::Modified(o) => {
+                if let Ok(v) = o.to_arc() {
+                    source.observe(kind, &v);
+                }
+            }
+            WatchEvent::Deleted(o) => match o.to_arc() {
+                Ok(v) => source.forget(kind, accessor(&v).name()),
+                Err(e) => break Err(e.to_string()),
+            },
+            WatchEvent::Bookmark(_) => {}
+            WatchEvent::Error(e) => break Err(e.to_string()),
+        }
+    };
+    for f in forwarders {
+        f.abort();
+    }
+    result
+}
