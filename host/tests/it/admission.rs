@@ -105,7 +105,12 @@ async fn a_member_registered_from_one_file_runs_at_kubes_points() {
     );
     assert_eq!(
         plugins.names(),
-        ["NamespaceLifecycle", "RBACEscalation", "ConfigMapGuard"]
+        [
+            "NamespaceLifecycle",
+            "RBACEscalation",
+            "ValidatingAdmissionPolicy",
+            "ConfigMapGuard"
+        ]
     );
     let s = InProcessServer::start_with_admission(
         Backend::Embedded,
