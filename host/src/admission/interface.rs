@@ -66,8 +66,13 @@ pub struct Attributes<'a> {
 
 impl Attributes<'_> {
     /// Add a `Warning: 299` header to the answer (kube's `warning.AddWarning`).
+    /// A warning already added is not added again (an update's retries run the validating
+    /// stage again; kube's recorder drops duplicates too).
     pub fn warn(&self, warning: String) {
-        self.warnings.lock().unwrap().push(warning);
+        let mut w = self.warnings.lock().unwrap();
+        if !w.contains(&warning) {
+            w.push(warning);
+        }
     }
 }
 

@@ -90,7 +90,7 @@ impl Admission for NamespaceLifecycle {
 
 /// The namespace a write of `store`'s resource in `ns` goes to; `None` when nothing is to be
 /// checked (no namespaces served, a cluster-scoped resource). Errors: 404 when it is missing.
-async fn lookup(
+pub(crate) async fn lookup(
     namespaces: Option<&Store>,
     store: &Store,
     ns: &str,

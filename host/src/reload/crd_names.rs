@@ -2,8 +2,10 @@
 //! (`apiextensions-apiserver/pkg/controller/status/naming_controller.go`,
 //! `calculateNamesAndConditions`). Within one group, a CRD's plural, singular and short names
 //! may not be a resource name another CRD has (its plural, singular or a short name), nor its
-//! kind or list kind another's kind or list kind. The CRDs are looked at oldest first, so the
-//! older of two claimants keeps its names on every replica.
+//! kind or list kind another's kind or list kind. The names CRDs have accepted already
+//! (`status.acceptedNames`) are held first, so an edit can never take an accepted name from
+//! another CRD (kube's `equalToAcceptedOrFresh`); then the CRDs are looked at oldest first, so
+//! the older of two claimants keeps its names on every replica.
 
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -45,11 +47,11 @@ impl ClaimedNames {
     /// `ShortNamesConflict`, `KindConflict`, `ListKindConflict`; the last one found, as kube
     /// overwrites the condition for each) and message (`"x" is already in use`, naming the
     /// CRD holding it); `None` when it may.
-    pub fn conflict(&self, crd: &Value) -> Option<(&'static str, String)> {
+    pub fn conflict(&self, crd: &Value, own: &str) -> Option<(&'static str, String)> {
         let (group, names) = (group(crd), names(crd));
         let used = |map: &BTreeMap<(String, String), String>, name: &str| {
             map.get(&(group.clone(), name.to_string()))
-                .filter(|_| !name.is_empty())
+                .filter(|holder| !name.is_empty() && holder.as_str() != own)
                 .map(|other| {
                     format!(
                         "\"{name}\" is already in use by the CustomResourceDefinition {other:?}"
@@ -83,19 +85,40 @@ impl ClaimedNames {
         found
     }
 
-    /// Record the names of the accepted CRD `name`.
+    /// Record the names of the accepted CRD `name` (its spec's); a name held already stays
+    /// with its holder.
     pub fn claim(&mut self, crd: &Value, name: &str) {
-        let (group, names) = (group(crd), names(crd));
+        self.hold(&group(crd), names(crd), name);
+    }
+
+    /// Record the names `crd` (named `name`) has accepted (`status.acceptedNames`) when its
+    /// `NamesAccepted` condition is true.
+    pub fn claim_accepted(&mut self, crd: &Value, name: &str) {
+        let accepted = crd
+            .pointer("/status/conditions")
+            .and_then(Value::as_array)
+            .is_some_and(|cs| {
+                cs.iter()
+                    .any(|c| c["type"] == "NamesAccepted" && c["status"] == "True")
+            });
+        if let (true, Some(names)) = (accepted, crd.pointer("/status/acceptedNames")) {
+            self.hold(&group(crd), names, name);
+        }
+    }
+
+    fn hold(&mut self, group: &str, names: &Value, name: &str) {
         let mut resources = vec![name_at(names, "plural"), name_at(names, "singular")];
         resources.extend(short_names(names));
         for r in resources.into_iter().filter(|r| !r.is_empty()) {
             self.resources
-                .insert((group.clone(), r.to_string()), name.to_string());
+                .entry((group.to_string(), r.to_string()))
+                .or_insert_with(|| name.to_string());
         }
         for k in [name_at(names, "kind"), name_at(names, "listKind")] {
             if !k.is_empty() {
                 self.kinds
-                    .insert((group.clone(), k.to_string()), name.to_string());
+                    .entry((group.to_string(), k.to_string()))
+                    .or_insert_with(|| name.to_string());
             }
         }
     }
@@ -155,7 +178,7 @@ mod tests {
             ),
         ];
         for (other, reason, name) in cases {
-            let got = c.conflict(&other);
+            let got = c.conflict(&other, "other");
             assert_eq!(
                 got,
                 Some((reason, format!("{name} is already in use {by}"))),
@@ -164,15 +187,35 @@ mod tests {
         }
         // The last conflict found is the reason, as kube overwrites the condition.
         let both = crd("a.io", "widgets", "w3", &[], "Widget");
-        assert_eq!(c.conflict(&both).unwrap().0, "ListKindConflict");
+        assert_eq!(c.conflict(&both, "other").unwrap().0, "ListKindConflict");
         // Another group, or fresh names: no conflict.
         assert_eq!(
-            c.conflict(&crd("b.io", "widgets", "widget", &["wd"], "Widget")),
+            c.conflict(
+                &crd("b.io", "widgets", "widget", &["wd"], "Widget"),
+                "other"
+            ),
             None
         );
         assert_eq!(
-            c.conflict(&crd("a.io", "gadgets", "gadget", &["gd"], "Gadget")),
+            c.conflict(
+                &crd("a.io", "gadgets", "gadget", &["gd"], "Gadget"),
+                "other"
+            ),
             None
+        );
+        // Its own names are no conflict; an accepted CRD's names stay its own when another
+        // CRD's edit asks for them.
+        let widgets = crd("a.io", "widgets", "widget", &["wd"], "Widget");
+        assert_eq!(c.conflict(&widgets, "widgets.a.io"), None);
+        let mut accepted = ClaimedNames::default();
+        let mut b = crd("a.io", "bolts", "bolt", &[], "Bolt");
+        b["status"] = json!({"conditions": [{"type": "NamesAccepted", "status": "True"}],
+            "acceptedNames": b["spec"]["names"].clone()});
+        accepted.claim_accepted(&b, "bolts.a.io");
+        let edited = crd("a.io", "widgets", "widget", &["bolts"], "Widget");
+        assert_eq!(
+            accepted.conflict(&edited, "widgets.a.io").unwrap().0,
+            "ShortNamesConflict"
         );
     }
 }

@@ -495,6 +495,9 @@ impl CrdRegistry {
         });
         let mut verdicts: Vec<(Arc<Value>, Verdict)> = Vec::new();
         let mut claimed = ClaimedNames::default();
+        for obj in &by_age {
+            claimed.claim_accepted(obj, accessor(obj).name());
+        }
         for obj in by_age {
             let name = accessor(obj).name().to_string();
             let key = (
@@ -521,7 +524,7 @@ impl CrdRegistry {
                         "PluralConflict",
                         format!("\"{plural}\" is already in use by the plugin {plugin:?}"),
                     )),
-                    None => claimed.conflict(obj),
+                    None => claimed.conflict(obj, &name),
                 },
             };
             if refused.is_none() {

@@ -205,7 +205,7 @@ impl PluginManager {
     /// [`CrdRegistry::sync`]), publish when it changed, and write the statuses not yet as
     /// wanted.
     pub async fn sync_crds(&self) {
-        let (objects, verdicts) = {
+        let (objects, verdicts, detached) = {
             let _one_at_a_time = self.sync_lock.lock().await;
             // Read under the lock: a sync of an older view must not undo a newer one.
             let objects = self.crds.known().all();
@@ -216,7 +216,7 @@ impl PluginManager {
             if publish {
                 self.served.publish(self.build_map());
             }
-            (objects, verdicts)
+            (objects, verdicts, self.recheck_attachments())
         };
         self.crds.write_statuses(verdicts).await;
         // Deleted CRDs: their custom resources go first (kube's finalizing controller).
@@ -227,35 +227,32 @@ impl PluginManager {
             });
             self.crds.spawn_clean_up(name, instances);
         }
-        self.recheck_attachments().await;
-    }
-
-    /// Write the status of each attached plugin whose CRD stopped (or started again) being
-    /// served as the plugin describes it: `build_map` serves the pair only while it is.
-    async fn recheck_attachments(&self) {
-        let served = self.crds.served();
-        let changed: Vec<(String, PluginStatus)> = {
-            let mut entries = self.entries.lock().unwrap();
-            let attached = entries.iter_mut().filter_map(|(name, e)| {
-                let (Some(crd), Some(s)) = (&e.extends, &e.active) else {
-                    return None;
-                };
-                let c = served.iter().find(|c| &c.name == crd);
-                let now =
-                    attachments::check(crd, s.description(), c.map(|c| c.strategy.description()));
-                (now.as_ref().err() != e.detached.as_ref()).then(|| {
-                    e.detached = now.err();
-                    (
-                        name.clone(),
-                        attachments::status_while(&e.status, &e.detached),
-                    )
-                })
-            });
-            attached.collect()
-        };
-        for (name, st) in changed {
+        for (name, st) in detached {
             self.write_status(&name, &st, None).await;
         }
+    }
+
+    /// The status of each attached plugin whose CRD stopped (or started again) being served
+    /// as the plugin describes it (`build_map` serves the pair only while it is), to write.
+    /// Called under the sync lock, so that a later sync's verdict is never overwritten.
+    fn recheck_attachments(&self) -> Vec<(String, PluginStatus)> {
+        let served = self.crds.served();
+        let mut entries = self.entries.lock().unwrap();
+        let attached = entries.iter_mut().filter_map(|(name, e)| {
+            let (Some(crd), Some(s)) = (&e.extends, &e.active) else {
+                return None;
+            };
+            let c = served.iter().find(|c| &c.name == crd);
+            let now = attachments::check(crd, s.description(), c.map(|c| c.strategy.description()));
+            (now.as_ref().err() != e.detached.as_ref()).then(|| {
+                e.detached = now.err();
+                (
+                    name.clone(),
+                    attachments::status_while(&e.status, &e.detached),
+                )
+            })
+        });
+        attached.collect()
     }
 
     /// The plugin (by name) serving `group`/`plural`, if one does.

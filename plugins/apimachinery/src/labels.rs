@@ -67,10 +67,20 @@ impl LabelSelector {
     /// key or value).
     pub fn from_metav1(s: &serde_json::Value) -> Option<LabelSelector> {
         use serde_json::Value;
+        // Keys and values are joined into selector text below: only the characters a label
+        // key or value may hold, so none reads as selector syntax.
+        let plain = |t: &str| {
+            t.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c))
+        };
         let mut terms = Vec::new();
         if let Some(m) = s.get("matchLabels").and_then(Value::as_object) {
             for (k, v) in m {
-                terms.push(format!("{k}={}", v.as_str()?));
+                let v = v.as_str()?;
+                if !plain(k) || !plain(v) {
+                    return None;
+                }
+                terms.push(format!("{k}={v}"));
             }
         }
         let expressions = s.get("matchExpressions").and_then(Value::as_array);
@@ -81,6 +91,9 @@ impl LabelSelector {
                 .and_then(Value::as_array)
                 .map(|a| a.iter().filter_map(Value::as_str).collect())
                 .unwrap_or_default();
+            if !plain(key) || !values.iter().all(|v| plain(v)) {
+                return None;
+            }
             terms.push(match e.get("operator")?.as_str()? {
                 "In" => format!("{key} in ({})", values.join(",")),
                 "NotIn" => format!("{key} notin ({})", values.join(",")),
@@ -752,6 +765,11 @@ mod tests {
             .is_empty());
         let bad = serde_json::json!({"matchExpressions": [{"key": "a", "operator": "Near"}]});
         assert_eq!(LabelSelector::from_metav1(&bad), None);
+        // Selector syntax inside a value is an invalid value, not more requirements.
+        let smuggled = serde_json::json!({"matchLabels": {"a": "b,c=d"}});
+        assert_eq!(LabelSelector::from_metav1(&smuggled), None);
+        let listed = serde_json::json!({"matchExpressions": [{"key": "a", "operator": "In", "values": ["x,y"]}]});
+        assert_eq!(LabelSelector::from_metav1(&listed), None);
     }
 
     fn req(key: &str, operator: Operator, values: &[&str]) -> Requirement {

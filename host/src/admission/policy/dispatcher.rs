@@ -23,6 +23,7 @@ use super::matching::MatchRequest;
 use super::resources::GROUP;
 use super::source::PolicySource;
 use crate::admission::interface::{Admission, AdmissionFuture, Attributes, Operation};
+use crate::admission::namespace_lifecycle::lookup;
 use crate::status::ApiError;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -164,6 +165,18 @@ fn evaluate(policy: &CompiledPolicy, inputs: &Inputs) -> Vec<Denial> {
     denials
 }
 
+/// A policy that matched, and the bindings that apply to the request.
+struct Matched {
+    policy: Arc<CompiledPolicy>,
+    /// The version it matched in (the request's or, for `Equivalent`, the storage version).
+    version: String,
+    bindings: Vec<Arc<CompiledBinding>>,
+    /// A configuration error (a selector, a missing namespace): decided by `failurePolicy`
+    /// for the policy or binding it names, whatever the binding's actions (kube's
+    /// `addConfigError`).
+    config_errors: Vec<(Option<String>, String)>,
+}
+
 impl ValidatingAdmissionPolicy {
     async fn check(&self, a: &Attributes<'_>, object: Option<&Value>) -> Result<(), ApiError> {
         let set = self.source.current();
@@ -177,23 +190,26 @@ impl ValidatingAdmissionPolicy {
         };
         let is_namespace = d.group.is_empty() && d.plural == "namespaces";
         let namespace = if is_namespace { name } else { a.namespace };
-        // The request's namespace, read once (from the watch cache) when a policy may need it.
-        let namespace_object = if namespace.is_empty() || is_namespace {
-            None
+        // The request's namespace, from the watch cache and then storage (as
+        // NamespaceLifecycle reads it); an error is a configuration error of the policies
+        // whose namespace selector needs its labels.
+        let namespaces = a.resources.get("", "v1", "namespaces");
+        let looked_up = if is_namespace {
+            Ok(None)
         } else {
-            match a.resources.get("", "v1", "namespaces") {
-                Some(ns) => ns.get("", namespace, "0").await.ok(),
-                None => None,
-            }
+            lookup(namespaces.as_deref(), a.store, namespace).await
+        };
+        let (namespace_object, namespace_error) = match looked_up {
+            Ok(ns) => (ns, None),
+            Err(e) => (None, Some(e.message)),
         };
         let namespace_labels = if is_namespace {
             labels(object.or(a.old_object))
         } else {
-            labels(namespace_object.as_ref())
+            labels(namespace_object.as_deref())
         };
-        let operation = a.operation.as_str();
         let request = MatchRequest {
-            operation,
+            operation: a.operation.as_str(),
             group: &d.group,
             version: &d.version,
             resource: &d.plural,
@@ -204,6 +220,66 @@ impl ValidatingAdmissionPolicy {
             old_labels: labels(a.old_object),
             namespace_labels,
         };
+        let storage_version = a
+            .store
+            .converter
+            .storage_api_version
+            .rsplit('/')
+            .next()
+            .unwrap_or("");
+        let config_error = |e: String| namespace_error.clone().unwrap_or(e);
+        let mut matched = Vec::new();
+        for (_, policy) in set.policies.values() {
+            let bindings: Vec<Arc<CompiledBinding>> = set.bindings_of(&policy.name).collect();
+            if bindings.is_empty() {
+                continue;
+            }
+            let version = match policy
+                .match_constraints
+                .matches_equivalent(&request, storage_version)
+            {
+                Ok(None) => continue,
+                Ok(Some(v)) => v.to_string(),
+                Err(e) => {
+                    matched.push(Matched {
+                        policy: policy.clone(),
+                        version: String::new(),
+                        bindings: Vec::new(),
+                        config_errors: vec![(
+                            None,
+                            format!("failed to configure policy: {}", config_error(e)),
+                        )],
+                    });
+                    continue;
+                }
+            };
+            let mut m = Matched {
+                policy: policy.clone(),
+                version,
+                bindings: Vec::new(),
+                config_errors: Vec::new(),
+            };
+            for binding in bindings {
+                let matches = match &binding.error {
+                    Some(e) => Err(e.clone()),
+                    None => binding
+                        .match_resources
+                        .matches_equivalent(&request, storage_version),
+                };
+                match matches {
+                    Ok(None) => {}
+                    Ok(Some(_)) => m.bindings.push(binding),
+                    Err(e) => m.config_errors.push((
+                        Some(binding.name.clone()),
+                        format!("failed to configure binding: {}", config_error(e)),
+                    )),
+                }
+            }
+            matched.push(m);
+        }
+        if matched.is_empty() {
+            return Ok(());
+        }
         let strip = |o: Option<&Value>| {
             o.cloned().map_or(Value::Null, |mut o| {
                 if let Some(m) = o.pointer_mut("/metadata").and_then(Value::as_object_mut) {
@@ -212,61 +288,90 @@ impl ValidatingAdmissionPolicy {
                 o
             })
         };
-        let gvk = json!({"group": d.group, "version": d.version, "kind": d.kind});
-        let gvr = json!({"group": d.group, "version": d.version, "resource": d.plural});
-        let inputs = Inputs {
-            object: strip(object),
-            old_object: strip(a.old_object),
-            namespace_object: strip(namespace_object.as_ref()),
-            request: json!({
-                "kind": gvk, "resource": gvr, "subResource": a.subresource,
-                "requestKind": gvk, "requestResource": gvr, "requestSubResource": a.subresource,
-                "name": name, "namespace": a.namespace, "operation": operation,
-                "userInfo": {"username": a.user.name, "uid": a.user.uid,
-                    "groups": a.user.groups, "extra": a.user.extra},
-                "dryRun": a.dry_run, "options": null,
-            }),
-        };
+        let user = json!({"username": a.user.name, "uid": a.user.uid,
+            "groups": a.user.groups, "extra": a.user.extra});
+        let base_request = json!({
+            "requestKind": {"group": d.group, "version": d.version, "kind": d.kind},
+            "requestResource": {"group": d.group, "version": d.version, "resource": d.plural},
+            "subResource": a.subresource, "requestSubResource": a.subresource,
+            "name": name, "namespace": a.namespace, "operation": a.operation.as_str(),
+            "userInfo": user, "dryRun": a.dry_run, "options": null,
+        });
+        let inputs = (
+            strip(object),
+            strip(a.old_object),
+            strip(namespace_object.as_deref()),
+            base_request,
+            (d.group.clone(), d.kind.clone(), d.plural.clone()),
+        );
+        // CEL runs off the async workers: its cost is bounded per expression, the objects'
+        // size by the request body limit.
+        let decided = tokio::task::spawn_blocking(move || {
+            let (object, old_object, namespace_object, base_request, (group, kind, plural)) =
+                inputs;
+            matched
+                .into_iter()
+                .map(|m| {
+                    let mut request = base_request.clone();
+                    request["kind"] = json!({"group": group, "version": m.version, "kind": kind});
+                    request["resource"] =
+                        json!({"group": group, "version": m.version, "resource": plural});
+                    let inputs = Inputs {
+                        object: object.clone(),
+                        old_object: old_object.clone(),
+                        request,
+                        namespace_object: namespace_object.clone(),
+                    };
+                    // Without params every binding of a policy sees the same decisions.
+                    let denials = if m.bindings.is_empty() {
+                        Vec::new()
+                    } else {
+                        evaluate(&m.policy, &inputs)
+                    };
+                    (m, denials)
+                })
+                .collect::<Vec<_>>()
+        })
+        .await
+        .map_err(|e| ApiError::internal(format!("admission policy evaluation panicked: {e}")))?;
         let mut denied: Option<(String, &'static str)> = None;
-        for (_, policy) in set.policies.values() {
-            let matches = policy.match_constraints.matches(&request);
-            let bindings: Vec<&CompiledBinding> = set.bindings_of(&policy.name).collect();
-            if bindings.is_empty() || matches == Ok(false) {
-                continue;
+        let mut deny = |message: String, reason: &'static str| {
+            denied.get_or_insert((message, reason));
+        };
+        for (m, denials) in decided {
+            let policy = &m.policy;
+            for (binding, error) in &m.config_errors {
+                if policy.ignore_failures {
+                    continue;
+                }
+                let message = match binding {
+                    Some(b) => format!(
+                        "ValidatingAdmissionPolicy '{}' with binding '{b}' denied request: {error}",
+                        policy.name
+                    ),
+                    None => format!(
+                        "ValidatingAdmissionPolicy '{}' denied request: {error}",
+                        policy.name
+                    ),
+                };
+                deny(message, "Invalid");
             }
-            for binding in bindings {
-                let configured = match (&matches, &binding.error) {
-                    (Err(e), _) => Err(format!("failed to configure policy: {e}")),
-                    (_, Some(e)) => Err(format!("failed to configure binding: {e}")),
-                    _ => match binding.match_resources.matches(&request) {
-                        Ok(false) => continue,
-                        Ok(true) => Ok(()),
-                        Err(e) => Err(format!("failed to configure binding: {e}")),
-                    },
-                };
-                let denials = match configured {
-                    Ok(()) => evaluate(policy, &inputs),
-                    Err(_) if policy.ignore_failures => Vec::new(),
-                    Err(message) => vec![Denial {
-                        message,
-                        reason: "Invalid",
-                    }],
-                };
-                for denial in denials {
+            for binding in &m.bindings {
+                for denial in &denials {
                     if binding.warn {
                         a.warn(format!(
                             "Validation failed for ValidatingAdmissionPolicy '{}' with binding '{}': {}",
                             policy.name, binding.name, denial.message
                         ));
                     }
-                    if binding.deny && denied.is_none() {
-                        denied = Some((
+                    if binding.deny {
+                        deny(
                             format!(
                                 "ValidatingAdmissionPolicy '{}' with binding '{}' denied request: {}",
                                 policy.name, binding.name, denial.message
                             ),
                             denial.reason,
-                        ));
+                        );
                     }
                 }
             }

@@ -8,9 +8,11 @@
 //! with `*`, scope, `resourceNames`). An empty `resourceRules` matches every resource (a
 //! binding's `matchResources`; a policy's is required by its validation).
 //!
-//! `matchPolicy: Equivalent` matches the request's own resource only: a resource is served
-//! here by one plugin under one group, so kube's equivalent resources (the same objects under
-//! another group or version) do not arise.
+//! `matchPolicy: Equivalent` (the default) also matches the resource's storage version — the
+//! version every object admission sees is in — when the request's version does not match
+//! (kube tries every equivalent resource and converts the object to the one matched; a
+//! resource is served here under one group, so its other versions are its equivalents, and
+//! policies see objects in the storage version). `Exact` matches the request's version only.
 
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -112,6 +114,8 @@ pub struct MatchResources {
     object_selector: Option<LabelSelector>,
     resource_rules: Vec<Rule>,
     exclude_resource_rules: Vec<Rule>,
+    /// `matchPolicy: Exact`.
+    exact: bool,
 }
 
 impl MatchResources {
@@ -141,12 +145,31 @@ impl MatchResources {
             object_selector: selector("objectSelector")?,
             resource_rules: rules("resourceRules"),
             exclude_resource_rules: rules("excludeResourceRules"),
+            exact: v.get("matchPolicy").and_then(Value::as_str) == Some("Exact"),
         })
     }
 
-    /// Whether the namespace selector needs the namespace's labels for `r`.
-    pub fn needs_namespace_labels(&self) -> bool {
-        self.namespace_selector.is_some()
+    /// [`MatchResources::matches`] in the request's version, then (unless `matchPolicy:
+    /// Exact`) in `storage_version`: the version matched, or `None`.
+    pub fn matches_equivalent<'a>(
+        &self,
+        r: &MatchRequest<'a>,
+        storage_version: &'a str,
+    ) -> Result<Option<&'a str>, String> {
+        if self.matches(r)? {
+            return Ok(Some(r.version));
+        }
+        if self.exact || storage_version == r.version {
+            return Ok(None);
+        }
+        let stored = MatchRequest {
+            version: storage_version,
+            labels: r.labels.clone(),
+            old_labels: r.old_labels.clone(),
+            namespace_labels: r.namespace_labels.clone(),
+            ..*r
+        };
+        Ok(self.matches(&stored)?.then_some(storage_version))
     }
 
     /// matching.go `Matches`: the selectors, the excluded rules, the rules. Errors: the

@@ -46,8 +46,24 @@ impl PolicyStrategy {
         if kind == Kind::Policy {
             d.subresources = vec!["status".into()];
         }
-        // The object's own rules are `compiled`'s; its schema is kept open.
+        // The object's own rules are `compiled`'s; its schema is kept open but for kube's
+        // one merged list, a policy's `matchConditions` (`+listType=map`, `+patchMergeKey=name`
+        // in k8s.io/api/admissionregistration/v1/types.go), which strategic merge patches and
+        // server-side apply merge by name; the other lists are atomic.
         d.openapi_schema = json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true});
+        if kind == Kind::Policy {
+            d.openapi_schema["properties"] = json!({"spec": {
+                "type": "object", "x-kubernetes-preserve-unknown-fields": true,
+                "properties": {"matchConditions": {
+                    "type": "array",
+                    "x-kubernetes-list-type": "map",
+                    "x-kubernetes-list-map-keys": ["name"],
+                    "x-kubernetes-patch-merge-key": "name",
+                    "x-kubernetes-patch-strategy": "merge",
+                    "items": {"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+                        "required": ["name"],
+                        "properties": {"name": {"type": "string"}}}}}}});
+        }
         PolicyStrategy {
             kind,
             description: d,
@@ -217,4 +233,27 @@ pub fn stores(factory: &StorageFactory, source: &Arc<PolicySource>) -> Vec<Store
             store
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasm_apiserver_apimachinery::strategic_merge_patch::strategic_merge;
+
+    #[test]
+    fn match_conditions_merge_by_name_other_lists_are_replaced() {
+        let d = PolicyStrategy::new(Kind::Policy).description;
+        let current = json!({"spec": {
+            "matchConditions": [{"name": "a", "expression": "true"}, {"name": "b", "expression": "true"}],
+            "validations": [{"expression": "x"}, {"expression": "y"}]}});
+        let patch = json!({"spec": {
+            "matchConditions": [{"name": "b", "expression": "false"}],
+            "validations": [{"expression": "z"}]}});
+        let merged = strategic_merge(&current, &patch, &d.openapi_schema).unwrap();
+        assert_eq!(
+            merged["spec"]["matchConditions"],
+            json!([{"name": "a", "expression": "true"}, {"name": "b", "expression": "false"}])
+        );
+        assert_eq!(merged["spec"]["validations"], json!([{"expression": "z"}]));
+    }
 }

@@ -36,11 +36,14 @@ impl PolicySet {
     }
 
     /// The bindings of the policy `name`, by name.
-    pub fn bindings_of<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a CompiledBinding> {
+    pub fn bindings_of<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl Iterator<Item = Arc<CompiledBinding>> + 'a {
         self.bindings
             .values()
-            .map(|(_, b)| b.as_ref())
-            .filter(move |b| b.policy_name == name)
+            .filter(move |(_, b)| b.policy_name == name)
+            .map(|(_, b)| b.clone())
     }
 }
 
@@ -48,6 +51,9 @@ impl PolicySet {
 #[derive(Default)]
 pub struct PolicySource {
     current: RwLock<Arc<PolicySet>>,
+    /// The resourceVersion each deleted object was deleted at, so that a late copy (a write's
+    /// hook after the delete's watch event) does not bring it back; cleared by a list.
+    deleted: std::sync::Mutex<BTreeMap<(bool, String), u64>>,
 }
 
 fn rv(obj: &Value) -> u64 {
@@ -70,37 +76,53 @@ impl PolicySource {
         *current = Arc::new(next);
     }
 
-    /// A written or watched object of `kind`: compiled unless what is known is as new.
+    /// A written or watched object of `kind`: compiled unless what is known is as new (or
+    /// it was deleted since). The check is made again under the lock: compiling happens
+    /// outside it.
     pub fn observe(&self, kind: Kind, obj: &Value) {
         let (name, rv) = (accessor(obj).name().to_string(), rv(obj));
-        let known = {
-            let set = self.current();
-            match kind {
+        let stale = |set: &PolicySet| {
+            let known = match kind {
                 Kind::Policy => set.policies.get(&name).map(|(r, _)| *r),
                 Kind::Binding => set.bindings.get(&name).map(|(r, _)| *r),
-            }
+            };
+            let deleted = self
+                .deleted
+                .lock()
+                .unwrap()
+                .get(&(kind == Kind::Policy, name.clone()))
+                .copied();
+            known.is_some_and(|k| k >= rv) || deleted.is_some_and(|d| d >= rv)
         };
-        if known.is_some_and(|k| k >= rv) {
+        if stale(&self.current()) {
             return;
         }
-        match kind {
-            Kind::Policy => {
-                let compiled = Arc::new(compile_policy(obj).0);
-                self.change(|s| {
-                    s.policies.insert(name, (rv, compiled));
-                })
-            }
-            Kind::Binding => {
-                let compiled = Arc::new(compile_binding(obj));
-                self.change(|s| {
-                    s.bindings.insert(name, (rv, compiled));
-                })
-            }
+        let (policy, binding) = match kind {
+            Kind::Policy => (Some(Arc::new(compile_policy(obj).0)), None),
+            Kind::Binding => (None, Some(Arc::new(compile_binding(obj)))),
+        };
+        let mut current = self.current.write().unwrap();
+        if stale(&current) {
+            return;
         }
+        let mut next = PolicySet {
+            policies: current.policies.clone(),
+            bindings: current.bindings.clone(),
+        };
+        match (policy, binding) {
+            (Some(p), _) => drop(next.policies.insert(name, (rv, p))),
+            (_, Some(b)) => drop(next.bindings.insert(name, (rv, b))),
+            _ => {}
+        }
+        *current = Arc::new(next);
     }
 
-    /// The object `name` of `kind` was deleted.
-    pub fn forget(&self, kind: Kind, name: &str) {
+    /// The object `name` of `kind` was deleted at `rv`.
+    pub fn forget(&self, kind: Kind, name: &str, rv: u64) {
+        self.deleted
+            .lock()
+            .unwrap()
+            .insert((kind == Kind::Policy, name.to_string()), rv);
         self.change(|s| {
             match kind {
                 Kind::Policy => drop(s.policies.remove(name)),
@@ -111,6 +133,10 @@ impl PolicySource {
 
     /// A full list of `kind`: what it does not hold is gone.
     fn replace(&self, kind: Kind, objects: &[Arc<Value>]) {
+        self.deleted
+            .lock()
+            .unwrap()
+            .retain(|(policy, _), _| *policy != (kind == Kind::Policy));
         let names: Vec<&str> = objects.iter().map(|o| accessor(o).name()).collect();
         self.change(|s| match kind {
             Kind::Policy => s.policies.retain(|n, _| names.contains(&n.as_str())),
@@ -172,7 +198,7 @@ async fn follow(stores: &[Arc<Store>], source: &PolicySource) -> Result<(), Stri
                 }
             }
             WatchEvent::Deleted(o) => match o.to_arc() {
-                Ok(v) => source.forget(kind, accessor(&v).name()),
+                Ok(v) => source.forget(kind, accessor(&v).name(), rv(&v)),
                 Err(e) => break Err(e.to_string()),
             },
             WatchEvent::Bookmark(_) => {}
