@@ -72,8 +72,12 @@ fn eval(e: &Expression, source: &str, vars: &[(&str, &Value)]) -> Result<Cel, St
         .map_err(|err| format!("expression '{source}' resulted in error: {err}"))
 }
 
-/// Evaluate `policy` for one binding: `Ok(None)` admits, `Ok(Some(denials))` lists the
-/// failed validations (and the errors `failurePolicy: Fail` turns into denials).
+/// Evaluate `policy` (the same for each of its bindings while there are no params): the
+/// failed validations, and the errors `failurePolicy: Fail` turns into denials; empty admits.
+/// `variables` are evaluated in order and bound as JSON: a value JSON cannot hold (a
+/// quantity, an IP, a duration …) is left out, and so is a variable whose evaluation failed —
+/// an expression reading it then fails, per `failurePolicy` (kube binds them lazily as CEL
+/// values).
 fn evaluate(policy: &CompiledPolicy, inputs: &Inputs) -> Vec<Denial> {
     let error = |message: String| -> Vec<Denial> {
         if policy.ignore_failures {
