@@ -4,9 +4,10 @@
 //! `pkg/apis/apiextensions/validation/validation.go`, CEL rules compiled at write time). What
 //! the CRD serves is the plugin manager's (`crds.rs`); this file is only the object's rules.
 
-use super::strategyplugins::{set_generation, with_status_of};
+use super::strategyplugins::set_generation;
 use crate::strategy::{
-    Attributes, FieldError, PrinterColumn, ResourceDescription, Strategy, StrategyResult,
+    with_status_of, Attributes, FieldError, PrinterColumn, ResourceDescription, Strategy,
+    StrategyResult,
 };
 use serde_json::{json, Value};
 use wasm_apiserver_apiextensions::crd_validation;

@@ -18,6 +18,7 @@
 //!      resource: widgets.example.dev/v1, witVersion: 0.1.0, activations: 2, loadedAt: …}
 //! ```
 
+use crate::strategy::with_status_of;
 use crate::strategy::{
     Attributes, FieldError, PrinterColumn, ResourceDescription, Strategy, StrategyResult,
 };
@@ -357,20 +358,6 @@ fn content(obj: &Value) -> Value {
         m.remove("status");
     }
     c
-}
-
-/// `to` with `from`'s `status` (none when `from` has none): the status split of kube's CRD
-/// strategies (`customresource/strategy.go`, `status_strategy.go`), used both ways — an
-/// update keeps the stored status, a status update takes the request's.
-pub(super) fn with_status_of(to: &mut Value, from: &Value) {
-    match from.get("status") {
-        Some(s) => to["status"] = s.clone(),
-        None => {
-            if let Some(m) = to.as_object_mut() {
-                m.remove("status");
-            }
-        }
-    }
 }
 
 pub(super) fn set_generation(obj: &mut Value, g: i64) {

@@ -70,6 +70,22 @@ pub fn update_in_steps(
     })
 }
 
+/// `to` with `from`'s `status` (none when `from` has none): the status split of kube's
+/// strategies with a status subresource (apiextensions-apiserver/pkg/registry/customresource/
+/// `strategy.go`, `status_strategy.go`), used both ways — an update keeps the stored status, a
+/// status update takes the request's. Shared by the host-side strategies (StrategyPlugins,
+/// CustomResourceDefinitions, admission policies).
+pub fn with_status_of(to: &mut Value, from: &Value) {
+    match from.get("status") {
+        Some(s) => to["status"] = s.clone(),
+        None => {
+            if let Some(m) = to.as_object_mut() {
+                m.remove("status");
+            }
+        }
+    }
+}
+
 /// Why a hook refused an object: the strategy's own answer, not a fault.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum Rejection {

@@ -12,7 +12,8 @@ use super::source::{Kind, PolicySource};
 use crate::registry::after_write::AfterWrite;
 use crate::registry::Store;
 use crate::strategy::{
-    Attributes, FieldError, PrinterColumn, ResourceDescription, Strategy, StrategyResult,
+    with_status_of, Attributes, FieldError, PrinterColumn, ResourceDescription, Strategy,
+    StrategyResult,
 };
 use futures::future::BoxFuture;
 use serde_json::{json, Value};
@@ -112,17 +113,6 @@ fn set_defaults(obj: &mut Value, kind: Kind) {
     }
 }
 
-fn keep_status_of(to: &mut Value, from: &Value) {
-    match from.get("status") {
-        Some(s) => to["status"] = s.clone(),
-        None => {
-            if let Some(m) = to.as_object_mut() {
-                m.remove("status");
-            }
-        }
-    }
-}
-
 impl Strategy for PolicyStrategy {
     fn name(&self) -> &str {
         "wasm-apiserver"
@@ -156,7 +146,7 @@ impl Strategy for PolicyStrategy {
     }
     fn prepare_for_update(&self, new: &Value, old: &Value) -> StrategyResult<Value> {
         let mut new = new.clone();
-        keep_status_of(&mut new, old);
+        with_status_of(&mut new, old);
         set_defaults(&mut new, self.kind);
         let generation = accessor(old).generation().unwrap_or(1);
         let changed = new.get("spec") != old.get("spec");
@@ -171,7 +161,7 @@ impl Strategy for PolicyStrategy {
     }
     fn prepare_for_status_update(&self, new: &Value, old: &Value) -> StrategyResult<Value> {
         let mut out = old.clone();
-        keep_status_of(&mut out, new);
+        with_status_of(&mut out, new);
         Ok(out)
     }
     fn validate_status_update(&self, _: &Value, _: &Value) -> StrategyResult<Vec<FieldError>> {
