@@ -3,6 +3,7 @@
 #   target/plugins/       the standard plugins (pods, configmaps, namespaces, leases, events (core/v1 and events.k8s.io/v1), the four RBAC
 #                         resources) + examples/widgets (what the server loads); configured/customresources.wasm,
 #                         the configured plugin that serves CustomResourceDefinitions
+#   target/policies/      the example wasm admission policies (examples/policies/)
 #   target/test-plugins/  test-only components (misbehaving, and its bad-describe / wit-next builds)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,6 +50,10 @@ for f in bad-describe wit-next strict trap-describe other-plural; do
   cargo build --release --target wasm32-wasip2 -p misbehaving --features "$f"
   cp "$out/misbehaving.wasm" "target/test-plugins/misbehaving-$f.wasm"
 done
+# Wasm admission policies (wit/admission/): the examples, served through AdmissionPlugin objects.
+cargo build --release --target wasm32-wasip2 -p configmap-references
+mkdir -p target/policies
+cp "$out/configmap_references.wasm" target/policies/configmap-references.wasm.tmp && mv target/policies/configmap-references.wasm.tmp target/policies/configmap-references.wasm
 # Leave the default build in place so that later incremental builds start from it.
 cargo build --release --target wasm32-wasip2 -p misbehaving
 ls -l target/plugins target/test-plugins

@@ -134,6 +134,7 @@ impl Bound {
             user: &r.user,
             dry_run: r.dry_run,
             resources: &r.snapshot.resources,
+            snapshot: &r.snapshot,
             warnings: &self.warnings,
         }
     }

@@ -60,6 +60,8 @@ pub struct Attributes<'a> {
     pub dry_run: bool,
     /// The served resources (the request's snapshot).
     pub resources: &'a ResourceMap,
+    /// The request's snapshot (what a member that reads later, off the request's task, keeps).
+    pub snapshot: &'a std::sync::Arc<crate::registry::Snapshot>,
     /// `Warning` headers members add for the answer ([`Attributes::warn`]).
     pub warnings: &'a std::sync::Mutex<Vec<String>>,
 }

@@ -9,7 +9,9 @@
 //! - `plugins.rs`: the members by name, in order, and their factories;
 //! - the members, one file each: `namespace_lifecycle.rs` (`NamespaceLifecycle`),
 //!   `rbac_escalation.rs` (the RBAC escalation checks), and `policy/` (`ValidatingAdmissionPolicy`:
-//!   the policy and binding resources, compiled with the CEL crate, enforced by the member).
+//!   the policy and binding resources, compiled with the CEL crate, enforced by the member), and
+//!   `wasm/` (`WasmAdmissionPolicy`: the `AdmissionPlugin` resource, its components loaded by
+//!   the plugin runtime, run by the member with context reads from the watch cache).
 
 pub mod chain;
 pub mod interface;
@@ -17,6 +19,7 @@ pub mod namespace_lifecycle;
 pub mod plugins;
 pub mod policy;
 pub mod rbac_escalation;
+pub mod wasm;
 
 pub use chain::{AdmissionRequest, Chain};
 pub use interface::{Admission, AdmissionFuture, Attributes, Operation};

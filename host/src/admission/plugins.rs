@@ -10,6 +10,8 @@ use super::namespace_lifecycle::NamespaceLifecycle;
 use super::policy::dispatcher::ValidatingAdmissionPolicy;
 use super::policy::source::PolicySource;
 use super::rbac_escalation::RbacEscalation;
+use super::wasm::dispatcher::WasmAdmissionPolicy;
+use super::wasm::source::WasmPolicySource;
 use crate::authorization::Authorizer;
 use std::sync::Arc;
 
@@ -20,6 +22,8 @@ pub struct Initializer {
     pub authorizer: Authorizer,
     /// The admission policies to enforce (kube's policy source).
     pub policies: Arc<PolicySource>,
+    /// The wasm admission policies to run.
+    pub wasm_policies: Arc<WasmPolicySource>,
 }
 
 /// Makes a member.
@@ -32,8 +36,11 @@ pub struct Plugins {
 }
 
 impl Plugins {
-    /// The standard members: `NamespaceLifecycle`, the RBAC escalation checks, then
-    /// `ValidatingAdmissionPolicy` (kube runs it last among the validating members).
+    /// The standard members: `NamespaceLifecycle`, the RBAC escalation checks,
+    /// `ValidatingAdmissionPolicy`, then `WasmAdmissionPolicy` (where kube runs its webhooks:
+    /// `MutatingAdmissionWebhook` before and `ValidatingAdmissionWebhook` after the
+    /// policies, in kube-apiserver's `AllOrderedPlugins`; its mutating stage runs before
+    /// every member's validating one in any case).
     pub fn standard() -> Plugins {
         let mut p = Plugins::default();
         p.register(
@@ -53,6 +60,15 @@ impl Plugins {
             Arc::new(|i: &Initializer| {
                 Arc::new(ValidatingAdmissionPolicy {
                     source: i.policies.clone(),
+                })
+            }),
+        );
+        p.register(
+            "WasmAdmissionPolicy",
+            Arc::new(|i: &Initializer| {
+                Arc::new(WasmAdmissionPolicy {
+                    source: i.wasm_policies.clone(),
+                    authorizer: i.authorizer.clone(),
                 })
             }),
         );

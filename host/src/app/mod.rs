@@ -174,9 +174,11 @@ pub async fn serve_with_admission(
     let secure_address = listeners.secure.local_addr()?;
     let security = security::security(&args, secure_address.port())?;
     let policies = Arc::new(crate::admission::policy::source::PolicySource::default());
+    let wasm_policies = Arc::new(crate::admission::wasm::source::WasmPolicySource::default());
     let admission = plugins.chain(&Initializer {
         authorizer: security.authorizer.clone(),
         policies: policies.clone(),
+        wasm_policies: wasm_policies.clone(),
     });
     tracing::debug!(members = ?admission.names(), "admission chain");
     let (backend, factory) = storage::storage_factory(&args).await?;
@@ -208,7 +210,17 @@ pub async fn serve_with_admission(
         },
     );
     SERVER_INFO.with_label_values(&[&server_id]).set(1);
-    let policy_stores = crate::admission::policy::resources::stores(&factory, &policies);
+    let mut policy_stores = crate::admission::policy::resources::stores(&factory, &policies);
+    let wasm_policy_store = Arc::new(crate::admission::wasm::source::store(
+        &factory,
+        &wasm_policies,
+    ));
+    wasm_policies.start(
+        runtime.clone(),
+        crate::reload::components(&factory),
+        &server_id,
+        wasm_policy_store.clone(),
+    );
     crate::admission::policy::source::watch_policies(
         policy_stores.iter().cloned().map(Arc::new).collect(),
         policies,
@@ -221,7 +233,10 @@ pub async fn serve_with_admission(
         &server_id,
         Some(args.plugin_dir.join(&args.crd_plugin)),
     )
-    .with_host_resources(policy_stores)
+    .with_host_resources({
+        policy_stores.push((*wasm_policy_store).clone());
+        policy_stores
+    })
     .shared();
     let m = manager.clone();
     crate::metrics::set_cache_stats_source(Box::new(move || m.watch_cache_stats()));

@@ -22,6 +22,8 @@ pub struct HostState {
     pub(super) table: wasmtime_wasi::ResourceTable,
     /// What the guest wrote to stderr during the current call (its end).
     pub(super) stderr: super::sandbox::StderrTail,
+    /// What answers an admission policy's context reads during the current call.
+    pub(super) context: Option<Arc<dyn super::context_reads::ContextReads>>,
 }
 
 impl HostState {
@@ -43,6 +45,7 @@ impl HostState {
                 t
             },
             stderr,
+            context: None,
         }
     }
 }

@@ -61,7 +61,7 @@ pub enum LoadErrorKind {
         exports: String,
     },
     /// Imports something the host does not provide.
-    #[error("imports {0}, which this host does not provide (plugins may import only {WIT_PACKAGE}/host and WASI)")]
+    #[error("imports {0}, which this host does not provide (plugins may import only {WIT_PACKAGE}/host, {ADMISSION_PACKAGE}/host and WASI)")]
     ForbiddenImport(String),
     /// Instantiation or a load-time call failed.
     #[error("{0}")]
@@ -73,9 +73,44 @@ pub enum LoadErrorKind {
     #[error("smoke test on its example failed: {0}")]
     Smoke(String),
     /// A configured component (`configured-strategy-plugin`, 0.3) where a plain strategy is
-    /// required, or the reverse.
+    /// required, or the reverse; an admission policy where a strategy is required, or the
+    /// reverse.
     #[error("{0}")]
     WrongWorld(String),
+    /// An admission policy built against a version of `wasm-apiserver:admission` this host
+    /// does not implement.
+    #[error(
+        "was built against {ADMISSION_PACKAGE}@{found}, but this host implements \
+         {ADMISSION_PACKAGE}@{ADMISSION_VERSION}; rebuild it against wit/admission/{ADMISSION_VERSION}/"
+    )]
+    AdmissionWitVersion {
+        /// The version the component exports.
+        found: String,
+    },
+}
+
+/// The admission contract this host implements (`wit/admission/0.1.0/admission.wit`).
+pub const ADMISSION_PACKAGE: &str = super::wit::admission_v0_1::PACKAGE;
+/// Its version.
+pub const ADMISSION_VERSION: &str = super::wit::admission_v0_1::VERSION;
+
+/// The version of `wasm-apiserver:admission/admission@X.Y.Z` the component exports, if it
+/// exports it: `Some(Ok)` when this host implements a compatible version (the caret rule of
+/// [`check_exports`]).
+pub(super) fn admission_export(
+    engine: &Engine,
+    c: &Component,
+) -> Option<Result<String, LoadErrorKind>> {
+    let prefix = format!("{ADMISSION_PACKAGE}/admission@");
+    let found = c
+        .component_type()
+        .exports(engine)
+        .find_map(|(n, _)| n.strip_prefix(&prefix).map(str::to_string))?;
+    Some(if compatible(&found, ADMISSION_VERSION) {
+        Ok(found)
+    } else {
+        Err(LoadErrorKind::AdmissionWitVersion { found })
+    })
 }
 
 /// `wasm-apiserver:strategy@0.1.0, wasm-apiserver:strategy@0.2.0 and …`: every version this
@@ -184,11 +219,12 @@ pub(super) fn stub_unknown_imports<T: 'static>(
     engine: &Engine,
     linker: &mut wasmtime::component::Linker<T>,
     c: &Component,
+    package: &str,
 ) -> wasmtime::Result<()> {
     use wasmtime::component::types::ComponentItem;
     use wasmtime::component::ResourceType;
     for (name, item) in c.component_type().imports(engine) {
-        let provided = name.starts_with(&format!("{WIT_PACKAGE}/"))
+        let provided = name.starts_with(&format!("{package}/"))
             || PROVIDED_WASI
                 .iter()
                 .any(|p| name.starts_with(p) && name.contains("@0.2."));
@@ -226,9 +262,15 @@ pub(super) fn stub_unknown_imports<T: 'static>(
     Ok(())
 }
 
-pub(super) fn check_imports(engine: &Engine, c: &Component) -> Result<(), LoadErrorKind> {
+/// Every import is WASI or of `package` (the contract the component exports: a strategy
+/// imports `wasm-apiserver:strategy/host`, a policy `wasm-apiserver:admission/host`).
+pub(super) fn check_imports(
+    engine: &Engine,
+    c: &Component,
+    package: &str,
+) -> Result<(), LoadErrorKind> {
     for (name, _) in c.component_type().imports(engine) {
-        let ours = name.starts_with(&format!("{WIT_PACKAGE}/"));
+        let ours = name.starts_with(&format!("{package}/"));
         if !ours && !name.starts_with("wasi:") {
             return Err(LoadErrorKind::ForbiddenImport(name.to_string()));
         }

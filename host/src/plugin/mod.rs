@@ -18,13 +18,15 @@
 //!
 //! - `runtime.rs`: the engine, compile caches and loading; `load.rs`: the checks before
 //!   anything runs; `config.rs`: the limits; `host_state.rs`: the memory limiter; `sandbox.rs`: the WASI a guest gets;
-//!   `wasm_strategy.rs`: calls; `wit/`: one module per contract version;
+//!   `wasm_strategy.rs`: calls; `admission_plugin.rs`: admission policies (`wit/admission/`) and their calls; `wit/`: one module per contract version;
 //!   `describe.rs`: the self-description's rules; `fixtures.rs`: `plugin test`.
 //!
 //! Measurements: BENCHMARKS.md (strategy hooks, hot reload, server memory after start).
 //! Files here import each other, never this module (it only declares and re-exports).
 
+pub mod admission_plugin;
 pub mod config;
+pub mod context_reads;
 pub mod describe;
 pub mod fixtures;
 pub mod host_state;
@@ -34,6 +36,7 @@ pub mod sandbox;
 pub mod wasm_strategy;
 pub mod wit;
 
+pub use admission_plugin::WasmAdmissionPlugin;
 pub use config::{RuntimeConfig, EPOCH_TICK, MAX_CALLS_PER_INSTANCE, MAX_WARM_MEMORY};
 pub use host_state::{plugin_memory_in_use, HostState};
 pub use load::{LoadError, LoadErrorKind, WIT_PACKAGE, WIT_VERSION};

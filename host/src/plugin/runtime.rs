@@ -7,12 +7,12 @@ use super::config::{RuntimeConfig, EPOCH_TICK};
 use super::describe;
 use super::host_state::HostState;
 use super::load::{
-    check_exports, check_header, check_imports, stub_unknown_imports, LoadError, LoadErrorKind,
-    WIT_PACKAGE,
+    admission_export, check_exports, check_header, check_imports, stub_unknown_imports, LoadError,
+    LoadErrorKind, ADMISSION_PACKAGE, WIT_PACKAGE,
 };
 use super::sandbox;
 use super::wasm_strategy::{live, Configuration, Inner, WasmStrategy, NEXT_ID};
-use super::wit::{v0_1, v0_2, v0_3, Pre};
+use super::wit::{admission_v0_1, v0_1, v0_2, v0_3, Pre};
 use crate::strategy::webhook_converter::WebhookConverter;
 use crate::strategy::{PrinterColumn, ResourceDescription, Strategy, StrategyError};
 use serde_json::Value;
@@ -86,6 +86,7 @@ impl PluginRuntime {
     /// ([`PluginRuntime::load_configured`]) is [`LoadErrorKind::WrongWorld`].
     pub fn load_bytes(&self, name: &str, bytes: &[u8]) -> Result<WasmStrategy, LoadError> {
         let component = self.link(name, bytes)?;
+        refuse_admission(&component)?;
         if component.inner.configuration.is_none()
             && matches!(*component.inner.pre, Pre::V0_3Configured(_))
         {
@@ -106,6 +107,7 @@ impl PluginRuntime {
     /// strategy is [`LoadErrorKind::WrongWorld`].
     pub fn load_configured(&self, name: &str, bytes: &[u8]) -> Result<ConfiguredPlugin, LoadError> {
         let component = self.link(name, bytes)?;
+        refuse_admission(&component)?;
         if !matches!(*component.inner.pre, Pre::V0_3Configured(_)) {
             return Err(LoadError {
                 plugin: name.to_string(),
@@ -119,8 +121,9 @@ impl PluginRuntime {
     }
 
     /// Header, compile, export and import checks, linking against the bindings of the contract
-    /// version (and world) the component exports. Nothing of the component runs yet.
-    fn link(&self, name: &str, bytes: &[u8]) -> Result<WasmStrategy, LoadError> {
+    /// version (and world) the component exports — a strategy's, or an admission policy's
+    /// (`wit/admission/`). Nothing of the component runs yet.
+    pub(super) fn link(&self, name: &str, bytes: &[u8]) -> Result<WasmStrategy, LoadError> {
         let fail = |reason| LoadError {
             plugin: name.to_string(),
             reason,
@@ -128,14 +131,27 @@ impl PluginRuntime {
         check_header(bytes).map_err(fail)?;
         let sha256 = hex::encode(Sha256::digest(bytes));
         let component = self.compile(&sha256, bytes).map_err(fail)?;
-        let (wit_version, configured) = check_exports(&self.engine, &component).map_err(fail)?;
-        check_imports(&self.engine, &component).map_err(fail)?;
-
-        // The bindings of the contract version the component exports (`check_exports`
-        // accepted one of `wit::VERSIONS`).
         let mut linker: Linker<HostState> = Linker::new(&self.engine);
         let instantiate = |e: wasmtime::Error| fail(LoadErrorKind::Instantiate(e.to_string()));
-        let minor = if wit_version.starts_with("0.1.") {
+        let admission = admission_export(&self.engine, &component)
+            .transpose()
+            .map_err(fail)?;
+        let (wit_version, package) = match &admission {
+            Some(v) => (v.clone(), ADMISSION_PACKAGE),
+            None => {
+                let (v, _) = check_exports(&self.engine, &component).map_err(fail)?;
+                (v, WIT_PACKAGE)
+            }
+        };
+        check_imports(&self.engine, &component, package).map_err(fail)?;
+        let configured =
+            admission.is_none() && check_exports(&self.engine, &component).is_ok_and(|(_, c)| c);
+
+        // The bindings of the contract version the component exports (`check_exports`
+        // accepted one of `wit::VERSIONS`, `admission_export` the admission one).
+        let minor = if admission.is_some() {
+            0
+        } else if wit_version.starts_with("0.1.") {
             1
         } else if wit_version.starts_with("0.2.") {
             2
@@ -143,6 +159,10 @@ impl PluginRuntime {
             3
         };
         match minor {
+            0 => admission_v0_1::AdmissionPlugin::add_to_linker::<HostState, HasSelf<HostState>>(
+                &mut linker,
+                |s| s,
+            ),
             1 => v0_1::StrategyPlugin::add_to_linker::<HostState, HasSelf<HostState>>(
                 &mut linker,
                 |s| s,
@@ -161,9 +181,11 @@ impl PluginRuntime {
         // WASI, deny by default (`sandbox.rs`): what language runtimes import to start.
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(instantiate)?;
         sandbox::deny_timers(&mut linker).map_err(instantiate)?;
-        stub_unknown_imports(&self.engine, &mut linker, &component).map_err(instantiate)?;
+        stub_unknown_imports(&self.engine, &mut linker, &component, package)
+            .map_err(instantiate)?;
         let pre = linker.instantiate_pre(&component).and_then(|pre| {
             Ok(match (minor, configured) {
+                (0, _) => Pre::Admission(admission_v0_1::AdmissionPluginPre::new(pre)?),
                 (1, _) => Pre::V0_1(v0_1::StrategyPluginPre::new(pre)?),
                 (2, _) => Pre::V0_2(v0_2::StrategyPluginPre::new(pre)?),
                 (_, false) => Pre::V0_3(v0_3::StrategyPluginPre::new(pre)?),
@@ -236,6 +258,20 @@ impl PluginRuntime {
             .insert(sha256.to_string(), component.clone());
         Ok(component)
     }
+}
+
+/// An admission policy where a strategy is required: [`LoadErrorKind::WrongWorld`].
+fn refuse_admission(component: &WasmStrategy) -> Result<(), LoadError> {
+    if matches!(*component.inner.pre, Pre::Admission(_)) {
+        return Err(LoadError {
+            plugin: component.inner.name.clone(),
+            reason: LoadErrorKind::WrongWorld(format!(
+                "exports {ADMISSION_PACKAGE}/admission: it is an admission policy (an \
+                 AdmissionPlugin object serves it), not a strategy"
+            )),
+        });
+    }
+    Ok(())
 }
 
 /// Read a strategy's static metadata (`describe`, `allow-create-on-update`,

@@ -169,6 +169,33 @@ impl WasmStrategy {
         hook: &'static str,
         f: impl FnOnce(&dyn Guest, &mut Store<HostState>) -> wasmtime::Result<R>,
     ) -> Result<R, PluginFault> {
+        self.call_instance(hook, |instance, handles, store| {
+            match (&self.inner.configuration, instance.guest()) {
+                (None, Some(guest)) => f(guest, store),
+                (Some(c), None) => {
+                    let api = instance.configured().expect("a configured instance");
+                    let handle = configured_handle(store, handles, &api, self.inner.id, c)?;
+                    f(&v0_3::ConfiguredGuest { api, handle }, store)
+                }
+                _ => Err(wasmtime::Error::msg(
+                    "a configured component is called through one of its configurations",
+                )),
+            }
+        })
+    }
+
+    /// Run `f` on this thread's warm instance of the component (creating it if needed) under
+    /// the deadline and the memory cap, with the instance's configured handles: what every
+    /// call of every world shares (instance reuse, fault classification, metrics).
+    pub(super) fn call_instance<R>(
+        &self,
+        hook: &'static str,
+        f: impl FnOnce(
+            &Instance,
+            &mut HashMap<u64, ResourceAny>,
+            &mut Store<HostState>,
+        ) -> wasmtime::Result<R>,
+    ) -> Result<R, PluginFault> {
         let id = self.inner.instance_key();
         let input_bytes = INPUT_BYTES.with(|n| n.take());
         let warm = WARM.with(|w| w.borrow_mut().remove(&id));
@@ -189,20 +216,7 @@ impl WasmStrategy {
             data.stderr.take();
         }
         let started = std::time::Instant::now();
-        let result = match (&self.inner.configuration, warm.instance.guest()) {
-            (None, Some(guest)) => f(guest, &mut warm.store),
-            (Some(c), None) => {
-                let api = warm.instance.configured().expect("a configured instance");
-                match configured_handle(&mut warm.store, &mut warm.handles, &api, self.inner.id, c)
-                {
-                    Ok(handle) => f(&v0_3::ConfiguredGuest { api, handle }, &mut warm.store),
-                    Err(e) => Err(e),
-                }
-            }
-            _ => Err(wasmtime::Error::msg(
-                "a configured component is called through one of its configurations",
-            )),
-        };
+        let result = f(&warm.instance, &mut warm.handles, &mut warm.store);
         PLUGIN_CALLS
             .with_label_values(&[self.inner.name.as_str(), hook])
             .observe(started.elapsed().as_secs_f64());

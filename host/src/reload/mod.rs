@@ -56,8 +56,8 @@ pub use folder::plugin_files;
 pub use manager::{Change, PluginManager};
 pub use strategyplugins::components;
 pub use strategyplugins::{
-    summary, PluginState, PluginStatus, StrategyPluginStrategy, COMPONENTS_PLURAL, STATUS_GROUP,
-    STATUS_PLURAL,
+    summary, with_replica_status, PluginState, PluginStatus, StrategyPluginStrategy,
+    COMPONENTS_PLURAL, STATUS_GROUP, STATUS_PLURAL,
 };
 pub use watch::{
     sync_crds_once, sync_objects_once, watch_crds, watch_folder, watch_objects, DEBOUNCE, RESYNC,

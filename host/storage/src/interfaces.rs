@@ -285,6 +285,15 @@ pub trait Storage: Send + Sync {
     /// `CompactRevision`: the newest compacted revision seen (0 = none).
     fn compact_revision(&self) -> u64;
 
+    /// The resourceVersion of the newest write this process made through this storage and
+    /// was answered (0 = none, or not tracked): a read at it (`resourceVersion=<rv>`, not
+    /// older than) sees every write this replica acknowledged, and the watch cache
+    /// ([`crate::cacher::Cacher`], which tracks it) serves such a read without a storage
+    /// round trip once it has caught up. Admission policies' context reads use it.
+    fn newest_write(&self) -> u64 {
+        0
+    }
+
     /// Whether [`Storage::request_watch_progress`] makes watches report progress on request
     /// (kube's `etcdfeature.DefaultFeatureSupportChecker.Supports(storage.RequestWatchProgress)`).
     /// Without it the watch cache does not serve consistent reads (`cacher.go`

@@ -36,4 +36,5 @@ mod replicas;
 mod secure_serving;
 mod server_side_apply;
 mod storage_factory;
+mod wasm_admission_policies;
 mod wit_versions;

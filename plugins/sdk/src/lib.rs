@@ -37,6 +37,7 @@
 #[cfg(target_arch = "wasm32")]
 #[doc(hidden)]
 pub use talc as __talc;
+pub mod admission;
 pub mod configured;
 mod create_filter;
 pub mod glue;

@@ -19,16 +19,13 @@
 //! is not bound yet (an expression calling it fails, per `failurePolicy`).
 
 use super::compiled::{CompiledBinding, CompiledPolicy, REASONS};
-use super::matching::MatchRequest;
+use super::matching::{storage_version, RequestFacts};
 use super::resources::GROUP;
 use super::source::PolicySource;
 use crate::admission::interface::{Admission, AdmissionFuture, Attributes, Operation};
-use crate::admission::namespace_lifecycle::lookup;
 use crate::status::ApiError;
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
 use std::sync::Arc;
-use wasm_apiserver_apimachinery::meta::accessor;
 use wasm_apiserver_cel::limits::PER_CALL_LIMIT;
 use wasm_apiserver_cel::{Expression, Value as Cel};
 
@@ -49,20 +46,6 @@ struct Inputs {
     old_object: Value,
     request: Value,
     namespace_object: Value,
-}
-
-fn labels(obj: Option<&Value>) -> Option<BTreeMap<String, String>> {
-    let obj = obj?;
-    Some(
-        accessor(obj)
-            .labels()
-            .map(|m| {
-                m.iter()
-                    .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
-                    .collect()
-            })
-            .unwrap_or_default(),
-    )
 }
 
 /// kube's `expression '<e>' resulted in error: <err>` (`cel/filter.go`).
@@ -188,49 +171,14 @@ impl ValidatingAdmissionPolicy {
         if set.is_empty() || d.group == GROUP {
             return Ok(());
         }
-        let name = match a.name {
-            "" => object.map(|o| accessor(o).name()).unwrap_or(""),
-            n => n,
-        };
-        let is_namespace = d.group.is_empty() && d.plural == "namespaces";
-        let namespace = if is_namespace { name } else { a.namespace };
-        // The request's namespace, from the watch cache and then storage (as
-        // NamespaceLifecycle reads it); an error is a configuration error of the policies
-        // whose namespace selector needs its labels.
-        let namespaces = a.resources.get("", "v1", "namespaces");
-        let looked_up = if is_namespace {
-            Ok(None)
-        } else {
-            lookup(namespaces.as_deref(), a.store, namespace).await
-        };
-        let (namespace_object, namespace_error) = match looked_up {
-            Ok(ns) => (ns, None),
-            Err(e) => (None, Some(e.message)),
-        };
-        let namespace_labels = if is_namespace {
-            labels(object.or(a.old_object))
-        } else {
-            labels(namespace_object.as_deref())
-        };
-        let request = MatchRequest {
-            operation: a.operation.as_str(),
-            group: &d.group,
-            version: &d.version,
-            resource: &d.plural,
-            subresource: a.subresource,
-            namespace,
-            name,
-            labels: labels(object),
-            old_labels: labels(a.old_object),
-            namespace_labels,
-        };
-        let storage_version = a
-            .store
-            .converter
-            .storage_api_version
-            .rsplit('/')
-            .next()
-            .unwrap_or("");
+        let facts = RequestFacts::of(a, object).await;
+        let request = facts.request(a);
+        let storage_version = storage_version(a);
+        let (name, namespace_object, namespace_error) = (
+            facts.name.as_str(),
+            &facts.namespace_object,
+            &facts.namespace_error,
+        );
         let config_error = |e: String| namespace_error.clone().unwrap_or(e);
         let mut matched = Vec::new();
         for (_, policy) in set.policies.values() {

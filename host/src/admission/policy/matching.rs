@@ -14,9 +14,110 @@
 //! resource is served here under one group, so its other versions are its equivalents, and
 //! policies see objects in the storage version). `Exact` matches the request's version only.
 
+use crate::admission::interface::Attributes;
+use crate::admission::namespace_lifecycle::lookup;
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use wasm_apiserver_apimachinery::labels::LabelSelector;
+use wasm_apiserver_apimachinery::meta::accessor;
+
+/// What matching needs of a request, looked up once per request and member: the object's
+/// name, the namespace it is matched in, that namespace's object (from the watch cache, then
+/// storage, as `NamespaceLifecycle` reads it) and the labels selectors see.
+pub struct RequestFacts {
+    /// The name from the URL, else the object's (a create).
+    pub name: String,
+    /// The request's namespace; a Namespace's own name for a namespace.
+    pub namespace: String,
+    /// The request's Namespace object (`None` for cluster-scoped resources and namespaces).
+    pub namespace_object: Option<Arc<Value>>,
+    /// Why the namespace could not be read: a configuration error of the policies whose
+    /// namespace selector needs its labels.
+    pub namespace_error: Option<String>,
+    labels: Option<BTreeMap<String, String>>,
+    old_labels: Option<BTreeMap<String, String>>,
+    namespace_labels: Option<BTreeMap<String, String>>,
+}
+
+/// An object's labels (`None` when there is no object).
+pub fn labels(obj: Option<&Value>) -> Option<BTreeMap<String, String>> {
+    let obj = obj?;
+    Some(
+        accessor(obj)
+            .labels()
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                    .collect()
+            })
+            .unwrap_or_default(),
+    )
+}
+
+impl RequestFacts {
+    /// Look up what `a` (with `object`, `None` for a delete) is matched by.
+    pub async fn of(a: &Attributes<'_>, object: Option<&Value>) -> RequestFacts {
+        let d = &a.store.description;
+        let name = match a.name {
+            "" => object.map(|o| accessor(o).name()).unwrap_or(""),
+            n => n,
+        };
+        let is_namespace = d.group.is_empty() && d.plural == "namespaces";
+        let namespace = if is_namespace { name } else { a.namespace };
+        let namespaces = a.resources.get("", "v1", "namespaces");
+        let looked_up = if is_namespace {
+            Ok(None)
+        } else {
+            lookup(namespaces.as_deref(), a.store, namespace).await
+        };
+        let (namespace_object, namespace_error) = match looked_up {
+            Ok(ns) => (ns, None),
+            Err(e) => (None, Some(e.message)),
+        };
+        let namespace_labels = if is_namespace {
+            labels(object.or(a.old_object))
+        } else {
+            labels(namespace_object.as_deref())
+        };
+        RequestFacts {
+            name: name.to_string(),
+            namespace: namespace.to_string(),
+            namespace_object,
+            namespace_error,
+            labels: labels(object),
+            old_labels: labels(a.old_object),
+            namespace_labels,
+        }
+    }
+
+    /// The request as [`MatchResources`] matches it, in the request's version.
+    pub fn request<'a>(&'a self, a: &'a Attributes<'a>) -> MatchRequest<'a> {
+        let d = &a.store.description;
+        MatchRequest {
+            operation: a.operation.as_str(),
+            group: &d.group,
+            version: &d.version,
+            resource: &d.plural,
+            subresource: a.subresource,
+            namespace: &self.namespace,
+            name: &self.name,
+            labels: self.labels.clone(),
+            old_labels: self.old_labels.clone(),
+            namespace_labels: self.namespace_labels.clone(),
+        }
+    }
+}
+
+/// The version part of a Store's storage `apiVersion` (`v1` of `apps/v1`).
+pub fn storage_version<'a>(a: &'a Attributes<'a>) -> &'a str {
+    a.store
+        .converter
+        .storage_api_version
+        .rsplit('/')
+        .next()
+        .unwrap_or("")
+}
 
 /// A request as matching sees it.
 pub struct MatchRequest<'a> {

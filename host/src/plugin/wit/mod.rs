@@ -5,6 +5,7 @@
 //! module, a variant here and an implementation of [`Guest`]; released versions stay as they
 //! are, and the host adapts each to the one [`Strategy`](crate::strategy::Strategy) trait.
 
+pub mod admission_v0_1;
 pub mod v0_1;
 pub mod v0_2;
 pub mod v0_3;
@@ -26,6 +27,8 @@ pub enum Pre {
     V0_3(v0_3::StrategyPluginPre<HostState>),
     /// `wasm-apiserver:strategy@0.3.x`, world `configured-strategy-plugin`.
     V0_3Configured(v0_3::ConfiguredStrategyPluginPre<HostState>),
+    /// `wasm-apiserver:admission@0.1.x`, world `admission-plugin`.
+    Admission(admission_v0_1::AdmissionPluginPre<HostState>),
 }
 
 impl Pre {
@@ -36,6 +39,7 @@ impl Pre {
             Pre::V0_2(p) => p.engine(),
             Pre::V0_3(p) => p.engine(),
             Pre::V0_3Configured(p) => p.engine(),
+            Pre::Admission(p) => p.engine(),
         }
     }
 
@@ -46,6 +50,7 @@ impl Pre {
             Pre::V0_2(p) => Instance::V0_2(p.instantiate(store)?),
             Pre::V0_3(p) => Instance::V0_3(p.instantiate(store)?),
             Pre::V0_3Configured(p) => Instance::V0_3Configured(p.instantiate(store)?),
+            Pre::Admission(p) => Instance::Admission(p.instantiate(store)?),
         })
     }
 }
@@ -60,17 +65,28 @@ pub enum Instance {
     V0_3(v0_3::StrategyPlugin),
     /// `wasm-apiserver:strategy@0.3.x`, world `configured-strategy-plugin`.
     V0_3Configured(v0_3::ConfiguredStrategyPlugin),
+    /// `wasm-apiserver:admission@0.1.x`, world `admission-plugin`.
+    Admission(admission_v0_1::AdmissionPlugin),
 }
 
 impl Instance {
     /// The strategy export, in the host's types; `None` for a configured component, whose
-    /// hooks are reached through a handle ([`Instance::configured`]).
+    /// hooks are reached through a handle ([`Instance::configured`]), and for an admission
+    /// policy ([`Instance::admission`]).
     pub fn guest(&self) -> Option<&dyn Guest> {
         match self {
             Instance::V0_1(i) => Some(i.wasm_apiserver_strategy_strategy()),
             Instance::V0_2(i) => Some(i.wasm_apiserver_strategy_strategy()),
             Instance::V0_3(i) => Some(i.wasm_apiserver_strategy_strategy()),
-            Instance::V0_3Configured(_) => None,
+            Instance::V0_3Configured(_) | Instance::Admission(_) => None,
+        }
+    }
+
+    /// The `admission` export of an admission policy; `None` otherwise.
+    pub fn admission(&self) -> Option<&admission_v0_1::Guest> {
+        match self {
+            Instance::Admission(i) => Some(i.wasm_apiserver_admission_admission()),
+            _ => None,
         }
     }
 
@@ -435,19 +451,3 @@ macro_rules! shared_hooks {
     };
 }
 pub(crate) use shared_hooks;
-
-/// `wasm-apiserver:admission@0.1.0` (`wit/admission/0.1.0/admission.wit`) is released with
-/// strategy 0.3.0 and implemented with the admission chain's wasm policies; until then its
-/// bindings are generated here so that the frozen text is checked to parse and resolve.
-#[cfg(test)]
-mod admission_contract {
-    wasmtime::component::bindgen!({
-        world: "admission-plugin",
-        path: "../wit/admission/0.1.0",
-    });
-
-    #[test]
-    fn the_admission_contract_parses() {
-        let _ = std::any::type_name::<AdmissionPluginPre<()>>();
-    }
-}

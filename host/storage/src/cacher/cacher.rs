@@ -204,6 +204,9 @@ pub(crate) struct Shared {
     pub(super) counters: Counters,
     /// When the backend watch last delivered anything (or was (re)started).
     pub(super) activity: Mutex<Instant>,
+    /// The resourceVersion of the newest write through this cacher that succeeded
+    /// ([`Storage::newest_write`](crate::interfaces::Storage::newest_write)).
+    pub(super) newest_write: std::sync::atomic::AtomicU64,
 }
 
 impl Shared {
@@ -417,6 +420,7 @@ impl Cacher {
                 changed,
                 counters: Counters::default(),
                 activity: Mutex::new(Instant::now()),
+                newest_write: Default::default(),
             }),
             stop,
             pending_start: Mutex::new(Some(stop_rx)),

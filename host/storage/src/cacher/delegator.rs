@@ -15,11 +15,22 @@ use crate::stored::SharedObject;
 use async_trait::async_trait;
 use serde_json::Value;
 use std::sync::atomic::Ordering;
+impl Cacher {
+    /// Record the resourceVersion a write answered with.
+    fn wrote(&self, out: Result<Value>) -> Result<Value> {
+        if let Ok(obj) = &out {
+            let rv = watch_cache::rv_of(obj);
+            self.shared.newest_write.fetch_max(rv, Ordering::SeqCst);
+        }
+        out
+    }
+}
+
 #[async_trait]
 impl Storage for Cacher {
     async fn create(&self, key: &str, obj: Value, ttl: u64) -> Result<Value> {
         self.ensure_started();
-        self.shared.inner.create(key, obj, ttl).await
+        self.wrote(self.shared.inner.create(key, obj, ttl).await)
     }
 
     async fn delete(
@@ -31,10 +42,13 @@ impl Storage for Cacher {
     ) -> Result<Value> {
         self.ensure_started();
         let hint = cached_existing.or_else(|| self.shared.cached_object(key));
-        self.shared
-            .inner
-            .delete(key, preconditions, validate_deletion, hint)
-            .await
+        // The deleted object carries the delete's revision (`KvStore::delete`).
+        self.wrote(
+            self.shared
+                .inner
+                .delete(key, preconditions, validate_deletion, hint)
+                .await,
+        )
     }
 
     async fn watch(&self, key: &str, opts: ListOptions) -> Result<WatchStream> {
@@ -185,10 +199,12 @@ impl Storage for Cacher {
     ) -> Result<Value> {
         self.ensure_started();
         let hint = cached_existing.or_else(|| self.shared.cached_object(key));
-        self.shared
-            .inner
-            .guaranteed_update(key, ignore_not_found, preconditions, try_update, hint)
-            .await
+        self.wrote(
+            self.shared
+                .inner
+                .guaranteed_update(key, ignore_not_found, preconditions, try_update, hint)
+                .await,
+        )
     }
 
     async fn count(&self, key: &str) -> Result<i64> {
@@ -201,6 +217,10 @@ impl Storage for Cacher {
 
     fn compact_revision(&self) -> u64 {
         self.shared.inner.compact_revision()
+    }
+
+    fn newest_write(&self) -> u64 {
+        self.shared.newest_write.load(Ordering::SeqCst)
     }
 
     fn supports_request_watch_progress(&self) -> bool {

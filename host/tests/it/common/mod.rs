@@ -85,6 +85,7 @@ pub fn plugin(name: &str) -> PathBuf {
         "target/plugins",
         "target/test-plugins",
         "target/lang-plugins",
+        "target/policies",
     ] {
         let p = repo_root().join(dir).join(format!("{name}.wasm"));
         if p.exists() {

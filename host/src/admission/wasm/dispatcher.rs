@@ -1,0 +1,372 @@
+//! The `WasmAdmissionPolicy` admission member: runs the loaded `AdmissionPlugin` policies
+//! (`source.rs`) as kube's webhook dispatchers run webhooks
+//! (`k8s.io/apiserver/pkg/admission/plugin/webhook/{mutating,validating}/dispatcher.go`) —
+//! mutating policies in the mutating stage, one after another in name order, each seeing the
+//! object as the previous one left it; validating ones in the validating stage, after the
+//! strategy — but in-process: each call is kube's `AdmissionRequest` as JSON
+//! (`k8s.io/api/admission/v1`; `kind`/`resource` in the storage version the objects are in,
+//! `requestKind`/`requestResource` in the request's), on a blocking thread, under the plugin
+//! runtime's deadline and memory cap, its context reads answered from the watch cache
+//! (`context.rs`).
+//!
+//! - Matching: the object's `rules` (else the component's own), `namespaceSelector` and
+//!   `objectSelector`, as `MatchResources` with `matchPolicy: Equivalent`
+//!   (`policy/matching.rs`).
+//! - A denial (`allowed: false`) is, per `spec.mode`: `Enforce` — the request is refused as
+//!   kube refuses a webhook's denial (`webhook/errors/statuserror.go` `ToStatusErr`: `admission
+//!   plugin "<name>" denied the request: <message>`, the denial's code, 400 for a code below
+//!   400, except 0 which is 403 Forbidden as the contract says); `Warn` — a `Warning` header
+//!   `admission plugin "<name>" would deny the request: <message>`; `Audit` — a log line.
+//!   A policy's own warnings are always added.
+//! - A failure (trap, deadline, memory cap, a mutated object that changes its identity, a
+//!   configuration error such as an unreadable namespace) is decided by `failurePolicy`:
+//!   `Fail` refuses the request with a 500 (`failed calling admission plugin "<name>": …`,
+//!   kube's `failed calling webhook`), `Ignore` skips the policy.
+//! - No lock-out: the admission configuration resources (`admissionregistration.k8s.io`) and
+//!   the host's own (`wasm-apiserver.dev`: StrategyPlugins, AdmissionPlugins, components) are
+//!   never subject to a policy, so a bad one can always be removed.
+//! - Creating or updating an `AdmissionPlugin` that grants context reads requires that its
+//!   author may `get` and `list` each granted resource in every namespace: no reading
+//!   Secrets through a policy.
+//!
+//! Not yet: `reinvocationPolicy` (a mutating policy runs once), audit annotations into the
+//! audit log, `matchConditions`.
+
+use super::context::{group_resource, CacheReads};
+use super::resources::{parse_spec, Mode, GROUP as HOST_GROUP, PLURAL};
+use super::source::{LoadedPolicy, WasmPolicySource};
+use crate::admission::interface::{Admission, AdmissionFuture, Attributes, Operation};
+use crate::admission::policy::matching::{storage_version, RequestFacts};
+use crate::authorization::{Attributes as AuthorizationAttributes, Authorizer, Decision};
+use crate::plugin::wit::admission_v0_1::AdmissionResponse;
+use crate::status::{ApiError, ApiResult};
+use serde_json::{json, Value};
+use std::sync::Arc;
+use wasm_apiserver_apimachinery::meta::accessor;
+
+/// The groups no policy applies to (`rules.go` `IsExemptAdmissionConfigurationResource`, and
+/// the host's own resources).
+const EXEMPT_GROUPS: [&str; 2] = ["admissionregistration.k8s.io", HOST_GROUP];
+
+/// The `metav1.StatusReason`s a denial may carry (others are answered without a reason).
+const REASONS: [&str; 18] = [
+    "Unauthorized",
+    "Forbidden",
+    "NotFound",
+    "AlreadyExists",
+    "Conflict",
+    "Gone",
+    "Invalid",
+    "ServerTimeout",
+    "Timeout",
+    "TooManyRequests",
+    "BadRequest",
+    "MethodNotAllowed",
+    "NotAcceptable",
+    "RequestEntityTooLarge",
+    "UnsupportedMediaType",
+    "InternalError",
+    "Expired",
+    "ServiceUnavailable",
+];
+
+/// The admission member.
+pub struct WasmAdmissionPolicy {
+    /// The policies to run.
+    pub source: Arc<WasmPolicySource>,
+    /// Asked whether an `AdmissionPlugin`'s author may read what it grants.
+    pub authorizer: Authorizer,
+}
+
+/// A policy's denial as kube answers a webhook's (`ToStatusErr`).
+fn denial_error(policy: &str, r: &AdmissionResponse) -> ApiError {
+    let denied_by = format!("admission plugin {policy:?} denied the request");
+    let (code, reason, message) = match &r.denial {
+        Some(d) => (d.code, d.reason.as_str(), d.message.as_str()),
+        None => (0, "", ""),
+    };
+    let message = if !message.is_empty() {
+        format!("{denied_by}: {message}")
+    } else if !reason.is_empty() {
+        format!("{denied_by}: {reason}")
+    } else {
+        format!("{denied_by} without explanation")
+    };
+    let code = match code {
+        0 => 403,
+        c if c < 400 => 400,
+        c => c,
+    };
+    let mut e = ApiError::bad_request(message);
+    e.code = code;
+    e.reason = match REASONS.iter().find(|r| **r == reason) {
+        Some(r) => r,
+        None if code == 403 => "Forbidden",
+        None if code == 400 => "BadRequest",
+        None => "",
+    };
+    e
+}
+
+/// A policy that failed, as `failurePolicy: Fail` answers it.
+fn failure(policy: &str, error: impl std::fmt::Display) -> ApiError {
+    ApiError::internal(format!(
+        "failed calling admission plugin {policy:?}: {error}"
+    ))
+}
+
+/// The identity a mutated object must keep.
+fn identity(o: &Value) -> (Value, Value, Value, Value) {
+    (
+        o["apiVersion"].clone(),
+        o["kind"].clone(),
+        o.pointer("/metadata/name").cloned().unwrap_or(Value::Null),
+        o.pointer("/metadata/namespace")
+            .cloned()
+            .unwrap_or(Value::Null),
+    )
+}
+
+impl WasmAdmissionPolicy {
+    /// Run the matching policies of one stage on `object` (`None` for a delete).
+    async fn run(
+        &self,
+        a: &Attributes<'_>,
+        mut object: Option<&mut Value>,
+        mutating: bool,
+    ) -> ApiResult<()> {
+        let d = &a.store.description;
+        if EXEMPT_GROUPS.contains(&d.group.as_str()) {
+            return Ok(());
+        }
+        let current = self.source.current();
+        let policies: Vec<&Arc<LoadedPolicy>> = current
+            .values()
+            .filter(|p| p.plugin.description().mutating == mutating)
+            .collect();
+        if policies.is_empty() {
+            return Ok(());
+        }
+        let facts = RequestFacts::of(a, object.as_deref()).await;
+        let request = facts.request(a);
+        let storage = storage_version(a);
+        let mut matched = Vec::new();
+        for p in policies {
+            match p.matcher.matches_equivalent(&request, storage) {
+                Ok(None) => {}
+                Ok(Some(_)) => matched.push(p.clone()),
+                Err(e) => {
+                    let e = facts.namespace_error.clone().unwrap_or(e);
+                    if !p.spec.ignore_failures {
+                        return Err(failure(&p.name, e));
+                    }
+                }
+            }
+        }
+        if matched.is_empty() {
+            return Ok(());
+        }
+        let user = json!({"username": a.user.name, "uid": a.user.uid,
+            "groups": a.user.groups, "extra": a.user.extra});
+        let group = &d.group;
+        let mut review = json!({
+            "uid": uuid::Uuid::new_v4().to_string(),
+            "kind": {"group": group, "version": storage, "kind": d.kind},
+            "resource": {"group": group, "version": storage, "resource": d.plural},
+            "subResource": a.subresource,
+            "requestKind": {"group": group, "version": d.version, "kind": d.kind},
+            "requestResource": {"group": group, "version": d.version, "resource": d.plural},
+            "requestSubResource": a.subresource,
+            "name": facts.name, "namespace": a.namespace, "operation": a.operation.as_str(),
+            "userInfo": user, "oldObject": a.old_object.cloned().unwrap_or(Value::Null),
+            "dryRun": a.dry_run, "options": null,
+        });
+        for p in matched {
+            review["object"] = object.as_deref().cloned().unwrap_or(Value::Null);
+            let text = review.to_string();
+            let reads = Arc::new(CacheReads {
+                policy: p.name.clone(),
+                snapshot: a.snapshot.clone(),
+                declared: p.plugin.description().context_reads.clone(),
+                runtime: tokio::runtime::Handle::current(),
+            });
+            let policy = p.clone();
+            let answer = tokio::task::spawn_blocking(move || {
+                policy
+                    .plugin
+                    .admit(mutating, &text, &policy.spec.settings, reads)
+            })
+            .await
+            .map_err(|e| failure(&p.name, format!("the call panicked: {e}")))?;
+            let response = match answer {
+                Ok(r) => r,
+                Err(fault) if p.spec.ignore_failures => {
+                    tracing::warn!(policy = %p.name, error = %fault, "admission plugin failed; ignored (failurePolicy: Ignore)");
+                    continue;
+                }
+                Err(fault) => return Err(failure(&p.name, fault)),
+            };
+            for w in &response.warnings {
+                a.warn(w.clone());
+            }
+            if !response.allowed {
+                let e = denial_error(&p.name, &response);
+                match p.spec.mode {
+                    Mode::Enforce => return Err(e),
+                    Mode::Warn => a.warn(e.message.replacen(
+                        "denied the request",
+                        "would deny the request",
+                        1,
+                    )),
+                    Mode::Audit => {
+                        tracing::info!(policy = %p.name, denial = %e.message, "admission plugin in Audit mode would deny the request")
+                    }
+                }
+                continue;
+            }
+            if let (true, Some(text), Some(obj)) = (
+                mutating,
+                response.mutated_object.as_deref(),
+                object.as_deref_mut(),
+            ) {
+                let mutated: Result<Value, String> =
+                    serde_json::from_str::<Value>(text)
+                        .map_err(|e| format!("its mutated object is not JSON: {e}"))
+                        .and_then(|m| {
+                            if identity(&m) == identity(obj) {
+                                Ok(m)
+                            } else {
+                                Err("its mutated object changes apiVersion, kind, name or namespace"
+                                .to_string())
+                            }
+                        });
+                match mutated {
+                    Ok(m) => *obj = m,
+                    Err(e) if p.spec.ignore_failures => {
+                        tracing::warn!(policy = %p.name, error = %e, "admission plugin failed; ignored (failurePolicy: Ignore)")
+                    }
+                    Err(e) => return Err(failure(&p.name, e)),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// An `AdmissionPlugin` write: its author may `get` and `list` every resource it grants,
+    /// in every namespace.
+    fn check_grants(&self, a: &Attributes<'_>, object: Option<&Value>) -> ApiResult<()> {
+        let d = &a.store.description;
+        let (Some(obj), true) = (object, d.group == HOST_GROUP && d.plural == PLURAL) else {
+            return Ok(());
+        };
+        if !a.subresource.is_empty() {
+            return Ok(());
+        }
+        let Ok(spec) = parse_spec(obj) else {
+            return Ok(()); // the strategy's validation answers
+        };
+        for read in &spec.context_reads {
+            for verb in ["get", "list"] {
+                let attrs = AuthorizationAttributes {
+                    user: a.user.clone(),
+                    verb: verb.into(),
+                    resource_request: true,
+                    api_group: read.group.clone(),
+                    resource: read.resource.clone(),
+                    ..Default::default()
+                };
+                if self.authorizer.authorize(&attrs).0 != Decision::Allow {
+                    let what = group_resource(&read.group, &read.resource);
+                    return Err(ApiError::forbidden(
+                        &a.store.gr,
+                        accessor(obj).name(),
+                        &format!(
+                            "spec.contextReads grants reading {what}, but user {:?} cannot {verb} {what} in every namespace",
+                            a.user.name
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Admission for WasmAdmissionPolicy {
+    fn name(&self) -> &'static str {
+        "WasmAdmissionPolicy"
+    }
+
+    fn handles(&self, _: Operation) -> bool {
+        true
+    }
+
+    fn admit<'a>(
+        &'a self,
+        attributes: &'a Attributes<'a>,
+        object: Option<&'a mut Value>,
+    ) -> AdmissionFuture<'a> {
+        Box::pin(self.run(attributes, object, true))
+    }
+
+    fn validate<'a>(
+        &'a self,
+        attributes: &'a Attributes<'a>,
+        object: Option<&'a Value>,
+    ) -> AdmissionFuture<'a> {
+        Box::pin(async move {
+            self.check_grants(attributes, object)?;
+            let validating = self
+                .source
+                .current()
+                .values()
+                .any(|p| !p.plugin.description().mutating);
+            if !validating {
+                return Ok(());
+            }
+            let mut copy = object.cloned();
+            self.run(attributes, copy.as_mut(), false).await
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugin::wit::admission_v0_1::Denial;
+
+    fn denied(code: u16, reason: &str, message: &str) -> AdmissionResponse {
+        AdmissionResponse {
+            allowed: false,
+            denial: Some(Denial {
+                code,
+                reason: reason.into(),
+                message: message.into(),
+            }),
+            warnings: Vec::new(),
+            audit_annotations: Vec::new(),
+            mutated_object: None,
+        }
+    }
+
+    #[test]
+    fn denials_are_answered_as_kube_answers_a_webhooks() {
+        let e = denial_error("p", &denied(0, "", "no"));
+        assert_eq!((e.code, e.reason), (403, "Forbidden"));
+        assert_eq!(e.message, "admission plugin \"p\" denied the request: no");
+        let e = denial_error("p", &denied(200, "", ""));
+        assert_eq!((e.code, e.reason), (400, "BadRequest"));
+        assert_eq!(
+            e.message,
+            "admission plugin \"p\" denied the request without explanation"
+        );
+        let e = denial_error("p", &denied(422, "Invalid", ""));
+        assert_eq!((e.code, e.reason), (422, "Invalid"));
+        assert_eq!(
+            e.message,
+            "admission plugin \"p\" denied the request: Invalid"
+        );
+        let e = denial_error("p", &denied(429, "Custom", "slow down"));
+        assert_eq!((e.code, e.reason), (429, ""));
+    }
+}

@@ -1,0 +1,189 @@
+//! Wasm admission policies (issue 33, `wit/admission/0.1.0/admission.wit`): the example
+//! `configmap-references` policy (`examples/policies/`) uploaded with `plugin push
+//! --upload-only` and enforced through an `AdmissionPlugin` object applied with kubectl — a
+//! component whose context read the object does not grant is refused in its status; once
+//! granted, a Pod naming a missing ConfigMap is refused with the policy's message (kube's
+//! webhook denial text and code), a ConfigMap created just before is seen (the watch cache is
+//! as fresh as this replica's writes), an `optional` reference passes; `mode: Warn` admits
+//! with a `Warning`; only an author who may read what a policy grants may create it; the
+//! host's own resources are never subject to a policy. Embedded store.
+
+use crate::common;
+
+use common::server::{Backend, TestServer};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::time::Duration;
+
+fn upload(s: &TestServer, name: &str) -> String {
+    let file = common::plugin(name);
+    let (ok, out) = common::cli([
+        "plugin".as_ref(),
+        "push".as_ref(),
+        file.as_os_str(),
+        "--kubeconfig".as_ref(),
+        s.kubeconfig().as_os_str(),
+        "--upload-only".as_ref(),
+    ]);
+    assert!(ok, "{out}");
+    hex::encode(Sha256::digest(std::fs::read(file).unwrap()))
+}
+
+fn admission_plugin(s: &TestServer, sha: &str, extra: &str) -> String {
+    let f = s.file(
+        "admission-plugin.yaml",
+        &format!(
+            "apiVersion: wasm-apiserver.dev/v1\nkind: AdmissionPlugin\nmetadata: {{name: configmap-references}}\nspec:\n  sha256: {sha}\n{extra}"
+        ),
+    );
+    f.to_str().unwrap().to_string()
+}
+
+fn replica(s: &TestServer) -> Value {
+    let o: Value = serde_json::from_str(&s.ok(&[
+        "get",
+        "admissionplugin",
+        "configmap-references",
+        "-o",
+        "json",
+    ]))
+    .unwrap();
+    o["status"]["replicas"][0].clone()
+}
+
+fn pod(s: &TestServer, name: &str, config_map: &str, optional: bool) -> String {
+    let f = s.file(
+        &format!("{name}.yaml"),
+        &format!(
+            "apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, namespace: default}}\nspec:\n  containers: [{{name: c, image: nginx}}]\n  volumes: [{{name: v, configMap: {{name: {config_map}, optional: {optional}}}}}]\n"
+        ),
+    );
+    f.to_str().unwrap().to_string()
+}
+
+#[test]
+fn a_wasm_policy_reads_the_cache_and_refuses_what_kube_would_need_a_webhook_for() {
+    let s = TestServer::start_with(
+        Backend::Embedded,
+        &[
+            "namespaces",
+            "configmaps",
+            "pods",
+            "clusterroles",
+            "clusterrolebindings",
+        ],
+        &["--authorization-mode=RBAC"],
+    );
+    s.create_default_namespace();
+    let sha = upload(&s, "configmap-references");
+
+    // The component reads ConfigMaps; an object that does not grant it is refused in its
+    // status, and enforces nothing.
+    s.ok(&["apply", "-f", &admission_plugin(&s, &sha, "")]);
+    s.eventually(Duration::from_secs(120), "the refusal", || {
+        replica(&s)["state"] == "Failed"
+    });
+    let r = replica(&s);
+    assert!(
+        r["lastError"]
+            .as_str()
+            .unwrap()
+            .contains("the component reads configmaps, which spec.contextReads does not grant"),
+        "{r}"
+    );
+    s.ok(&["create", "-f", &pod(&s, "before", "missing", false)]);
+
+    // Granted: enforced before the apply returns.
+    let grant = "  contextReads: [{group: \"\", resource: configmaps}]\n  settings: {exemptNamespaces: [kube-system]}\n";
+    s.ok(&["apply", "-f", &admission_plugin(&s, &sha, grant)]);
+    let r = replica(&s);
+    assert_eq!(r["state"], "Active", "{r}");
+    assert_eq!(r["observedGeneration"], 2, "{r}");
+    assert_eq!(r["witVersion"], "0.1.0", "{r}");
+    let err = s.fails(&["create", "-f", &pod(&s, "refused", "settings", false)]);
+    assert!(
+        err.contains(r#"Error from server (Forbidden): error when creating"#)
+            && err.contains(r#"admission plugin "configmap-references" denied the request: the Pod names ConfigMap(s) that do not exist in namespace "default": settings (create them first, or mark the reference optional: true)"#),
+        "{err}"
+    );
+    // A ConfigMap created just before is seen; an optional reference passes.
+    s.ok(&[
+        "create",
+        "configmap",
+        "settings",
+        "-n",
+        "default",
+        "--from-literal=k=v",
+    ]);
+    s.ok(&["create", "-f", &pod(&s, "admitted", "settings", false)]);
+    s.ok(&["create", "-f", &pod(&s, "optional", "absent", true)]);
+    // Only the policy's resources are affected.
+    s.ok(&["create", "configmap", "other", "-n", "default"]);
+
+    // Warn: admitted, with the denial as a warning.
+    let warn = format!("{grant}  mode: Warn\n");
+    s.ok(&["apply", "-f", &admission_plugin(&s, &sha, &warn)]);
+    let (ok, out, errout) = s.kubectl(&["create", "-f", &pod(&s, "warned", "absent", false)]);
+    assert!(ok, "{out}{errout}");
+    assert!(
+        errout.contains(r#"Warning: admission plugin "configmap-references" would deny the request: the Pod names ConfigMap(s)"#),
+        "{errout}"
+    );
+
+    // Settings the component refuses keep the last good version enforcing.
+    let bad = format!("{grant}  settings: {{exemptNamespaces: 7}}\n");
+    s.ok(&[
+        "apply",
+        "-f",
+        &admission_plugin(
+            &s,
+            &sha,
+            &bad.replace("  settings: {exemptNamespaces: [kube-system]}\n", ""),
+        ),
+    ]);
+    let r = replica(&s);
+    assert_eq!(r["state"], "Failed", "{r}");
+    assert!(
+        r["lastError"].as_str().unwrap().contains("spec.settings: refused by the component: exemptNamespaces: must be a list of namespace names"),
+        "{r}"
+    );
+    assert!(s
+        .kubectl(&["create", "-f", &pod(&s, "still-warned", "absent", false)])
+        .2
+        .contains("would deny"));
+
+    // An author may grant only what they may read themselves: vera may write
+    // AdmissionPlugins, not read Secrets.
+    let role = s.file(
+        "writer.yaml",
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: policy-writer}\nrules:\n- apiGroups: [wasm-apiserver.dev]\n  resources: [admissionplugins]\n  verbs: [create, update, get, patch]\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: policy-writer}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: policy-writer}\nsubjects:\n- {apiGroup: rbac.authorization.k8s.io, kind: User, name: vera}\n",
+    );
+    s.ok(&["apply", "-f", role.to_str().unwrap()]);
+    let sneaky = s.file(
+        "sneaky.yaml",
+        &format!("apiVersion: wasm-apiserver.dev/v1\nkind: AdmissionPlugin\nmetadata: {{name: sneaky}}\nspec:\n  sha256: {sha}\n  contextReads: [{{group: \"\", resource: secrets}}]\n"),
+    );
+    let err = s.fails(&["create", "-f", sneaky.to_str().unwrap(), "--as=vera"]);
+    assert!(
+        err.contains(r#"admissionplugins.wasm-apiserver.dev "sneaky" is forbidden: spec.contextReads grants reading secrets, but user "vera" cannot get secrets in every namespace"#),
+        "{err}"
+    );
+
+    // Deleted: no longer enforced.
+    s.ok(&["delete", "admissionplugin", "configmap-references"]);
+    s.eventually(Duration::from_secs(10), "the policy to go", || {
+        s.kubectl(&[
+            "create",
+            "-f",
+            &pod(&s, &format!("after-{}", rand_suffix()), "absent", false),
+        ])
+        .2
+        .is_empty()
+    });
+}
+
+fn rand_suffix() -> u32 {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    N.fetch_add(1, Ordering::Relaxed)
+}
