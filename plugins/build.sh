@@ -54,6 +54,11 @@ done
 cargo build --release --target wasm32-wasip2 -p configmap-references
 mkdir -p target/policies
 cp "$out/configmap_references.wasm" target/policies/configmap-references.wasm.tmp && mv target/policies/configmap-references.wasm.tmp target/policies/configmap-references.wasm
+# The test-only policy, validating and mutating.
+cargo build --release --target wasm32-wasip2 -p misbehaving-policy --features mutating
+cp "$out/misbehaving_policy.wasm" target/test-plugins/misbehaving-policy-mutating.wasm
+cargo build --release --target wasm32-wasip2 -p misbehaving-policy
+cp "$out/misbehaving_policy.wasm" target/test-plugins/misbehaving-policy.wasm
 # Leave the default build in place so that later incremental builds start from it.
 cargo build --release --target wasm32-wasip2 -p misbehaving
 ls -l target/plugins target/test-plugins

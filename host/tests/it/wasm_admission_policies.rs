@@ -6,7 +6,12 @@
 //! webhook denial text and code), a ConfigMap created just before is seen (the watch cache is
 //! as fresh as this replica's writes), an `optional` reference passes; `mode: Warn` admits
 //! with a `Warning`; only an author who may read what a policy grants may create it; the
-//! host's own resources are never subject to a policy. Embedded store.
+//! host's own resources are never subject to a policy. A test-only policy
+//! (`plugins/misbehaving-policy`) that traps, loops or hoards memory refuses the requests it
+//! matches with a 500 under `failurePolicy: Fail`, is skipped under `Ignore`, and never touches
+//! a resource it does not match; a denial's code and reason reach the client; a read of an
+//! undeclared resource is refused; a policy denying everything cannot deny its own removal;
+//! a mutating policy's object is stored, one that renames it fails. Embedded store.
 
 use crate::common;
 
@@ -186,4 +191,168 @@ fn rand_suffix() -> u32 {
     use std::sync::atomic::{AtomicU32, Ordering};
     static N: AtomicU32 = AtomicU32::new(0);
     N.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Apply the AdmissionPlugin `name` over component `sha` with `spec` lines (indented).
+fn apply_plugin(s: &TestServer, name: &str, sha: &str, spec: &str) {
+    let f = s.file(
+        &format!("{name}-plugin.yaml"),
+        &format!(
+            "apiVersion: wasm-apiserver.dev/v1\nkind: AdmissionPlugin\nmetadata: {{name: {name}}}\nspec:\n  sha256: {sha}\n  contextReads: [{{group: \"\", resource: configmaps}}]\n{spec}"
+        ),
+    );
+    s.ok(&["apply", "-f", f.to_str().unwrap()]);
+}
+
+fn create_configmap(s: &TestServer, name: &str) -> (bool, String) {
+    let f = s.file(
+        &format!("cm-{name}.yaml"),
+        &format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, namespace: default}}\n"
+        ),
+    );
+    let (ok, out, err) = s.kubectl(&["create", "-f", f.to_str().unwrap()]);
+    (ok, format!("{out}{err}"))
+}
+
+#[test]
+fn a_failing_policy_is_decided_by_its_failure_policy_and_touches_only_what_it_matches() {
+    let s = TestServer::start_with(
+        Backend::Embedded,
+        &["namespaces", "configmaps", "leases"],
+        &[
+            "--plugin-call-timeout-ms=300",
+            "--plugin-memory-limit-mib=64",
+        ],
+    );
+    s.create_default_namespace();
+    let sha = upload(&s, "misbehaving-policy");
+    let mutating = upload(&s, "misbehaving-policy-mutating");
+    let lease = s.file(
+        "lease.yaml",
+        "apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata: {name: LEASE, namespace: default}\nspec: {holderIdentity: a}\n",
+    );
+    let lease = |n: &str| {
+        let f = s.file(
+            &format!("lease-{n}.yaml"),
+            &std::fs::read_to_string(&lease).unwrap().replace("LEASE", n),
+        );
+        s.ok(&["create", "-f", f.to_str().unwrap()]);
+    };
+
+    for (i, action) in ["trap", "loop", "hoard"].iter().enumerate() {
+        apply_plugin(
+            &s,
+            "bad",
+            &sha,
+            &format!("  settings: {{action: {action}}}\n"),
+        );
+        let (ok, out) = create_configmap(&s, &format!("{action}-fail"));
+        assert!(
+            !ok && out
+                .contains(r#"Internal error occurred: failed calling admission plugin "bad": "#),
+            "{action}: {out}"
+        );
+        // Unmatched resources never see it.
+        lease(&format!("l{i}"));
+        apply_plugin(
+            &s,
+            "bad",
+            &sha,
+            &format!("  settings: {{action: {action}}}\n  failurePolicy: Ignore\n"),
+        );
+        let (ok, out) = create_configmap(&s, &format!("{action}-ignored"));
+        assert!(ok, "{action}: {out}");
+    }
+
+    // A denial's code and reason, as kube answers a webhook's.
+    apply_plugin(
+        &s,
+        "bad",
+        &sha,
+        "  settings: {action: deny, code: 422, reason: Invalid, message: not today}\n",
+    );
+    let (ok, out) = create_configmap(&s, "denied");
+    assert!(
+        // kubectl's text for a 422 `Invalid` without causes, as for a webhook's.
+        !ok && out.starts_with("The request is invalid: error when creating")
+            && out.contains(r#": admission plugin "bad" denied the request: not today"#),
+        "{out}"
+    );
+
+    // Context reads: what the policy declared, nothing else.
+    apply_plugin(
+        &s,
+        "bad",
+        &sha,
+        "  settings: {action: read, resource: configmaps}\n",
+    );
+    let (_, out) = create_configmap(&s, "read");
+    assert!(
+        out.contains(r#"denied the request: read 3 configmaps"#),
+        "{out}"
+    );
+    apply_plugin(
+        &s,
+        "bad",
+        &sha,
+        "  settings: {action: read, resource: secrets}\n",
+    );
+    let (_, out) = create_configmap(&s, "read");
+    assert!(
+        out.contains(r#"denied the request: read refused: admission plugin "bad" did not declare that it reads secrets"#),
+        "{out}"
+    );
+
+    // No lock-out: a policy denying everything cannot deny its own removal.
+    apply_plugin(
+        &s,
+        "bad",
+        &sha,
+        "  settings: {action: deny, message: nothing}\n  rules: [{operations: [\"*\"], apiGroups: [\"*\"], apiVersions: [\"*\"], resources: [\"*\"]}]\n",
+    );
+    let (ok, out, err) = s.kubectl(&["create", "namespace", "blocked"]);
+    assert!(
+        !ok && err.contains(r#"admission plugin "bad" denied the request: nothing"#),
+        "{out}{err}"
+    );
+    s.ok(&["delete", "admissionplugin", "bad"]);
+    s.ok(&["create", "namespace", "unblocked"]);
+
+    // Mutating: the object as the policy returns it; changing its identity is a failure.
+    apply_plugin(
+        &s,
+        "mut",
+        &mutating,
+        "  settings: {action: label, labels: {team: platform}}\n",
+    );
+    assert!(create_configmap(&s, "labelled").0);
+    let label = s.ok(&[
+        "get",
+        "configmap",
+        "labelled",
+        "-n",
+        "default",
+        "-o",
+        "jsonpath={.metadata.labels.team}",
+    ]);
+    assert_eq!(label, "platform");
+    apply_plugin(&s, "mut", &mutating, "  settings: {action: rename}\n");
+    let (ok, out) = create_configmap(&s, "renamed-not");
+    assert!(
+        !ok && out.contains(r#"failed calling admission plugin "mut": its mutated object changes apiVersion, kind, name or namespace"#),
+        "{out}"
+    );
+
+    // Settings the component refuses: Failed, the last good version enforcing.
+    apply_plugin(
+        &s,
+        "mut",
+        &mutating,
+        "  settings: {invalid: true, action: label, labels: {team: x}}\n",
+    );
+    let o: Value =
+        serde_json::from_str(&s.ok(&["get", "admissionplugin", "mut", "-o", "json"])).unwrap();
+    assert_eq!(o["status"]["replicas"][0]["state"], "Failed", "{o}");
+    assert!(!create_configmap(&s, "renamed-still").0);
 }

@@ -115,6 +115,16 @@ fn failure(policy: &str, error: impl std::fmt::Display) -> ApiError {
     ))
 }
 
+/// A call's fault without the runtime's `strategy plugin "<name>"` subject (the policy is
+/// named by [`failure`]): `failed in validate: …`, `exceeded its deadline of 300 ms in …`.
+fn fault_text(policy: &str, fault: &crate::strategy::PluginFault) -> String {
+    let text = fault.to_string();
+    match text.strip_prefix(&format!("strategy plugin {policy:?} ")) {
+        Some(rest) => rest.to_string(),
+        None => text,
+    }
+}
+
 /// The identity a mutated object must keep.
 fn identity(o: &Value) -> (Value, Value, Value, Value) {
     (
@@ -204,7 +214,7 @@ impl WasmAdmissionPolicy {
                     tracing::warn!(policy = %p.name, error = %fault, "admission plugin failed; ignored (failurePolicy: Ignore)");
                     continue;
                 }
-                Err(fault) => return Err(failure(&p.name, fault)),
+                Err(fault) => return Err(failure(&p.name, fault_text(&p.name, &fault))),
             };
             for w in &response.warnings {
                 a.warn(w.clone());
