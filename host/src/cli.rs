@@ -256,6 +256,12 @@ pub struct ServeArgs {
     /// `AlwaysDeny`. Members of `system:masters` are always allowed.
     #[arg(long, value_delimiter = ',', default_value = "RBAC")]
     pub authorization_mode: Vec<crate::authorization::AuthorizationMode>,
+    /// Admission plugins to turn off although they are enabled by default, comma-separated:
+    /// `NamespaceLifecycle`, `RBACEscalation`, `ValidatingAdmissionPolicy`,
+    /// `WasmAdmissionPolicy` (kube-apiserver's `--disable-admission-plugins`; an unknown name
+    /// refuses the start).
+    #[arg(long, value_delimiter = ',')]
+    pub disable_admission_plugins: Vec<String>,
     /// Controllers to run in the server, comma-separated: `*` all (`garbagecollector`,
     /// `namespace`, `system-namespaces`), `-name` turns one off (kube-controller-manager's
     /// --controllers).

@@ -83,6 +83,19 @@ impl Plugins {
         }
     }
 
+    /// Remove the members named in `names` (`--disable-admission-plugins`). Errors: a name
+    /// not registered, in kube's words (`k8s.io/apiserver/pkg/server/options/admission.go`
+    /// `Validate`).
+    pub fn disable(&mut self, names: &[String]) -> Result<(), String> {
+        for n in names.iter().filter(|n| !n.is_empty()) {
+            if !self.factories.iter().any(|(name, _)| name == n) {
+                return Err(format!("disable-admission-plugins plugin {n:?} is unknown"));
+            }
+        }
+        self.factories.retain(|(name, _)| !names.contains(name));
+        Ok(())
+    }
+
     /// The registered names, in order.
     pub fn names(&self) -> Vec<&str> {
         self.factories.iter().map(|(n, _)| n.as_str()).collect()
@@ -91,5 +104,22 @@ impl Plugins {
     /// The chain of every registered member, made once.
     pub fn chain(&self, initializer: &Initializer) -> Chain {
         Chain::new(self.factories.iter().map(|(_, f)| f(initializer)).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn disabled_members_are_removed_and_unknown_names_refused() {
+        let mut p = Plugins::standard();
+        p.disable(&["ValidatingAdmissionPolicy".into(), "WasmAdmissionPolicy".into()])
+            .unwrap();
+        assert_eq!(p.names(), ["NamespaceLifecycle", "RBACEscalation"]);
+        assert_eq!(
+            p.disable(&["AlwaysPullImages".into()]),
+            Err("disable-admission-plugins plugin \"AlwaysPullImages\" is unknown".into())
+        );
     }
 }

@@ -169,8 +169,11 @@ pub async fn serve_with_admission(
     listeners: Listeners,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     compile: Compile,
-    plugins: Plugins,
+    mut plugins: Plugins,
 ) -> anyhow::Result<()> {
+    plugins
+        .disable(&args.disable_admission_plugins)
+        .map_err(|e| anyhow::anyhow!(e))?;
     let secure_address = listeners.secure.local_addr()?;
     let security = security::security(&args, secure_address.port())?;
     let policies = Arc::new(crate::admission::policy::source::PolicySource::default());

@@ -18,6 +18,7 @@ pub struct Misbehaving;
 
 fn act(request: &AdmissionRequest, settings: &Value) -> AdmissionResponse {
     match settings["action"].as_str().unwrap_or("allow") {
+        "allow" => AdmissionResponse::allow(),
         "deny" => AdmissionResponse {
             allowed: false,
             denial: Some(Denial {

@@ -115,14 +115,15 @@ fn failure(policy: &str, error: impl std::fmt::Display) -> ApiError {
     ))
 }
 
-/// A call's fault without the runtime's `strategy plugin "<name>"` subject (the policy is
-/// named by [`failure`]): `failed in validate: …`, `exceeded its deadline of 300 ms in …`.
-fn fault_text(policy: &str, fault: &crate::strategy::PluginFault) -> String {
+/// A call's fault without the runtime's `strategy plugin "<component>"` subject (the policy
+/// is named by [`failure`]): `failed in validate: …`, `exceeded its deadline of 300 ms in …`.
+fn fault_text(fault: &crate::strategy::PluginFault) -> String {
     let text = fault.to_string();
-    match text.strip_prefix(&format!("strategy plugin {policy:?} ")) {
-        Some(rest) => rest.to_string(),
-        None => text,
-    }
+    let rest = text
+        .strip_prefix("strategy plugin \"")
+        .and_then(|t| t.split_once("\" "))
+        .map(|(_, rest)| rest.to_string());
+    rest.unwrap_or(text)
 }
 
 /// The identity a mutated object must keep.
@@ -138,16 +139,17 @@ fn identity(o: &Value) -> (Value, Value, Value, Value) {
 }
 
 impl WasmAdmissionPolicy {
-    /// Run the matching policies of one stage on `object` (`None` for a delete).
+    /// Run the matching policies of one stage on `object` (`None` for a delete): the object
+    /// as the mutating policies changed it (`None`: unchanged).
     async fn run(
         &self,
         a: &Attributes<'_>,
-        mut object: Option<&mut Value>,
+        object: Option<&Value>,
         mutating: bool,
-    ) -> ApiResult<()> {
+    ) -> ApiResult<Option<Value>> {
         let d = &a.store.description;
         if EXEMPT_GROUPS.contains(&d.group.as_str()) {
-            return Ok(());
+            return Ok(None);
         }
         let current = self.source.current();
         let policies: Vec<&Arc<LoadedPolicy>> = current
@@ -155,9 +157,9 @@ impl WasmAdmissionPolicy {
             .filter(|p| p.plugin.description().mutating == mutating)
             .collect();
         if policies.is_empty() {
-            return Ok(());
+            return Ok(None);
         }
-        let facts = RequestFacts::of(a, object.as_deref()).await;
+        let facts = RequestFacts::of(a, object).await;
         let request = facts.request(a);
         let storage = storage_version(a);
         let mut matched = Vec::new();
@@ -174,12 +176,12 @@ impl WasmAdmissionPolicy {
             }
         }
         if matched.is_empty() {
-            return Ok(());
+            return Ok(None);
         }
         let user = json!({"username": a.user.name, "uid": a.user.uid,
             "groups": a.user.groups, "extra": a.user.extra});
         let group = &d.group;
-        let mut review = json!({
+        let review = json!({
             "uid": uuid::Uuid::new_v4().to_string(),
             "kind": {"group": group, "version": storage, "kind": d.kind},
             "resource": {"group": group, "version": storage, "resource": d.plural},
@@ -188,78 +190,26 @@ impl WasmAdmissionPolicy {
             "requestResource": {"group": group, "version": d.version, "resource": d.plural},
             "requestSubResource": a.subresource,
             "name": facts.name, "namespace": a.namespace, "operation": a.operation.as_str(),
-            "userInfo": user, "oldObject": a.old_object.cloned().unwrap_or(Value::Null),
-            "dryRun": a.dry_run, "options": null,
+            "userInfo": user, "dryRun": a.dry_run, "options": null,
         });
-        for p in matched {
-            review["object"] = object.as_deref().cloned().unwrap_or(Value::Null);
-            let text = review.to_string();
-            let reads = Arc::new(CacheReads {
-                policy: p.name.clone(),
-                snapshot: a.snapshot.clone(),
-                declared: p.plugin.description().context_reads.clone(),
-                runtime: tokio::runtime::Handle::current(),
-            });
-            let policy = p.clone();
-            let answer = tokio::task::spawn_blocking(move || {
-                policy
-                    .plugin
-                    .admit(mutating, &text, &policy.spec.settings, reads)
-            })
+        let calls = Calls {
+            policies: matched,
+            review,
+            old_object: a.old_object.cloned().unwrap_or(Value::Null),
+            object: object.cloned().unwrap_or(Value::Null),
+            mutating,
+            snapshot: a.snapshot.clone(),
+            runtime: tokio::runtime::Handle::current(),
+        };
+        // Every matched policy on one blocking thread, one after the other: one hand-off per
+        // stage, and the request serialized once per state of the object.
+        let outcome = tokio::task::spawn_blocking(move || calls.run())
             .await
-            .map_err(|e| failure(&p.name, format!("the call panicked: {e}")))?;
-            let response = match answer {
-                Ok(r) => r,
-                Err(fault) if p.spec.ignore_failures => {
-                    tracing::warn!(policy = %p.name, error = %fault, "admission plugin failed; ignored (failurePolicy: Ignore)");
-                    continue;
-                }
-                Err(fault) => return Err(failure(&p.name, fault_text(&p.name, &fault))),
-            };
-            for w in &response.warnings {
-                a.warn(w.clone());
-            }
-            if !response.allowed {
-                let e = denial_error(&p.name, &response);
-                match p.spec.mode {
-                    Mode::Enforce => return Err(e),
-                    Mode::Warn => a.warn(e.message.replacen(
-                        "denied the request",
-                        "would deny the request",
-                        1,
-                    )),
-                    Mode::Audit => {
-                        tracing::info!(policy = %p.name, denial = %e.message, "admission plugin in Audit mode would deny the request")
-                    }
-                }
-                continue;
-            }
-            if let (true, Some(text), Some(obj)) = (
-                mutating,
-                response.mutated_object.as_deref(),
-                object.as_deref_mut(),
-            ) {
-                let mutated: Result<Value, String> =
-                    serde_json::from_str::<Value>(text)
-                        .map_err(|e| format!("its mutated object is not JSON: {e}"))
-                        .and_then(|m| {
-                            if identity(&m) == identity(obj) {
-                                Ok(m)
-                            } else {
-                                Err("its mutated object changes apiVersion, kind, name or namespace"
-                                .to_string())
-                            }
-                        });
-                match mutated {
-                    Ok(m) => *obj = m,
-                    Err(e) if p.spec.ignore_failures => {
-                        tracing::warn!(policy = %p.name, error = %e, "admission plugin failed; ignored (failurePolicy: Ignore)")
-                    }
-                    Err(e) => return Err(failure(&p.name, e)),
-                }
-            }
+            .map_err(|e| ApiError::internal(format!("admission plugins panicked: {e}")))?;
+        for w in outcome.warnings {
+            a.warn(w);
         }
-        Ok(())
+        outcome.result
     }
 
     /// An `AdmissionPlugin` write: its author may `get` and `list` every resource it grants,
@@ -302,6 +252,117 @@ impl WasmAdmissionPolicy {
     }
 }
 
+/// The matched policies of one stage and what they are called with, run off the async workers.
+struct Calls {
+    policies: Vec<Arc<LoadedPolicy>>,
+    /// The `AdmissionRequest` but for `object` and `oldObject`.
+    review: Value,
+    old_object: Value,
+    object: Value,
+    mutating: bool,
+    snapshot: Arc<crate::registry::Snapshot>,
+    runtime: tokio::runtime::Handle,
+}
+
+/// What the policies of a stage decided: the refusal or the mutated object (`None`: not
+/// changed), and the warnings to add either way.
+struct Outcome {
+    result: ApiResult<Option<Value>>,
+    warnings: Vec<String>,
+}
+
+/// The `AdmissionRequest` as JSON text: the review's fields and the two objects, borrowed.
+#[derive(serde::Serialize)]
+struct Review<'a> {
+    #[serde(flatten)]
+    fields: &'a Value,
+    object: &'a Value,
+    #[serde(rename = "oldObject")]
+    old_object: &'a Value,
+}
+
+impl Calls {
+    fn run(mut self) -> Outcome {
+        let mut warnings = Vec::new();
+        let result = self.decide(&mut warnings);
+        Outcome { result, warnings }
+    }
+
+    fn decide(&mut self, warnings: &mut Vec<String>) -> ApiResult<Option<Value>> {
+        let mut changed = false;
+        let mut text: Option<String> = None;
+        for p in &self.policies {
+            let request = match &text {
+                Some(t) => t,
+                None => text.insert(
+                    serde_json::to_string(&Review {
+                        fields: &self.review,
+                        object: &self.object,
+                        old_object: &self.old_object,
+                    })
+                    .map_err(ApiError::internal)?,
+                ),
+            };
+            let reads = Arc::new(CacheReads {
+                policy: p.name.clone(),
+                snapshot: self.snapshot.clone(),
+                declared: p.plugin.description().context_reads.clone(),
+                runtime: self.runtime.clone(),
+            });
+            let response = match p.plugin.admit(self.mutating, request, &p.spec.settings, reads) {
+                Ok(r) => r,
+                Err(fault) if p.spec.ignore_failures => {
+                    tracing::warn!(policy = %p.name, error = %fault, "admission plugin failed; ignored (failurePolicy: Ignore)");
+                    continue;
+                }
+                Err(fault) => return Err(failure(&p.name, fault_text(&fault))),
+            };
+            warnings.extend(response.warnings.iter().cloned());
+            if !response.allowed {
+                let e = denial_error(&p.name, &response);
+                match p.spec.mode {
+                    Mode::Enforce => return Err(e),
+                    Mode::Warn => warnings.push(e.message.replacen(
+                        "denied the request",
+                        "would deny the request",
+                        1,
+                    )),
+                    Mode::Audit => {
+                        tracing::info!(policy = %p.name, denial = %e.message, "admission plugin in Audit mode would deny the request")
+                    }
+                }
+                continue;
+            }
+            let Some(mutated) = response.mutated_object.as_deref().filter(|_| self.mutating)
+            else {
+                continue;
+            };
+            let checked = serde_json::from_str::<Value>(mutated)
+                .map_err(|e| format!("its mutated object is not JSON: {e}"))
+                .and_then(|m| {
+                    if identity(&m) == identity(&self.object) {
+                        Ok(m)
+                    } else {
+                        Err("its mutated object changes apiVersion, kind, name or namespace"
+                            .to_string())
+                    }
+                });
+            match checked {
+                Ok(m) => {
+                    self.object = m;
+                    changed = true;
+                    text = None;
+                }
+                Err(e) if p.spec.ignore_failures => {
+                    tracing::warn!(policy = %p.name, error = %e, "admission plugin failed; ignored (failurePolicy: Ignore)")
+                }
+                Err(e) => return Err(failure(&p.name, e)),
+            }
+        }
+        Ok(changed.then(|| std::mem::take(&mut self.object)))
+    }
+}
+
 impl Admission for WasmAdmissionPolicy {
     fn name(&self) -> &'static str {
         "WasmAdmissionPolicy"
@@ -316,7 +377,13 @@ impl Admission for WasmAdmissionPolicy {
         attributes: &'a Attributes<'a>,
         object: Option<&'a mut Value>,
     ) -> AdmissionFuture<'a> {
-        Box::pin(self.run(attributes, object, true))
+        Box::pin(async move {
+            let mutated = self.run(attributes, object.as_deref(), true).await?;
+            if let (Some(m), Some(obj)) = (mutated, object) {
+                *obj = m;
+            }
+            Ok(())
+        })
     }
 
     fn validate<'a>(
@@ -326,16 +393,7 @@ impl Admission for WasmAdmissionPolicy {
     ) -> AdmissionFuture<'a> {
         Box::pin(async move {
             self.check_grants(attributes, object)?;
-            let validating = self
-                .source
-                .current()
-                .values()
-                .any(|p| !p.plugin.description().mutating);
-            if !validating {
-                return Ok(());
-            }
-            let mut copy = object.cloned();
-            self.run(attributes, copy.as_mut(), false).await
+            self.run(attributes, object, false).await.map(drop)
         })
     }
 }

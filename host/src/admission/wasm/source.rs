@@ -225,8 +225,20 @@ impl WasmPolicySource {
                 .collect::<Vec<_>>()
                 .join("; ")
         })?;
-        let plugin = match previous.filter(|p| p.plugin.sha256() == spec.sha256) {
-            Some(p) => p.plugin.clone(),
+        // Policies of one component share it — its compiled code and its warm instances
+        // (its functions are pure functions of their arguments, the contract says) — so it is
+        // named by its hash, not by one of them.
+        let shared = previous
+            .filter(|p| p.plugin.sha256() == spec.sha256)
+            .map(|p| p.plugin.clone())
+            .or_else(|| {
+                self.current()
+                    .values()
+                    .find(|p| p.plugin.sha256() == spec.sha256)
+                    .map(|p| p.plugin.clone())
+            });
+        let plugin = match shared {
+            Some(p) => p,
             None => {
                 let bytes = loader
                     .components
@@ -240,7 +252,7 @@ impl WasmPolicySource {
                         )
                     })?;
                 let runtime = loader.runtime.clone();
-                let n = name.to_string();
+                let n = format!("sha256:{}", &spec.sha256[..12]);
                 tokio::task::spawn_blocking(move || runtime.load_admission(&n, &bytes))
                     .await
                     .map_err(|e| format!("loading panicked: {e}"))?
