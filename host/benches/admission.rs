@@ -16,7 +16,13 @@
 //!    without them, same server, alternating per round (the policies created, then deleted).
 //!    Target: p99 + ≤ 1 ms.
 //!
-//! `ADMISSION_ROUNDS` sets the rounds (default 3), `SECTIONS=1` or `=2` runs one section.
+//! 3. **One wasm policy call, in-process** (no server): `WasmAdmissionPlugin::admit` on the
+//!    request a ConfigMap create sends (the test-only policy decoding it and allowing), against
+//!    `validate-settings` on `{}` (the same instance, deadline and memory cap, almost no
+//!    data): what a call costs, and how much of it is the request.
+//!
+//! `ADMISSION_ROUNDS` sets the rounds (default 3), `SECTIONS=1`, `=2` or `=3` runs one
+//! section.
 
 mod common;
 
@@ -181,7 +187,10 @@ async fn add_policies(c: &reqwest::Client, url: &str, sha: &str) {
                 ("validatingadmissionpolicies", policy),
                 ("validatingadmissionpolicybindings", binding),
             ] {
-                assert_eq!(post(c, &format!("{url}{ADMISSION}/{path}"), body).await, 201);
+                assert_eq!(
+                    post(c, &format!("{url}{ADMISSION}/{path}"), body).await,
+                    201
+                );
             }
         }
         if kinds.contains("wasm") {
@@ -206,6 +215,55 @@ async fn remove_policies(c: &reqwest::Client, url: &str) {
     tokio::time::sleep(Duration::from_millis(500)).await;
 }
 
+/// Section 3: µs per `admit` call and per `validate-settings` call.
+fn in_process() -> (f64, f64) {
+    use wasm_apiserver::plugin::context_reads::{ContextReads, GroupVersionResource, ReadError};
+    use wasm_apiserver::plugin::{PluginRuntime, RuntimeConfig};
+    struct NoReads;
+    impl ContextReads for NoReads {
+        fn get(
+            &self,
+            _: &GroupVersionResource,
+            _: &str,
+            _: &str,
+        ) -> Result<Option<String>, ReadError> {
+            Ok(None)
+        }
+        fn list(
+            &self,
+            _: &GroupVersionResource,
+            _: &str,
+            _: &str,
+        ) -> Result<Vec<String>, ReadError> {
+            Ok(Vec::new())
+        }
+    }
+    let runtime = PluginRuntime::new(RuntimeConfig::default()).unwrap();
+    let bytes = std::fs::read(root().join("target/test-plugins/misbehaving-policy.wasm")).unwrap();
+    let policy = runtime.load_admission("bench", &bytes).unwrap();
+    let object = configmap("cm-0".into());
+    let review = json!({"uid": "u", "kind": {"group": "", "version": "v1", "kind": "ConfigMap"},
+        "resource": {"group": "", "version": "v1", "resource": "configmaps"},
+        "requestKind": {"group": "", "version": "v1", "kind": "ConfigMap"},
+        "requestResource": {"group": "", "version": "v1", "resource": "configmaps"},
+        "subResource": "", "requestSubResource": "", "name": "cm-0", "namespace": "bench",
+        "operation": "CREATE", "userInfo": {"username": "system:anonymous", "groups": ["system:unauthenticated"]},
+        "object": object, "oldObject": null, "dryRun": false, "options": null})
+    .to_string();
+    let reads: Arc<dyn ContextReads> = Arc::new(NoReads);
+    let settings = r#"{"action":"allow"}"#;
+    let admit = common::measure(2000, || {
+        let r = policy
+            .admit(false, &review, settings, reads.clone())
+            .unwrap();
+        assert!(r.allowed);
+    });
+    let tiny = common::measure(2000, || {
+        policy.validate_settings("{}").unwrap().unwrap();
+    });
+    (admit / 1e3, tiny / 1e3)
+}
+
 fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len() as f64
 }
@@ -220,7 +278,14 @@ async fn main() {
         .ok()
         .and_then(|r| r.parse().ok())
         .unwrap_or(3);
-    let sections = std::env::var("SECTIONS").unwrap_or_else(|_| "12".into());
+    let sections = std::env::var("SECTIONS").unwrap_or_else(|_| "123".into());
+
+    if sections.contains('3') {
+        let (admit, tiny) = in_process();
+        println!(
+            "3 one wasm policy call in-process: admit on a ConfigMap create's request {admit:.1} µs, validate-settings on {{}} {tiny:.1} µs"
+        );
+    }
 
     if sections.contains('1') {
         let (mut with, mut without) = (Vec::new(), Vec::new());

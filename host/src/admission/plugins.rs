@@ -114,8 +114,11 @@ mod tests {
     #[test]
     fn disabled_members_are_removed_and_unknown_names_refused() {
         let mut p = Plugins::standard();
-        p.disable(&["ValidatingAdmissionPolicy".into(), "WasmAdmissionPolicy".into()])
-            .unwrap();
+        p.disable(&[
+            "ValidatingAdmissionPolicy".into(),
+            "WasmAdmissionPolicy".into(),
+        ])
+        .unwrap();
         assert_eq!(p.names(), ["NamespaceLifecycle", "RBACEscalation"]);
         assert_eq!(
             p.disable(&["AlwaysPullImages".into()]),

@@ -105,6 +105,10 @@ pub struct Expression {
     instrumented: runtime_cost::Instrumented,
     checked: Option<(Checked, Variables)>,
     estimate: Option<static_cost::CostEstimate>,
+    /// The names the expression references: a variable it does not reference is not
+    /// converted to a CEL value when bound (an admission policy binds `object`, `oldObject`,
+    /// `request` and `namespaceObject` to every expression; most read one).
+    referenced: std::collections::HashSet<String>,
 }
 
 /// Why an expression does not compile: cel-go's text (`ERROR: <input>:1:5: …` with the
@@ -174,12 +178,19 @@ impl Expression {
             .compile(source)
             .map_err(|e| CompileError(e.to_string().replace("\n| ", "\n | ")))?;
         let instrumented = runtime_cost::instrument(program.expression());
+        let referenced = program
+            .references()
+            .variables()
+            .into_iter()
+            .map(str::to_string)
+            .collect();
         Ok(Expression {
             env,
             program,
             instrumented,
             checked: None,
             estimate: None,
+            referenced,
         })
     }
 
@@ -281,6 +292,9 @@ impl Expression {
             context.add_variable_as_val("authorizer", Box::new(value));
         }
         for (name, v) in variables {
+            if !self.referenced.contains(*name) {
+                continue;
+            }
             let declared = self.checked.as_ref().and_then(|(_, vars)| vars.get(name));
             context.add_variable_as_val(*name, value::to_val(v, declared));
         }

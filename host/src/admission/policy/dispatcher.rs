@@ -41,11 +41,28 @@ struct Denial {
 }
 
 /// The variables every expression of a request sees.
-struct Inputs {
-    object: Value,
-    old_object: Value,
+struct Inputs<'a> {
+    object: &'a Value,
+    old_object: &'a Value,
     request: Value,
-    namespace_object: Value,
+    namespace_object: &'a Value,
+}
+
+/// The variables every expression is evaluated with, by reference: an expression converts
+/// only those it reads to CEL values.
+fn bind<'a>(
+    inputs: &'a Inputs<'a>,
+    null: &'a Value,
+    variables: &'a Value,
+) -> [(&'static str, &'a Value); 6] {
+    [
+        ("object", inputs.object),
+        ("oldObject", inputs.old_object),
+        ("request", &inputs.request),
+        ("namespaceObject", inputs.namespace_object),
+        ("params", null),
+        ("variables", variables),
+    ]
 }
 
 /// kube's `expression '<e>' resulted in error: <err>` (`cel/filter.go`).
@@ -61,7 +78,7 @@ fn eval(e: &Expression, source: &str, vars: &[(&str, &Value)]) -> Result<Cel, St
 /// quantity, an IP, a duration …) is left out, and so is a variable whose evaluation failed —
 /// an expression reading it then fails, per `failurePolicy` (kube binds them lazily as CEL
 /// values).
-fn evaluate(policy: &CompiledPolicy, inputs: &Inputs) -> Vec<Denial> {
+fn evaluate(policy: &CompiledPolicy, inputs: &Inputs<'_>) -> Vec<Denial> {
     let error = |message: String| -> Vec<Denial> {
         if policy.ignore_failures {
             Vec::new()
@@ -77,19 +94,8 @@ fn evaluate(policy: &CompiledPolicy, inputs: &Inputs) -> Vec<Denial> {
     }
     let null = Value::Null;
     let mut variables = serde_json::Map::new();
-    let base = |variables: &Value| -> Vec<(&'static str, Value)> {
-        vec![
-            ("object", inputs.object.clone()),
-            ("oldObject", inputs.old_object.clone()),
-            ("request", inputs.request.clone()),
-            ("namespaceObject", inputs.namespace_object.clone()),
-            ("params", null.clone()),
-            ("variables", variables.clone()),
-        ]
-    };
     let vars_value = Value::Object(variables.clone());
-    let owned = base(&vars_value);
-    let bound: Vec<(&str, &Value)> = owned.iter().map(|(n, v)| (*n, v)).collect();
+    let bound = bind(inputs, &null, &vars_value);
     // matchConditions: any false → the policy does not apply; else an error fails.
     let mut condition_error = None;
     for (name, c) in &policy.match_conditions {
@@ -107,8 +113,7 @@ fn evaluate(policy: &CompiledPolicy, inputs: &Inputs) -> Vec<Denial> {
     }
     for (name, e) in &policy.variables {
         let current = Value::Object(variables.clone());
-        let owned = base(&current);
-        let bound: Vec<(&str, &Value)> = owned.iter().map(|(n, v)| (*n, v)).collect();
+        let bound = bind(inputs, &null, &current);
         if let Ok(r) = e.evaluate_with_limit(&bound, PER_CALL_LIMIT) {
             if let Ok(j) = r.value.json() {
                 variables.insert(name.clone(), j);
@@ -116,8 +121,7 @@ fn evaluate(policy: &CompiledPolicy, inputs: &Inputs) -> Vec<Denial> {
         }
     }
     let vars_value = Value::Object(variables);
-    let owned = base(&vars_value);
-    let bound: Vec<(&str, &Value)> = owned.iter().map(|(n, v)| (*n, v)).collect();
+    let bound = bind(inputs, &null, &vars_value);
     let mut denials = Vec::new();
     for v in &policy.validations {
         match eval(&v.expression, &v.source, &bound) {
@@ -269,10 +273,10 @@ impl ValidatingAdmissionPolicy {
                     request["resource"] =
                         json!({"group": group, "version": m.version, "resource": plural});
                     let inputs = Inputs {
-                        object: object.clone(),
-                        old_object: old_object.clone(),
+                        object: &object,
+                        old_object: &old_object,
                         request,
-                        namespace_object: namespace_object.clone(),
+                        namespace_object: &namespace_object,
                     };
                     // Without params every binding of a policy sees the same decisions.
                     let denials = if m.bindings.is_empty() {

@@ -309,7 +309,10 @@ impl Calls {
                 declared: p.plugin.description().context_reads.clone(),
                 runtime: self.runtime.clone(),
             });
-            let response = match p.plugin.admit(self.mutating, request, &p.spec.settings, reads) {
+            let response = match p
+                .plugin
+                .admit(self.mutating, request, &p.spec.settings, reads)
+            {
                 Ok(r) => r,
                 Err(fault) if p.spec.ignore_failures => {
                     tracing::warn!(policy = %p.name, error = %fault, "admission plugin failed; ignored (failurePolicy: Ignore)");
@@ -333,8 +336,7 @@ impl Calls {
                 }
                 continue;
             }
-            let Some(mutated) = response.mutated_object.as_deref().filter(|_| self.mutating)
-            else {
+            let Some(mutated) = response.mutated_object.as_deref().filter(|_| self.mutating) else {
                 continue;
             };
             let checked = serde_json::from_str::<Value>(mutated)
@@ -343,8 +345,10 @@ impl Calls {
                     if identity(&m) == identity(&self.object) {
                         Ok(m)
                     } else {
-                        Err("its mutated object changes apiVersion, kind, name or namespace"
-                            .to_string())
+                        Err(
+                            "its mutated object changes apiVersion, kind, name or namespace"
+                                .to_string(),
+                        )
                     }
                 });
             match checked {
