@@ -49,8 +49,10 @@ pub enum PluginCommand {
         limits: PluginLimits,
     },
     /// Upload a component through the API and create or update the StrategyPlugin object
-    /// naming it (every replica then serves it). Needs permission to write
-    /// strategyplugincomponents and strategyplugins of wasm-apiserver.dev (cluster-admin).
+    /// naming it (every replica then serves it) — or, for an admission policy component, the
+    /// AdmissionPlugin object, granting the reads the component declares. Needs permission
+    /// to write strategyplugincomponents and strategyplugins (or admissionplugins) of
+    /// wasm-apiserver.dev (cluster-admin).
     Push {
         /// The component (`*.wasm`).
         file: PathBuf,
@@ -78,8 +80,8 @@ pub enum PluginCommand {
         #[arg(long, conflicts_with_all = ["kubeconfig", "context"])]
         server: Option<String>,
     },
-    /// Print the StrategyPlugin object for a component as YAML (for GitOps; upload the
-    /// component with `plugin push --upload-only`).
+    /// Print the StrategyPlugin (or, for an admission policy, AdmissionPlugin) object for a
+    /// component as YAML (for GitOps; upload the component with `plugin push --upload-only`).
     Manifest {
         /// The component (`*.wasm`).
         file: PathBuf,

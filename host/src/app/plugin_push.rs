@@ -2,7 +2,10 @@
 //!
 //! `push` uploads the component to `strategyplugincomponents/<sha256>` (skipped when the
 //! server has it) and creates or updates the `StrategyPlugin` object naming it, as
-//! `kubectl apply` would; every replica then serves it. `manifest` prints that object as YAML
+//! `kubectl apply` would; every replica then serves it. An admission policy component
+//! (`wit/admission/`) gets an `AdmissionPlugin` object instead, whose `contextReads` grant
+//! what the component declares it reads (read offline from its `describe`); an existing
+//! object keeps its settings, mode, rules and selectors. `manifest` prints that object as YAML
 //! for a GitOps repository (the component is uploaded with `push --upload-only`). The client
 //! is kube-rs: the kubeconfig (`--kubeconfig`, `$KUBECONFIG`, `~/.kube/config`, in that
 //! order; `--context`), or a bare `--server` URL for a development server's plain port.
@@ -48,6 +51,35 @@ pub fn manifest_object(name: &str, sha256: &str, active: bool, extends: Option<&
     o
 }
 
+/// Whether `bytes` are an admission policy component: they name the export
+/// `wasm-apiserver:admission/admission@…` (a strategy component never does).
+fn is_admission(bytes: &[u8]) -> bool {
+    const EXPORT: &[u8] = b"wasm-apiserver:admission/admission@";
+    bytes.windows(EXPORT.len()).any(|w| w == EXPORT)
+}
+
+/// The `AdmissionPlugin` object for an admission component: `spec.sha256`, and
+/// `spec.contextReads` granting what the component declares it reads (loaded offline).
+/// Errors: the component does not load.
+fn admission_object(name: &str, sha256: &str, bytes: &[u8]) -> anyhow::Result<Value> {
+    let runtime = crate::plugin::PluginRuntime::new(crate::plugin::RuntimeConfig::default())?;
+    let policy = runtime
+        .load_admission(name, bytes)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let reads: Vec<Value> = policy
+        .description()
+        .context_reads
+        .iter()
+        .map(|g| json!({"group": g.group, "resource": g.resource}))
+        .collect();
+    Ok(json!({
+        "apiVersion": format!("{STATUS_GROUP}/v1"),
+        "kind": "AdmissionPlugin",
+        "metadata": {"name": name},
+        "spec": {"sha256": sha256, "contextReads": reads},
+    }))
+}
+
 fn read(file: &Path) -> anyhow::Result<(Vec<u8>, String)> {
     let bytes = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
     let sha = hex::encode(Sha256::digest(&bytes));
@@ -62,16 +94,19 @@ pub fn manifest(
     inactive: bool,
     extends: Option<&str>,
 ) -> anyhow::Result<i32> {
-    let (_, sha) = read(file)?;
+    let (bytes, sha) = read(file)?;
     let name = object_name(file, name);
+    let object = if is_admission(&bytes) {
+        refuse_strategy_flags(inactive, extends)?;
+        admission_object(&name, &sha, &bytes)?
+    } else {
+        manifest_object(&name, &sha, !inactive, extends)
+    };
     println!(
         "# Upload the component first: wasm-apiserver plugin push {} --upload-only",
         file.display()
     );
-    print!(
-        "{}",
-        serde_yaml_ng::to_string(&manifest_object(&name, &sha, !inactive, extends))?
-    );
+    print!("{}", serde_yaml_ng::to_string(&object)?);
     Ok(0)
 }
 
@@ -117,6 +152,11 @@ pub async fn push(
     target: &Target,
 ) -> anyhow::Result<i32> {
     let (bytes, sha) = read(file)?;
+    // An admission policy's object is built from its `describe`, loaded from these bytes.
+    let admission = is_admission(&bytes).then(|| bytes.clone());
+    if admission.is_some() {
+        refuse_strategy_flags(inactive, extends)?;
+    }
     let client = client(target).await?;
     let path = format!("/apis/{STATUS_GROUP}/v1/{COMPONENTS_PLURAL}/{sha}");
     let get = http::Request::get(&path).body(Vec::new())?;
@@ -145,6 +185,10 @@ pub async fn push(
         return Ok(0);
     }
     let name = object_name(file, name);
+    if let Some(bytes) = admission {
+        let wanted = admission_object(&name, &sha, &bytes)?;
+        return apply_admission_plugin(client, &name, &sha, wanted).await;
+    }
     let resource = kube::discovery::ApiResource {
         group: STATUS_GROUP.into(),
         version: "v1".into(),
@@ -193,4 +237,88 @@ pub async fn push(
         }
     }
     anyhow::bail!("StrategyPlugin {name} kept changing; try again")
+}
+
+/// `--inactive` and `--extends` are a strategy's: refused for an admission policy.
+fn refuse_strategy_flags(inactive: bool, extends: Option<&str>) -> anyhow::Result<()> {
+    if inactive || extends.is_some() {
+        anyhow::bail!(
+            "--inactive and --extends apply to strategy plugins; this component is an admission policy (an AdmissionPlugin object serves it)"
+        );
+    }
+    Ok(())
+}
+
+/// Create the `AdmissionPlugin` `name`, or set the `sha256` and `contextReads` of the
+/// existing one (its settings, mode, rules and selectors kept).
+async fn apply_admission_plugin(
+    client: kube::Client,
+    name: &str,
+    sha: &str,
+    wanted: Value,
+) -> anyhow::Result<i32> {
+    let resource = kube::discovery::ApiResource {
+        group: STATUS_GROUP.into(),
+        version: "v1".into(),
+        api_version: format!("{STATUS_GROUP}/v1"),
+        kind: "AdmissionPlugin".into(),
+        plural: "admissionplugins".into(),
+    };
+    let api: kube::Api<kube::core::DynamicObject> = kube::Api::all_with(client, &resource);
+    let pp = kube::api::PostParams::default();
+    let what = format!("admissionplugins.{STATUS_GROUP}/{name}");
+    for _ in 0..5 {
+        let result = match api.get_opt(name).await? {
+            None => {
+                let obj: kube::core::DynamicObject = serde_json::from_value(wanted.clone())?;
+                api.create(&pp, &obj).await.map(|o| (o, "created"))
+            }
+            Some(mut current) => {
+                let before = current.data["spec"].clone();
+                for key in ["sha256", "contextReads"] {
+                    current.data["spec"][key] = wanted["spec"][key].clone();
+                }
+                if current.data["spec"] == before {
+                    println!("{what} unchanged");
+                    return Ok(0);
+                }
+                api.replace(name, &pp, &current)
+                    .await
+                    .map(|o| (o, "configured"))
+            }
+        };
+        match result {
+            Ok((o, verb)) => {
+                let reads: Vec<String> = wanted["spec"]["contextReads"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|r| {
+                        let (g, res) = (
+                            r["group"].as_str().unwrap_or(""),
+                            r["resource"].as_str().unwrap_or(""),
+                        );
+                        if g.is_empty() {
+                            res.to_string()
+                        } else {
+                            format!("{res}.{g}")
+                        }
+                    })
+                    .collect();
+                println!(
+                    "{what} {verb} (sha256:{sha}, generation {}; grants reading: {})",
+                    o.metadata.generation.unwrap_or(0),
+                    if reads.is_empty() {
+                        "nothing".to_string()
+                    } else {
+                        reads.join(", ")
+                    }
+                );
+                return Ok(0);
+            }
+            Err(e) if matches!(status_code(&e), Some(409)) => continue,
+            Err(e) => return Err(e).context(format!("writing AdmissionPlugin {name}")),
+        }
+    }
+    anyhow::bail!("AdmissionPlugin {name} kept changing; try again")
 }

@@ -185,6 +185,23 @@ fn a_wasm_policy_reads_the_cache_and_refuses_what_kube_would_need_a_webhook_for(
         .2
         .is_empty()
     });
+
+    // `plugin push` of a policy component: an AdmissionPlugin granting what it declares.
+    let (ok, out) = common::cli([
+        "plugin".as_ref(),
+        "push".as_ref(),
+        common::plugin("configmap-references").as_os_str(),
+        "--kubeconfig".as_ref(),
+        s.kubeconfig().as_os_str(),
+    ]);
+    assert!(ok, "{out}");
+    assert!(
+        out.contains(&format!("admissionplugins.wasm-apiserver.dev/configmap-references created (sha256:{sha}, generation 1; grants reading: configmaps)")),
+        "{out}"
+    );
+    assert_eq!(replica(&s)["state"], "Active");
+    let err = s.fails(&["create", "-f", &pod(&s, "pushed", "absent", false)]);
+    assert!(err.contains("denied the request"), "{err}");
 }
 
 fn rand_suffix() -> u32 {
