@@ -221,3 +221,113 @@ spec: {{policyName: fragile, validationActions: [Deny]}}
             .0
     });
 }
+
+const PARAM_POLICY: &str = r#"apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: max-keys}
+spec:
+  paramKind: {apiVersion: v1, kind: ConfigMap}
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [configmaps]}
+  validations:
+  - expression: "!has(object.data) || object.data.size() <= int(params.data.maxKeys)"
+    messageExpression: "'at most ' + params.data.maxKeys + ' keys (' + params.metadata.name + ')'"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: by-name}
+spec:
+  policyName: max-keys
+  validationActions: [Deny]
+  paramRef: {name: limits, namespace: policy-params, parameterNotFoundAction: Deny}
+  matchResources:
+    namespaceSelector: {matchLabels: {params: by-name}}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: by-selector}
+spec:
+  policyName: max-keys
+  validationActions: [Deny]
+  paramRef:
+    selector: {matchLabels: {tier: gold}}
+    parameterNotFoundAction: Allow
+  matchResources:
+    namespaceSelector: {matchLabels: {params: by-selector}}
+"#;
+
+/// Params (kube's `paramKind` / `paramRef`): by name in another namespace with
+/// `parameterNotFoundAction: Deny`, by selector in the request's namespace with `Allow`, one
+/// evaluation per param object, and kube's validation of `paramRef`.
+#[test]
+fn params_by_name_and_by_selector_as_kube_collects_them() {
+    let s = TestServer::start_with(Backend::Embedded, &["namespaces", "configmaps"], &[]);
+    for (ns, labels) in [
+        ("policy-params", "{}"),
+        ("named", "{params: by-name}"),
+        ("selected", "{params: by-selector}"),
+    ] {
+        let f = s.file(
+            &format!("{ns}.yaml"),
+            &format!(
+                "apiVersion: v1\nkind: Namespace\nmetadata: {{name: {ns}, labels: {labels}}}\n"
+            ),
+        );
+        s.ok(&["create", "-f", f.to_str().unwrap()]);
+    }
+    let policy = s.file("params.yaml", PARAM_POLICY);
+    s.ok(&["apply", "-f", policy.to_str().unwrap()]);
+
+    // No param yet: Deny refuses, Allow admits.
+    let err = s.fails(&["create", "-f", &configmap(&s, "named", "a", 1, "")]);
+    assert!(
+        err.contains("ValidatingAdmissionPolicy 'max-keys' with binding 'by-name' denied request: failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction"),
+        "{err}"
+    );
+    s.ok(&["create", "-f", &configmap(&s, "selected", "a", 3, "")]);
+
+    // The named param, in its own namespace.
+    s.ok(&[
+        "create",
+        "configmap",
+        "limits",
+        "-n",
+        "policy-params",
+        "--from-literal=maxKeys=1",
+    ]);
+    let err = s.fails(&["create", "-f", &configmap(&s, "named", "b", 2, "")]);
+    assert!(
+        err.contains("ValidatingAdmissionPolicy 'max-keys' with binding 'by-name' denied request: at most 1 keys (limits)"),
+        "{err}"
+    );
+    s.ok(&["create", "-f", &configmap(&s, "named", "c", 1, "")]);
+
+    // Selected params in the request's namespace: each one is evaluated.
+    for (name, max) in [("gold-a", 3), ("gold-b", 2)] {
+        let f = s.file(
+            &format!("{name}.yaml"),
+            &format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, namespace: selected, labels: {{tier: gold}}}}\ndata: {{maxKeys: \"{max}\"}}\n"),
+        );
+        s.ok(&["create", "-f", f.to_str().unwrap()]);
+    }
+    let err = s.fails(&["create", "-f", &configmap(&s, "selected", "d", 3, "")]);
+    assert!(
+        err.contains("denied request: at most 2 keys (gold-b)"),
+        "{err}"
+    );
+    s.ok(&["create", "-f", &configmap(&s, "selected", "e", 2, "")]);
+
+    // kube's validation of paramRef.
+    let bad = s.file(
+        "bad-binding.yaml",
+        "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\nmetadata: {name: bad}\nspec:\n  policyName: max-keys\n  validationActions: [Deny]\n  paramRef: {name: x, selector: {}}\n",
+    );
+    let err = s.fails(&["create", "-f", bad.to_str().unwrap()]);
+    for want in [
+        "spec.paramRef.name: Forbidden: name and selector are mutually exclusive",
+        "spec.paramRef.parameterNotFoundAction: Required value",
+    ] {
+        assert!(err.contains(want), "{want} not in {err}");
+    }
+}

@@ -9,9 +9,11 @@
 //! error decided by its `failurePolicy` when a request matches it, as kube's validator does.
 
 use super::matching::MatchResources;
+use super::params::{ParamKind, ParamRef};
 use serde_json::Value;
 use std::sync::Arc;
 use wasm_apiserver_apimachinery::field::{self, Path};
+use wasm_apiserver_apimachinery::labels::LabelSelector;
 use wasm_apiserver_apimachinery::FieldError;
 use wasm_apiserver_cel::environment::{admission, expect_output};
 use wasm_apiserver_cel::{Expression, Type};
@@ -48,6 +50,8 @@ pub struct CompiledPolicy {
     /// Why the policy cannot be evaluated (the first compile error), decided by
     /// `failurePolicy` for every request it matches.
     pub error: Option<String>,
+    /// `spec.paramKind`.
+    pub param_kind: Option<ParamKind>,
 }
 
 /// A compiled ValidatingAdmissionPolicyBinding.
@@ -61,6 +65,143 @@ pub struct CompiledBinding {
     pub audit: bool,
     /// Why the binding cannot be used (its match resources do not parse).
     pub error: Option<String>,
+    /// `spec.paramRef`.
+    pub param_ref: Option<ParamRef>,
+}
+
+/// `spec.paramKind`, when set.
+fn param_kind(spec: &Value) -> Option<ParamKind> {
+    let k = spec.get("paramKind").filter(|k| k.is_object())?;
+    Some(ParamKind {
+        api_version: str_at(k, "apiVersion").to_string(),
+        kind: str_at(k, "kind").to_string(),
+    })
+}
+
+/// `spec.paramRef`, when set.
+fn param_ref(spec: &Value) -> Option<ParamRef> {
+    let r = spec.get("paramRef").filter(|r| r.is_object())?;
+    Some(ParamRef {
+        name: str_at(r, "name").to_string(),
+        namespace: str_at(r, "namespace").to_string(),
+        selector: r.get("selector").filter(|s| s.is_object()).cloned(),
+        deny_not_found: str_at(r, "parameterNotFoundAction") == "Deny",
+    })
+}
+
+/// validation.go `validateParamKind`.
+fn validate_param_kind(spec: &Value, root: &Path, errs: &mut Vec<FieldError>) {
+    let Some(k) = spec.get("paramKind").filter(|k| !k.is_null()) else {
+        return;
+    };
+    let p = root.child("paramKind");
+    let api_version = str_at(k, "apiVersion");
+    if api_version.is_empty() {
+        errs.push(field::required(&p.child("apiVersion"), ""));
+    } else {
+        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+        if !group.is_empty() {
+            let e = wasm_apiserver_apimachinery::validation::is_dns1123_subdomain(group);
+            if !e.is_empty() {
+                errs.push(field::invalid(&p.child("apiVersion"), group, e.join(",")));
+            }
+        }
+        if version.is_empty() {
+            errs.push(field::invalid(
+                &p.child("apiVersion"),
+                api_version,
+                "version must be specified",
+            ));
+        } else {
+            let e = wasm_apiserver_apimachinery::validation::is_dns1035_label(version);
+            if !e.is_empty() {
+                errs.push(field::invalid(&p.child("apiVersion"), version, e.join(",")));
+            }
+        }
+    }
+    let kind = str_at(k, "kind");
+    if kind.is_empty() {
+        errs.push(field::required(&p.child("kind"), ""));
+    } else if !wasm_apiserver_apimachinery::validation::is_dns1035_label(&kind.to_lowercase())
+        .is_empty()
+    {
+        errs.push(field::invalid(
+            &p.child("kind"),
+            kind,
+            "kind must be valid when converted to lowercase",
+        ));
+    }
+}
+
+/// validation.go `validateParamRef`.
+fn validate_param_ref(spec: &Value, root: &Path, errs: &mut Vec<FieldError>) {
+    let Some(r) = spec.get("paramRef").filter(|r| !r.is_null()) else {
+        return;
+    };
+    let p = root.child("paramRef");
+    let name = str_at(r, "name");
+    let selector = r.get("selector").filter(|s| !s.is_null());
+    if !name.is_empty() {
+        for bad in [".", ".."] {
+            if name == bad {
+                errs.push(field::invalid(
+                    &p.child("name"),
+                    name,
+                    format!("may not be '{bad}'"),
+                ));
+            }
+        }
+        for c in ["/", "%"] {
+            if name.contains(c) {
+                errs.push(field::invalid(
+                    &p.child("name"),
+                    name,
+                    format!("may not contain '{c}'"),
+                ));
+            }
+        }
+        if selector.is_some() {
+            errs.push(field::forbidden(
+                &p.child("name"),
+                "name and selector are mutually exclusive",
+            ));
+        }
+    }
+    let namespace = str_at(r, "namespace");
+    if !namespace.is_empty() {
+        let e = wasm_apiserver_apimachinery::validation::is_dns1123_label(namespace);
+        if !e.is_empty() {
+            errs.push(field::invalid(
+                &p.child("namespace"),
+                namespace,
+                e.join(","),
+            ));
+        }
+    }
+    match str_at(r, "parameterNotFoundAction") {
+        "" => errs.push(field::required(&p.child("parameterNotFoundAction"), "")),
+        "Deny" | "Allow" => {}
+        other => errs.push(field::not_supported(
+            &p.child("parameterNotFoundAction"),
+            other,
+            &["Deny", "Allow"],
+        )),
+    }
+    if let Some(s) = selector {
+        if !s.is_object() || LabelSelector::from_metav1(s).is_none() {
+            errs.push(field::invalid(
+                &p.child("selector"),
+                s,
+                "must be a valid label selector",
+            ));
+        }
+    }
+    if name.is_empty() && selector.is_none() {
+        errs.push(field::required(
+            &p,
+            "one of name or selector must be specified",
+        ));
+    }
 }
 
 fn str_at<'a>(v: &'a Value, key: &str) -> &'a str {
@@ -183,6 +324,7 @@ pub fn compile_policy(obj: &Value) -> (CompiledPolicy, Vec<FieldError>) {
         variables,
         validations,
         error,
+        param_kind: param_kind(spec),
     };
     (policy, errs)
 }
@@ -250,6 +392,7 @@ pub fn validate_policy(obj: &Value) -> Vec<FieldError> {
             ));
         }
     }
+    validate_param_kind(spec, &root, &mut errs);
     let (_, compile) = compile_policy(obj);
     errs.extend(compile);
     errs
@@ -276,12 +419,13 @@ pub fn compile_binding(obj: &Value) -> CompiledBinding {
         warn: actions.contains(&"Warn"),
         audit: actions.contains(&"Audit"),
         error,
+        param_ref: param_ref(spec),
     }
 }
 
 /// validation.go `ValidateValidatingAdmissionPolicyBinding`: `policyName` required;
 /// `validationActions` required, unique, among `Deny`, `Warn`, `Audit`, and not both `Deny`
-/// and `Warn`; `paramRef` is not served yet.
+/// and `Warn`; `paramRef` as `validateParamRef`.
 pub fn validate_binding(obj: &Value) -> Vec<FieldError> {
     let spec = obj.get("spec").unwrap_or(&Value::Null);
     let root = Path::new("spec");
@@ -321,12 +465,7 @@ pub fn validate_binding(obj: &Value) -> Vec<FieldError> {
             "must not contain both Deny and Warn (repeating the same validation failure information in the API response and headers serves no purpose)",
         ));
     }
-    if spec.get("paramRef").is_some_and(|r| !r.is_null()) {
-        errs.push(field::forbidden(
-            &root.child("paramRef"),
-            "params are not supported by this server yet",
-        ));
-    }
+    validate_param_ref(spec, &root, &mut errs);
     if let Err(e) = MatchResources::parse(spec.get("matchResources")) {
         errs.push(field::invalid(&root.child("matchResources"), "", e));
     }

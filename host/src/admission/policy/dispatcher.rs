@@ -15,11 +15,13 @@
 //!
 //! Admission configuration resources are exempt (`rules.go`
 //! `IsExemptAdmissionConfigurationResource`), so a bad policy can always be removed. Objects
-//! are seen in the storage version; `params` is `null` (no `paramKind` yet) and `authorizer`
-//! is not bound yet (an expression calling it fails, per `failurePolicy`).
+//! are seen in the storage version; `params` is each param object of a binding's `paramRef`
+//! (`params.rs`: evaluated once per param; `null` without `paramKind` or `paramRef`), and
+//! `authorizer` is not bound yet (an expression calling it fails, per `failurePolicy`).
 
 use super::compiled::{CompiledBinding, CompiledPolicy, REASONS};
 use super::matching::{storage_version, RequestFacts};
+use super::params::{self, Params};
 use super::resources::GROUP;
 use super::source::PolicySource;
 use crate::admission::interface::{Admission, AdmissionFuture, Attributes, Operation};
@@ -35,6 +37,7 @@ pub struct ValidatingAdmissionPolicy {
 }
 
 /// What one validation of one binding decided.
+#[derive(Clone)]
 struct Denial {
     message: String,
     reason: &'static str,
@@ -46,21 +49,18 @@ struct Inputs<'a> {
     old_object: &'a Value,
     request: Value,
     namespace_object: &'a Value,
+    params: &'a Value,
 }
 
 /// The variables every expression is evaluated with, by reference: an expression converts
 /// only those it reads to CEL values.
-fn bind<'a>(
-    inputs: &'a Inputs<'a>,
-    null: &'a Value,
-    variables: &'a Value,
-) -> [(&'static str, &'a Value); 6] {
+fn bind<'a>(inputs: &'a Inputs<'a>, variables: &'a Value) -> [(&'static str, &'a Value); 6] {
     [
         ("object", inputs.object),
         ("oldObject", inputs.old_object),
         ("request", &inputs.request),
         ("namespaceObject", inputs.namespace_object),
-        ("params", null),
+        ("params", inputs.params),
         ("variables", variables),
     ]
 }
@@ -92,10 +92,9 @@ fn evaluate(policy: &CompiledPolicy, inputs: &Inputs<'_>) -> Vec<Denial> {
     if let Some(e) = &policy.error {
         return error(format!("failed to configure policy: {e}"));
     }
-    let null = Value::Null;
     let mut variables = serde_json::Map::new();
     let vars_value = Value::Object(variables.clone());
-    let bound = bind(inputs, &null, &vars_value);
+    let bound = bind(inputs, &vars_value);
     // matchConditions: any false → the policy does not apply; else an error fails.
     let mut condition_error = None;
     for (name, c) in &policy.match_conditions {
@@ -113,7 +112,7 @@ fn evaluate(policy: &CompiledPolicy, inputs: &Inputs<'_>) -> Vec<Denial> {
     }
     for (name, e) in &policy.variables {
         let current = Value::Object(variables.clone());
-        let bound = bind(inputs, &null, &current);
+        let bound = bind(inputs, &current);
         if let Ok(r) = e.evaluate_with_limit(&bound, PER_CALL_LIMIT) {
             if let Ok(j) = r.value.json() {
                 variables.insert(name.clone(), j);
@@ -121,7 +120,7 @@ fn evaluate(policy: &CompiledPolicy, inputs: &Inputs<'_>) -> Vec<Denial> {
         }
     }
     let vars_value = Value::Object(variables);
-    let bound = bind(inputs, &null, &vars_value);
+    let bound = bind(inputs, &vars_value);
     let mut denials = Vec::new();
     for v in &policy.validations {
         match eval(&v.expression, &v.source, &bound) {
@@ -161,7 +160,8 @@ struct Matched {
     policy: Arc<CompiledPolicy>,
     /// The version it matched in (the request's or, for `Equivalent`, the storage version).
     version: String,
-    bindings: Vec<Arc<CompiledBinding>>,
+    /// The bindings that apply, with their params.
+    bindings: Vec<(Arc<CompiledBinding>, Params)>,
     /// A configuration error (a selector, a missing namespace): decided by `failurePolicy`
     /// for the policy or binding it names, whatever the binding's actions (kube's
     /// `addConfigError`).
@@ -222,12 +222,24 @@ impl ValidatingAdmissionPolicy {
                         .match_resources
                         .matches_equivalent(&request, storage_version),
                 };
-                match matches {
-                    Ok(None) => {}
-                    Ok(Some(_)) => m.bindings.push(binding),
+                let collected = match matches {
+                    Ok(None) => continue,
+                    Ok(Some(_)) => {
+                        params::collect(
+                            policy.param_kind.as_ref(),
+                            binding.param_ref.as_ref(),
+                            a.namespace,
+                            a.resources,
+                        )
+                        .await
+                    }
+                    Err(e) => Err(config_error(e)),
+                };
+                match collected {
+                    Ok(params) => m.bindings.push((binding, params)),
                     Err(e) => m.config_errors.push((
                         Some(binding.name.clone()),
-                        format!("failed to configure binding: {}", config_error(e)),
+                        format!("failed to configure binding: {e}"),
                     )),
                 }
             }
@@ -272,18 +284,35 @@ impl ValidatingAdmissionPolicy {
                     request["kind"] = json!({"group": group, "version": m.version, "kind": kind});
                     request["resource"] =
                         json!({"group": group, "version": m.version, "resource": plural});
-                    let inputs = Inputs {
+                    let null = Value::Null;
+                    let mut inputs = Inputs {
                         object: &object,
                         old_object: &old_object,
                         request,
                         namespace_object: &namespace_object,
+                        params: &null,
                     };
-                    // Without params every binding of a policy sees the same decisions.
-                    let denials = if m.bindings.is_empty() {
-                        Vec::new()
-                    } else {
-                        evaluate(&m.policy, &inputs)
-                    };
+                    // Without params every binding of a policy sees the same decisions:
+                    // evaluated once; with params, once per param object.
+                    let mut without_params: Option<Vec<Denial>> = None;
+                    let denials: Vec<Vec<Denial>> = m
+                        .bindings
+                        .iter()
+                        .map(|(_, params)| match params {
+                            Params::Unset => without_params
+                                .get_or_insert_with(|| evaluate(&m.policy, &inputs))
+                                .clone(),
+                            Params::Objects(objects) => {
+                                let mut all = Vec::new();
+                                for p in objects {
+                                    inputs.params = p;
+                                    all.extend(evaluate(&m.policy, &inputs));
+                                }
+                                inputs.params = &null;
+                                all
+                            }
+                        })
+                        .collect();
                     (m, denials)
                 })
                 .collect::<Vec<_>>()
@@ -312,8 +341,8 @@ impl ValidatingAdmissionPolicy {
                 };
                 deny(message, "Invalid");
             }
-            for binding in &m.bindings {
-                for denial in &denials {
+            for ((binding, _), denials) in m.bindings.iter().zip(&denials) {
+                for denial in denials {
                     if binding.warn {
                         a.warn(format!(
                             "Validation failed for ValidatingAdmissionPolicy '{}' with binding '{}': {}",
