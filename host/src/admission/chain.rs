@@ -98,6 +98,8 @@ pub struct AdmissionRequest {
     pub user: UserInfo,
     /// `dryRun=All`.
     pub dry_run: bool,
+    /// The request's audit annotations, when it is audited.
+    pub audit: Option<super::interface::AuditSink>,
 }
 
 /// A chain bound to one request.
@@ -135,6 +137,7 @@ impl Bound {
             dry_run: r.dry_run,
             resources: &r.snapshot.resources,
             snapshot: &r.snapshot,
+            audit: r.audit.as_ref(),
             warnings: &self.warnings,
         }
     }

@@ -64,9 +64,23 @@ pub struct Attributes<'a> {
     pub snapshot: &'a std::sync::Arc<crate::registry::Snapshot>,
     /// `Warning` headers members add for the answer ([`Attributes::warn`]).
     pub warnings: &'a std::sync::Mutex<Vec<String>>,
+    /// The request's audit event's annotations ([`Attributes::annotate`]); `None` when the
+    /// request is not audited.
+    pub audit: Option<&'a AuditSink>,
 }
 
+/// Adds `key: value` to the request's audit event (`audit.AddAuditAnnotation`; a key already
+/// there keeps its first value).
+pub type AuditSink = std::sync::Arc<dyn Fn(&str, String) + Send + Sync>;
+
 impl Attributes<'_> {
+    /// Add an annotation to the request's audit event (`audit.AddAuditAnnotation`).
+    pub fn annotate(&self, key: &str, value: String) {
+        if let Some(audit) = self.audit {
+            audit(key, value);
+        }
+    }
+
     /// Add a `Warning: 299` header to the answer (kube's `warning.AddWarning`).
     /// A warning already added is not added again (an update's retries run the validating
     /// stage again; kube's recorder drops duplicates too).

@@ -22,5 +22,5 @@ pub mod rbac_escalation;
 pub mod wasm;
 
 pub use chain::{AdmissionRequest, Chain};
-pub use interface::{Admission, AdmissionFuture, Attributes, Operation};
+pub use interface::{Admission, AdmissionFuture, Attributes, AuditSink, Operation};
 pub use plugins::{Initializer, Plugins};

@@ -373,3 +373,108 @@ fn a_failing_policy_is_decided_by_its_failure_policy_and_touches_only_what_it_ma
     assert_eq!(o["status"]["replicas"][0]["state"], "Failed", "{o}");
     assert!(!create_configmap(&s, "renamed-still").0);
 }
+
+/// What admission policies add to the audit log: a ValidatingAdmissionPolicy's
+/// `auditAnnotations` (as `<policy>/<key>`) and an `Audit` binding's failures
+/// (`validation.policy.admission.k8s.io/validation_failure`, kube's JSON), and an
+/// AdmissionPlugin's own annotations (`<plugin>/<key>`) and `Audit`-mode denials.
+#[test]
+fn policies_annotate_the_audit_event_of_the_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("audit-policy.yaml");
+    std::fs::write(
+        &policy,
+        "apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: Metadata\n",
+    )
+    .unwrap();
+    let log = dir.path().join("audit.log");
+    let s = TestServer::start_with(
+        Backend::Embedded,
+        &["namespaces", "configmaps"],
+        &[
+            "--audit-policy-file",
+            policy.to_str().unwrap(),
+            "--audit-log-path",
+            log.to_str().unwrap(),
+        ],
+    );
+    s.create_default_namespace();
+    let vap = s.file(
+        "vap.yaml",
+        r#"apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: small}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}
+  validations:
+  - {expression: "!has(object.data) || object.data.size() < 2", message: too many keys}
+  auditAnnotations:
+  - {key: keys, valueExpression: "has(object.data) ? string(object.data.size()) : ''"}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: small-audit}
+spec: {policyName: small, validationActions: [Audit]}
+"#,
+    );
+    s.ok(&["apply", "-f", vap.to_str().unwrap()]);
+    let sha = upload(&s, "misbehaving-policy");
+    apply_plugin(&s, "greeter", &sha, "  settings: {action: warn}\n");
+    apply_plugin(
+        &s,
+        "auditor",
+        &sha,
+        "  settings: {action: deny, message: would be refused}\n  mode: Audit\n",
+    );
+    s.ok(&[
+        "create",
+        "configmap",
+        "audited",
+        "-n",
+        "default",
+        "--from-literal=a=1",
+        "--from-literal=b=2",
+    ]);
+
+    let mut event = Value::Null;
+    s.eventually(Duration::from_secs(10), "the create's audit event", || {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        event = text
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find(|e| {
+                e["objectRef"]["resource"] == "configmaps"
+                    && e["verb"] == "create"
+                    && e["stage"] == "ResponseComplete"
+            })
+            .unwrap_or(Value::Null);
+        !event.is_null()
+    });
+    let annotations = &event["annotations"];
+    assert_eq!(annotations["small/keys"], "2", "{event}");
+    let failures: Value = serde_json::from_str(
+        annotations["validation.policy.admission.k8s.io/validation_failure"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        failures,
+        serde_json::json!([{"message": "too many keys", "policy": "small", "binding": "small-audit",
+            "expressionIndex": 0, "validationActions": ["Audit"]}])
+    );
+    assert_eq!(annotations["greeter/greeting"], "hello", "{event}");
+    let denied: Value = serde_json::from_str(
+        annotations["admission.wasm-apiserver.dev/validation_failure"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        denied,
+        serde_json::json!([{"plugin": "auditor",
+            "message": "admission plugin \"auditor\" denied the request: would be refused"}])
+    );
+}

@@ -2,7 +2,7 @@
 //! what it does to a request is its settings' `action`:
 //!
 //! - `allow` (default), `deny` (with `message`, `code`, `reason`), `warn` (allowed with a
-//!   warning);
+//!   warning and the audit annotation `greeting: hello`);
 //! - `trap` (panics), `loop` (never returns), `hoard` (grows memory until refused);
 //! - `label` (mutating build: adds `labels` to the object), `rename` (mutating build: changes
 //!   the object's name, which the host must refuse);
@@ -28,7 +28,10 @@ fn act(request: &AdmissionRequest, settings: &Value) -> AdmissionResponse {
             }),
             ..Default::default()
         },
-        "warn" => AdmissionResponse::allow().with_warning("misbehaving says hello"),
+        "warn" => AdmissionResponse {
+            audit_annotations: vec![("greeting".into(), "hello".into())],
+            ..AdmissionResponse::allow().with_warning("misbehaving says hello")
+        },
         "trap" => panic!("asked to trap"),
         "loop" => {
             let mut n: u64 = 0;

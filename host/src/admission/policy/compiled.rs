@@ -52,6 +52,8 @@ pub struct CompiledPolicy {
     pub error: Option<String>,
     /// `spec.paramKind`.
     pub param_kind: Option<ParamKind>,
+    /// `spec.auditAnnotations`: each key with its `valueExpression` (a string or null).
+    pub audit_annotations: Vec<(String, String, Expression)>,
 }
 
 /// A compiled ValidatingAdmissionPolicyBinding.
@@ -67,6 +69,8 @@ pub struct CompiledBinding {
     pub error: Option<String>,
     /// `spec.paramRef`.
     pub param_ref: Option<ParamRef>,
+    /// `spec.validationActions` as written (for the `Audit` annotation).
+    pub actions: Vec<String>,
 }
 
 /// `spec.paramKind`, when set.
@@ -87,6 +91,46 @@ fn param_ref(spec: &Value) -> Option<ParamRef> {
         selector: r.get("selector").filter(|s| s.is_object()).cloned(),
         deny_not_found: str_at(r, "parameterNotFoundAction") == "Deny",
     })
+}
+
+/// validation.go `validateAuditAnnotation`: each key unique and, prefixed with the policy's
+/// name, a qualified name; a value expression (its compilation is `compile_policy`'s).
+fn validate_audit_annotations(obj: &Value, spec: &Value, root: &Path, errs: &mut Vec<FieldError>) {
+    let name = wasm_apiserver_apimachinery::meta::accessor(obj).name();
+    let mut keys: Vec<&str> = Vec::new();
+    for (i, a) in spec["auditAnnotations"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let p = root.child("auditAnnotations").index(i);
+        let key = str_at(a, "key");
+        if key.is_empty() {
+            errs.push(field::required(&p.child("key"), ""));
+        } else if keys.contains(&key) {
+            errs.push(field::duplicate(&p.child("key"), key));
+        } else if !name.is_empty() {
+            let full = format!("{name}/{key}");
+            for msg in wasm_apiserver_apimachinery::validation::is_qualified_name(&full) {
+                errs.push(field::invalid(&p.child("key"), &full, msg));
+            }
+        }
+        keys.push(key);
+        let value = str_at(a, "valueExpression").trim();
+        if value.is_empty() {
+            errs.push(field::required(
+                &p.child("valueExpression"),
+                "valueExpression is not specified",
+            ));
+        } else if value.len() > 5 * 1024 {
+            errs.push(field::too_long(
+                &p.child("valueExpression"),
+                "<value omitted>",
+                5 * 1024,
+            ));
+        }
+    }
 }
 
 /// validation.go `validateParamKind`.
@@ -313,6 +357,34 @@ pub fn compile_policy(obj: &Value) -> (CompiledPolicy, Vec<FieldError>) {
             });
         }
     }
+    let mut audit_annotations = Vec::new();
+    for (i, a) in spec["auditAnnotations"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let p = root
+            .child("auditAnnotations")
+            .index(i)
+            .child("valueExpression");
+        let source = str_at(a, "valueExpression");
+        if source.trim().is_empty() {
+            continue; // validate_policy's
+        }
+        let compiled = Expression::compile_checked(source, &admission(&declared)).and_then(|e| {
+            match e.checked().map(|c| &c.output) {
+                None | Some(Type::String(_)) | Some(Type::Null) | Some(Type::Dyn) => Ok(e),
+                Some(other) => Err(wasm_apiserver_cel::CompileError(format!(
+                    "must evaluate to one of [string null_type], got {other}"
+                ))),
+            }
+        });
+        match compiled {
+            Ok(e) => audit_annotations.push((str_at(a, "key").to_string(), source.to_string(), e)),
+            Err(e) => errs.push(compile_errors(&p, source, e)),
+        }
+    }
     let error = errs.first().map(|e| e.to_string());
     let policy = CompiledPolicy {
         name: wasm_apiserver_apimachinery::meta::accessor(obj)
@@ -325,6 +397,7 @@ pub fn compile_policy(obj: &Value) -> (CompiledPolicy, Vec<FieldError>) {
         validations,
         error,
         param_kind: param_kind(spec),
+        audit_annotations,
     };
     (policy, errs)
 }
@@ -366,12 +439,17 @@ pub fn validate_policy(obj: &Value) -> Vec<FieldError> {
             }
         },
     }
-    if spec["validations"].as_array().is_none_or(Vec::is_empty) {
+    if spec["validations"].as_array().is_none_or(Vec::is_empty)
+        && spec["auditAnnotations"]
+            .as_array()
+            .is_none_or(Vec::is_empty)
+    {
         errs.push(field::required(
             &root.child("validations"),
             "validations or auditAnnotations must contain at least one item",
         ));
     }
+    validate_audit_annotations(obj, spec, &root, &mut errs);
     for (key, what) in [("variables", "name"), ("matchConditions", "name")] {
         for (i, v) in spec[key].as_array().into_iter().flatten().enumerate() {
             if str_at(v, what).is_empty() {
@@ -420,6 +498,7 @@ pub fn compile_binding(obj: &Value) -> CompiledBinding {
         audit: actions.contains(&"Audit"),
         error,
         param_ref: param_ref(spec),
+        actions: actions.iter().map(|a| a.to_string()).collect(),
     }
 }
 
@@ -517,6 +596,27 @@ mod tests {
         assert_eq!(
             (compiled.variables.len(), compiled.validations.len()),
             (2, 1)
+        );
+
+        // auditAnnotations alone suffice; keys unique and qualified with the policy's name;
+        // a value expression is a string or null.
+        let got = errs(validate_policy(&policy(json!({"matchConstraints": rules,
+            "auditAnnotations": [{"key": "k", "valueExpression": "'v'"},
+                                 {"key": "k", "valueExpression": "'w'"},
+                                 {"key": "bad key", "valueExpression": "1"}]}))));
+        assert!(
+            got[0].starts_with("spec.auditAnnotations[1].key: Duplicate value: \"k\""),
+            "{got:?}"
+        );
+        assert!(
+            got[1].starts_with("spec.auditAnnotations[2].key: Invalid value: \"p/bad key\""),
+            "{got:?}"
+        );
+        assert!(
+            got.last()
+                .unwrap()
+                .contains("must evaluate to one of [string null_type], got int"),
+            "{got:?}"
         );
 
         let binding = |spec: Value| json!({"metadata": {"name": "b"}, "spec": spec});

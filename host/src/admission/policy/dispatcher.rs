@@ -10,8 +10,11 @@
 //! enforced per the binding's `validationActions`: `Deny` refuses the request with the first
 //! denial (`<resource> "<name>" is forbidden: ValidatingAdmissionPolicy '<p>' with binding
 //! '<b>' denied request: <message>`), `Warn` adds a `Warning` header (`Validation failed for
-//! ValidatingAdmissionPolicy '<p>' with binding '<b>': <message>`), `Audit` is not recorded
-//! yet (the request is admitted).
+//! ValidatingAdmissionPolicy '<p>' with binding '<b>': <message>`), `Audit` adds the failure
+//! to the request's audit annotation `validation.policy.admission.k8s.io/validation_failure`
+//! (kube's JSON array of message, policy, binding, expression index, actions). The policy's
+//! `auditAnnotations` that evaluate to a non-empty string are added as `<policy>/<key>`
+//! (values of several bindings or params deduplicated, sorted and joined with `, `).
 //!
 //! Admission configuration resources are exempt (`rules.go`
 //! `IsExemptAdmissionConfigurationResource`), so a bad policy can always be removed. Objects
@@ -41,7 +44,38 @@ pub struct ValidatingAdmissionPolicy {
 struct Denial {
     message: String,
     reason: &'static str,
+    /// The validation's index (`expressionIndex` of an `Audit` failure).
+    index: usize,
 }
+
+/// What one evaluation of a policy decided: its denials and its audit annotations.
+#[derive(Clone, Default)]
+struct Evaluation {
+    denials: Vec<Denial>,
+    /// `auditAnnotations` that evaluated to a non-empty string (keys not yet prefixed).
+    annotations: Vec<(String, String)>,
+}
+
+/// cel-go's name of a value's type, for messages.
+fn cel_type_name(v: &Cel) -> &'static str {
+    match v {
+        Cel::List(_) => "list",
+        Cel::Map(_) => "map",
+        Cel::Int(_) => "int",
+        Cel::UInt(_) => "uint",
+        Cel::Float(_) => "double",
+        Cel::String(_) => "string",
+        Cel::Bytes(_) => "bytes",
+        Cel::Bool(_) => "bool",
+        Cel::Duration(_) => "google.protobuf.Duration",
+        Cel::Timestamp(_) => "google.protobuf.Timestamp",
+        Cel::Null => "null_type",
+        _ => "object",
+    }
+}
+
+/// kube's `maxAuditAnnotationValueLength`.
+const MAX_AUDIT_ANNOTATION_VALUE: usize = 10 * 1024;
 
 /// The variables every expression of a request sees.
 struct Inputs<'a> {
@@ -78,7 +112,7 @@ fn eval(e: &Expression, source: &str, vars: &[(&str, &Value)]) -> Result<Cel, St
 /// quantity, an IP, a duration …) is left out, and so is a variable whose evaluation failed —
 /// an expression reading it then fails, per `failurePolicy` (kube binds them lazily as CEL
 /// values).
-fn evaluate(policy: &CompiledPolicy, inputs: &Inputs<'_>) -> Vec<Denial> {
+fn evaluate(policy: &CompiledPolicy, inputs: &Inputs<'_>) -> Evaluation {
     let error = |message: String| -> Vec<Denial> {
         if policy.ignore_failures {
             Vec::new()
@@ -86,11 +120,16 @@ fn evaluate(policy: &CompiledPolicy, inputs: &Inputs<'_>) -> Vec<Denial> {
             vec![Denial {
                 message,
                 reason: "Invalid",
+                index: 0,
             }]
         }
     };
+    let denied = |denials: Vec<Denial>| Evaluation {
+        denials,
+        annotations: Vec::new(),
+    };
     if let Some(e) = &policy.error {
-        return error(format!("failed to configure policy: {e}"));
+        return denied(error(format!("failed to configure policy: {e}")));
     }
     let mut variables = serde_json::Map::new();
     let vars_value = Value::Object(variables.clone());
@@ -99,7 +138,7 @@ fn evaluate(policy: &CompiledPolicy, inputs: &Inputs<'_>) -> Vec<Denial> {
     let mut condition_error = None;
     for (name, c) in &policy.match_conditions {
         match c.evaluate_with_limit(&bound, PER_CALL_LIMIT) {
-            Ok(r) if r.value == Cel::Bool(false) => return Vec::new(),
+            Ok(r) if r.value == Cel::Bool(false) => return Evaluation::default(),
             Ok(_) => {}
             Err(e) => {
                 condition_error
@@ -108,7 +147,7 @@ fn evaluate(policy: &CompiledPolicy, inputs: &Inputs<'_>) -> Vec<Denial> {
         }
     }
     if let Some(e) = condition_error {
-        return error(e);
+        return denied(error(e));
     }
     for (name, e) in &policy.variables {
         let current = Value::Object(variables.clone());
@@ -122,7 +161,7 @@ fn evaluate(policy: &CompiledPolicy, inputs: &Inputs<'_>) -> Vec<Denial> {
     let vars_value = Value::Object(variables);
     let bound = bind(inputs, &vars_value);
     let mut denials = Vec::new();
-    for v in &policy.validations {
+    for (index, v) in policy.validations.iter().enumerate() {
         match eval(&v.expression, &v.source, &bound) {
             Err(e) => denials.extend(error(e)),
             Ok(Cel::Bool(true)) => {}
@@ -148,11 +187,40 @@ fn evaluate(policy: &CompiledPolicy, inputs: &Inputs<'_>) -> Vec<Denial> {
                 denials.push(Denial {
                     message,
                     reason: v.reason,
+                    index,
                 });
             }
         }
     }
-    denials
+    // auditAnnotations (validator.go): a string is published (trimmed, empty excluded,
+    // at most 10 KiB), null excluded, an error or another type decided by failurePolicy.
+    let mut annotations = Vec::new();
+    for (key, source, e) in &policy.audit_annotations {
+        match e.evaluate_with_limit(&bound, PER_CALL_LIMIT).map(|r| r.value) {
+            Ok(Cel::String(v)) => {
+                let v = v.trim();
+                if !v.is_empty() {
+                    let mut end = v.len().min(MAX_AUDIT_ANNOTATION_VALUE);
+                    while !v.is_char_boundary(end) {
+                        end -= 1;
+                    }
+                    annotations.push((key.clone(), v[..end].to_string()));
+                }
+            }
+            Ok(Cel::Null) => {}
+            Ok(other) => denials.extend(error(format!(
+                "valueExpression '{source}' resulted in unsupported return type: {}. Return type must be either string or null.",
+                cel_type_name(&other)
+            ))),
+            Err(err) => denials.extend(error(format!(
+                "valueExpression '{source}' resulted in error: {err}"
+            ))),
+        }
+    }
+    Evaluation {
+        denials,
+        annotations,
+    }
 }
 
 /// A policy that matched, and the bindings that apply to the request.
@@ -294,8 +362,8 @@ impl ValidatingAdmissionPolicy {
                     };
                     // Without params every binding of a policy sees the same decisions:
                     // evaluated once; with params, once per param object.
-                    let mut without_params: Option<Vec<Denial>> = None;
-                    let denials: Vec<Vec<Denial>> = m
+                    let mut without_params: Option<Evaluation> = None;
+                    let evaluations: Vec<Evaluation> = m
                         .bindings
                         .iter()
                         .map(|(_, params)| match params {
@@ -303,17 +371,19 @@ impl ValidatingAdmissionPolicy {
                                 .get_or_insert_with(|| evaluate(&m.policy, &inputs))
                                 .clone(),
                             Params::Objects(objects) => {
-                                let mut all = Vec::new();
+                                let mut all = Evaluation::default();
                                 for p in objects {
                                     inputs.params = p;
-                                    all.extend(evaluate(&m.policy, &inputs));
+                                    let e = evaluate(&m.policy, &inputs);
+                                    all.denials.extend(e.denials);
+                                    all.annotations.extend(e.annotations);
                                 }
                                 inputs.params = &null;
                                 all
                             }
                         })
                         .collect();
-                    (m, denials)
+                    (m, evaluations)
                 })
                 .collect::<Vec<_>>()
         })
@@ -323,8 +393,23 @@ impl ValidatingAdmissionPolicy {
         let mut deny = |message: String, reason: &'static str| {
             denied.get_or_insert((message, reason));
         };
-        for (m, denials) in decided {
+        // `Audit` failures, published as one annotation (validating/dispatcher.go).
+        let mut audit_failures: Vec<Value> = Vec::new();
+        for (m, evaluations) in decided {
             let policy = &m.policy;
+            // Each key's values across bindings and params, deduplicated and sorted, joined
+            // (`auditAnnotationCollector.publish`), as `<policy>/<key>`.
+            let mut published: std::collections::BTreeMap<&str, std::collections::BTreeSet<&str>> =
+                Default::default();
+            for e in &evaluations {
+                for (k, v) in &e.annotations {
+                    published.entry(k).or_default().insert(v);
+                }
+            }
+            for (k, values) in published {
+                let values: Vec<&str> = values.into_iter().collect();
+                a.annotate(&format!("{}/{k}", policy.name), values.join(", "));
+            }
             for (binding, error) in &m.config_errors {
                 if policy.ignore_failures {
                     continue;
@@ -341,8 +426,14 @@ impl ValidatingAdmissionPolicy {
                 };
                 deny(message, "Invalid");
             }
-            for ((binding, _), denials) in m.bindings.iter().zip(&denials) {
-                for denial in denials {
+            for ((binding, _), evaluation) in m.bindings.iter().zip(&evaluations) {
+                for denial in &evaluation.denials {
+                    if binding.audit {
+                        audit_failures.push(json!({"message": denial.message,
+                            "policy": policy.name, "binding": binding.name,
+                            "expressionIndex": denial.index,
+                            "validationActions": binding.actions}));
+                    }
                     if binding.warn {
                         a.warn(format!(
                             "Validation failed for ValidatingAdmissionPolicy '{}' with binding '{}': {}",
@@ -360,6 +451,12 @@ impl ValidatingAdmissionPolicy {
                     }
                 }
             }
+        }
+        if !audit_failures.is_empty() {
+            a.annotate(
+                "validation.policy.admission.k8s.io/validation_failure",
+                Value::Array(audit_failures).to_string(),
+            );
         }
         let Some((message, reason)) = denied else {
             return Ok(());

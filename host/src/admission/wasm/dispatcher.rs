@@ -16,7 +16,9 @@
 //!   kube refuses a webhook's denial (`webhook/errors/statuserror.go` `ToStatusErr`: `admission
 //!   plugin "<name>" denied the request: <message>`, the denial's code, 400 for a code below
 //!   400, except 0 which is 403 Forbidden as the contract says); `Warn` — a `Warning` header
-//!   `admission plugin "<name>" would deny the request: <message>`; `Audit` — a log line.
+//!   `admission plugin "<name>" would deny the request: <message>`; `Audit` — an entry of the
+//!   audit annotation [`AUDIT_FAILURES`]. A policy's audit annotations are added as
+//!   `<policy>/<key>`, as kube prefixes a webhook's.
 //!   A policy's own warnings are always added.
 //! - A failure (trap, deadline, memory cap, a mutated object that changes its identity, a
 //!   configuration error such as an unreadable namespace) is decided by `failurePolicy`:
@@ -29,8 +31,7 @@
 //!   author may `get` and `list` each granted resource in every namespace: no reading
 //!   Secrets through a policy.
 //!
-//! Not yet: `reinvocationPolicy` (a mutating policy runs once), audit annotations into the
-//! audit log, `matchConditions`.
+//! Not yet: `reinvocationPolicy` (a mutating policy runs once), `matchConditions`.
 
 use super::context::{group_resource, CacheReads};
 use super::resources::{parse_spec, Mode, GROUP as HOST_GROUP, PLURAL};
@@ -209,6 +210,9 @@ impl WasmAdmissionPolicy {
         for w in outcome.warnings {
             a.warn(w);
         }
+        for (k, v) in outcome.annotations {
+            a.annotate(&k, v);
+        }
         outcome.result
     }
 
@@ -269,7 +273,15 @@ struct Calls {
 struct Outcome {
     result: ApiResult<Option<Value>>,
     warnings: Vec<String>,
+    /// Audit annotations: each policy's own (`<policy>/<key>`), and the `Audit`-mode
+    /// denials as one [`AUDIT_FAILURES`] entry.
+    annotations: Vec<(String, String)>,
 }
+
+/// The audit annotation listing the denials of policies in `Audit` mode (a JSON array of
+/// `{"plugin", "message"}`), as kube's `validation.policy.admission.k8s.io/validation_failure`
+/// lists a ValidatingAdmissionPolicy's.
+pub const AUDIT_FAILURES: &str = "admission.wasm-apiserver.dev/validation_failure";
 
 /// The `AdmissionRequest` as JSON text: the review's fields and the two objects, borrowed.
 #[derive(serde::Serialize)]
@@ -283,12 +295,27 @@ struct Review<'a> {
 
 impl Calls {
     fn run(mut self) -> Outcome {
-        let mut warnings = Vec::new();
-        let result = self.decide(&mut warnings);
-        Outcome { result, warnings }
+        let (mut warnings, mut annotations, mut failures) = (Vec::new(), Vec::new(), Vec::new());
+        let result = self.decide(&mut warnings, &mut annotations, &mut failures);
+        if !failures.is_empty() {
+            annotations.push((
+                AUDIT_FAILURES.to_string(),
+                Value::Array(failures).to_string(),
+            ));
+        }
+        Outcome {
+            result,
+            warnings,
+            annotations,
+        }
     }
 
-    fn decide(&mut self, warnings: &mut Vec<String>) -> ApiResult<Option<Value>> {
+    fn decide(
+        &mut self,
+        warnings: &mut Vec<String>,
+        annotations: &mut Vec<(String, String)>,
+        failures: &mut Vec<Value>,
+    ) -> ApiResult<Option<Value>> {
         let mut changed = false;
         let mut text: Option<String> = None;
         for p in &self.policies {
@@ -321,6 +348,10 @@ impl Calls {
                 Err(fault) => return Err(failure(&p.name, fault_text(&fault))),
             };
             warnings.extend(response.warnings.iter().cloned());
+            // Prefixed with the policy's name, as kube prefixes a webhook's.
+            for (k, v) in &response.audit_annotations {
+                annotations.push((format!("{}/{k}", p.name), v.clone()));
+            }
             if !response.allowed {
                 let e = denial_error(&p.name, &response);
                 match p.spec.mode {
@@ -330,9 +361,7 @@ impl Calls {
                         "would deny the request",
                         1,
                     )),
-                    Mode::Audit => {
-                        tracing::info!(policy = %p.name, denial = %e.message, "admission plugin in Audit mode would deny the request")
-                    }
+                    Mode::Audit => failures.push(json!({"plugin": p.name, "message": e.message})),
                 }
                 continue;
             }

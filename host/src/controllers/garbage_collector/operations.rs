@@ -40,6 +40,7 @@ impl GarbageCollector {
                 namespace: node.namespace.clone(),
                 name: node.name.clone(),
                 subresource: String::new(),
+                audit: None,
                 user: UserInfo {
                     name: GARBAGE_COLLECTOR_USER.into(),
                     groups: vec![

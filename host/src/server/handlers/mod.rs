@@ -28,7 +28,7 @@ pub mod scale;
 pub mod update;
 pub mod watch;
 
-use super::context::Warnings;
+use super::context::{AuditAnnotations, Warnings};
 use super::request_info::RequestInfo;
 use super::state::AppState;
 use super::{discovery, options};
@@ -46,13 +46,16 @@ use std::sync::Arc;
 pub use crate::limits::MAX_BODY_BYTES;
 
 /// The one entry point for resource paths (`/api/v1/...`, `/apis/<g>/<v>/...`): the request
-/// as the filters left it — its [`RequestInfo`] (read once by the request-info filter), user
-/// and [`Warnings`] sink.
+/// as the filters left it — its [`RequestInfo`] (read once by the request-info filter), user,
+/// [`Warnings`] sink and, when audited, [`AuditAnnotations`] sink (which admission adds to).
+// One argument per axum extractor.
+#[allow(clippy::too_many_arguments)]
 pub async fn resource(
     State(state): State<Arc<AppState>>,
     method: Method,
     axum::Extension(info): axum::Extension<Arc<RequestInfo>>,
     axum::Extension(warnings): axum::Extension<Warnings>,
+    audit: Option<axum::Extension<AuditAnnotations>>,
     headers: HeaderMap,
     user: Option<axum::Extension<UserInfo>>,
     body: Body,
@@ -68,7 +71,13 @@ pub async fn resource(
                 .into_response()
         }
     };
-    match dispatch(&state, &method, &info, &warnings, &headers, &user, body).await {
+    // What admission adds to the request's audit event.
+    let audit: Option<crate::admission::AuditSink> = audit.map(|a| {
+        let a = a.0;
+        Arc::new(move |k: &str, v: String| a.add(k, v)) as crate::admission::AuditSink
+    });
+    let sinks = (&warnings, audit);
+    match dispatch(&state, &method, &info, sinks, &headers, &user, body).await {
         Ok(r) => r,
         Err(e) => e.into_response(),
     }
@@ -81,7 +90,7 @@ async fn dispatch(
     state: &Arc<AppState>,
     method: &Method,
     info: &RequestInfo,
-    warnings: &Warnings,
+    (warnings, audit): (&Warnings, Option<crate::admission::AuditSink>),
     headers: &HeaderMap,
     user: &UserInfo,
     body: Bytes,
@@ -145,6 +154,7 @@ async fn dispatch(
             user: user.clone(),
             // An invalid `dryRun` is refused by the handler before the Store runs anything.
             dry_run: options::is_dry_run(&info.query).unwrap_or(false),
+            audit: audit.clone(),
         })
     };
     if info.subresource == "scale" {
