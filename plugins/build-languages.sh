@@ -7,6 +7,7 @@
 # as the Rust widgets, so the server does not load them by default):
 #   widgets-python.wasm   examples/widgets-python + plugins/sdk-python
 #   widgets-js.wasm       examples/widgets-js + plugins/sdk-js
+#   required-labels-python.wasm  examples/policies/required-labels-python (an admission policy)
 # Each project is staged in target/lang-build/<name>/ with its SDK beside it (componentize-js
 # reads modules only under the source's directory). Idempotent; toolchains are installed once.
 set -euo pipefail
@@ -49,5 +50,10 @@ stage widgets-js examples/widgets-js plugins/sdk-js sdk
   -d http fetch-event -o "$out/widgets-js.wasm.tmp" >/dev/null
 mv "$out/widgets-js.wasm.tmp" "$out/widgets-js.wasm"
 end=$(date +%s%N)
+# A wasm admission policy in Python (wit/admission/0.1.0).
+stage required-labels-python examples/policies/required-labels-python plugins/sdk-python/wasm_apiserver wasm_apiserver
+(cd target/lang-build/required-labels-python && "$py/bin/componentize-py" -d "$root/wit/admission/0.1.0" -w admission-plugin \
+  componentize app -o "$out/required-labels-python.wasm.tmp" >/dev/null)
+mv "$out/required-labels-python.wasm.tmp" "$out/required-labels-python.wasm"
 echo "built widgets-python in $(( (mid - start) / 1000000 )) ms, widgets-js in $(( (end - mid) / 1000000 )) ms"
 ls -l "$out"

@@ -478,3 +478,66 @@ spec: {policyName: small, validationActions: [Audit]}
             "message": "admission plugin \"auditor\" denied the request: would be refused"}])
     );
 }
+
+/// A policy written in Python (`examples/policies/required-labels-python`, the Python SDK's
+/// `wasm_apiserver.admission`, built by componentize-py): its settings checked, its denial
+/// reading the request's Namespace from the watch cache.
+#[test]
+fn a_python_policy_is_enforced_like_a_rust_one() {
+    let s = TestServer::start_with(Backend::Embedded, &["namespaces", "configmaps"], &[]);
+    let ns = s.file(
+        "dev.yaml",
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: dev, labels: {team: platform}}\n",
+    );
+    s.ok(&["create", "-f", ns.to_str().unwrap()]);
+    let sha = upload(&s, "required-labels-python");
+    let f = s.file(
+        "python-policy.yaml",
+        &format!("apiVersion: wasm-apiserver.dev/v1\nkind: AdmissionPlugin\nmetadata: {{name: required-labels}}\nspec:\n  sha256: {sha}\n  contextReads: [{{group: \"\", resource: namespaces}}]\n  settings: {{labels: [team]}}\n"),
+    );
+    s.ok(&["apply", "-f", f.to_str().unwrap()]);
+    let state = || {
+        let o: Value = serde_json::from_str(&s.ok(&[
+            "get",
+            "admissionplugin",
+            "required-labels",
+            "-o",
+            "json",
+        ]))
+        .unwrap();
+        o["status"]["replicas"][0].clone()
+    };
+    // A first compile of a ~19 MB component (a debug build of the server takes long).
+    s.eventually(Duration::from_secs(300), "the Python policy active", || {
+        state()["state"] == "Active"
+    });
+    let cm = |name: &str, labels: &str| {
+        let f = s.file(
+            &format!("{name}.yaml"),
+            &format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, namespace: dev, labels: {{{labels}}}}}\n"),
+        );
+        s.kubectl(&["create", "-f", f.to_str().unwrap()])
+    };
+    let (ok, _, err) = cm("plain", "");
+    assert!(
+        !ok && err.contains(r#"admission plugin "required-labels" denied the request: missing required label(s): team (its namespace has team=platform)"#),
+        "{err}"
+    );
+    let (ok, out, err) = cm("labelled", "team: platform");
+    assert!(ok, "{out}{err}");
+
+    let bad = f.with_file_name("python-policy-bad.yaml");
+    std::fs::write(
+        &bad,
+        std::fs::read_to_string(&f)
+            .unwrap()
+            .replace("{labels: [team]}", "{labels: 3}"),
+    )
+    .unwrap();
+    s.ok(&["apply", "-f", bad.to_str().unwrap()]);
+    s.eventually(Duration::from_secs(30), "the refused settings", || {
+        state()["lastError"].as_str().is_some_and(|e| {
+            e.contains("refused by the component: labels: must be a list of label keys")
+        })
+    });
+}

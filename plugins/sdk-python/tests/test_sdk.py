@@ -94,3 +94,19 @@ class GenerationTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class AdmissionTest(unittest.TestCase):
+    def test_responses_and_native_context_reads(self):
+        from wasm_apiserver import admission as adm
+        self.assertTrue(adm.allow().allowed)
+        d = adm.deny("no", 422, "Invalid")
+        self.assertEqual((d.allowed, d.code, d.reason, d.message), (False, 422, "Invalid", "no"))
+        self.assertEqual(adm.mutate({"a": 1}).mutated_object, {"a": 1})
+        ns = {"metadata": {"name": "dev", "labels": {"team": "a"}}}
+        cm = {"metadata": {"name": "c", "namespace": "dev"}}
+        adm.with_objects([("namespaces", ns), ("configmaps", cm)])
+        self.assertEqual(adm.get_object("", "namespaces", "", "dev"), ns)
+        self.assertIsNone(adm.get_object("", "namespaces", "", "prod"))
+        self.assertEqual(adm.list_objects("", "configmaps", "dev"), [cm])
+        self.assertEqual(adm.list_objects("", "configmaps", "prod"), [])

@@ -386,9 +386,19 @@ struct Observe {
     source: Arc<WasmPolicySource>,
 }
 
+/// How long a write of an `AdmissionPlugin` waits for its load: a component compiled
+/// already (or small) is enforced before the write returns; a large one compiling for the
+/// first time (a Python component: seconds) finishes in the background and says so in its
+/// status, so the write is not held for the compile.
+const WRITE_WAITS_FOR_LOAD: std::time::Duration = std::time::Duration::from_secs(10);
+
 impl AfterWrite for Observe {
     fn after_write<'a>(&'a self, stored: &'a Value) -> BoxFuture<'a, ()> {
-        Box::pin(async move { self.source.observe(stored).await })
+        Box::pin(async move {
+            let (source, stored) = (self.source.clone(), stored.clone());
+            let load = tokio::spawn(async move { source.observe(&stored).await });
+            let _ = tokio::time::timeout(WRITE_WAITS_FOR_LOAD, load).await;
+        })
     }
 }
 
