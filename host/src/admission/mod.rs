@@ -7,6 +7,9 @@
 //! - `interface.rs`: `Admission` (a member), `Attributes`, `Operation`;
 //! - `chain.rs`: the chain, and its binding to one request (the registry's `WriteAdmission`);
 //! - `plugins.rs`: the members by name, in order, and their factories;
+//! - `exempt.rs`: the resources no policy applies to (no lock-out);
+//! - `policy_authorization.rs` (`PolicyAuthorization`): a policy's author may read what it
+//!   reads (params, context reads), as kube's policy registries check;
 //! - the members, one file each: `namespace_lifecycle.rs` (`NamespaceLifecycle`),
 //!   `rbac_escalation.rs` (the RBAC escalation checks), and `policy/` (`ValidatingAdmissionPolicy`:
 //!   the policy and binding resources, compiled with the CEL crate, enforced by the member), and
@@ -14,10 +17,12 @@
 //!   the plugin runtime, run by the member with context reads from the watch cache).
 
 pub mod chain;
+pub mod exempt;
 pub mod interface;
 pub mod namespace_lifecycle;
 pub mod plugins;
 pub mod policy;
+pub mod policy_authorization;
 pub mod rbac_escalation;
 pub mod wasm;
 

@@ -9,6 +9,7 @@ use super::interface::Admission;
 use super::namespace_lifecycle::NamespaceLifecycle;
 use super::policy::dispatcher::ValidatingAdmissionPolicy;
 use super::policy::source::PolicySource;
+use super::policy_authorization::PolicyAuthorization;
 use super::rbac_escalation::RbacEscalation;
 use super::wasm::dispatcher::WasmAdmissionPolicy;
 use super::wasm::source::WasmPolicySource;
@@ -26,6 +27,9 @@ pub struct Initializer {
     pub wasm_policies: Arc<WasmPolicySource>,
 }
 
+/// Members that cannot be disabled: kube makes their checks in its registries.
+const REQUIRED: [&str; 2] = ["RBACEscalation", "PolicyAuthorization"];
+
 /// Makes a member.
 pub type Factory = Arc<dyn Fn(&Initializer) -> Arc<dyn Admission> + Send + Sync>;
 
@@ -36,8 +40,8 @@ pub struct Plugins {
 }
 
 impl Plugins {
-    /// The standard members: `NamespaceLifecycle`, the RBAC escalation checks,
-    /// `ValidatingAdmissionPolicy`, then `WasmAdmissionPolicy` (where kube runs its webhooks:
+    /// The standard members: `NamespaceLifecycle`, the RBAC escalation checks, the policy
+    /// authorization checks, `ValidatingAdmissionPolicy`, then `WasmAdmissionPolicy` (where kube runs its webhooks:
     /// `MutatingAdmissionWebhook` before and `ValidatingAdmissionWebhook` after the
     /// policies, in kube-apiserver's `AllOrderedPlugins`; its mutating stage runs before
     /// every member's validating one in any case).
@@ -56,6 +60,15 @@ impl Plugins {
             }),
         );
         p.register(
+            "PolicyAuthorization",
+            Arc::new(|i: &Initializer| {
+                Arc::new(PolicyAuthorization {
+                    authorizer: i.authorizer.clone(),
+                    policies: i.policies.clone(),
+                })
+            }),
+        );
+        p.register(
             "ValidatingAdmissionPolicy",
             Arc::new(|i: &Initializer| {
                 Arc::new(ValidatingAdmissionPolicy {
@@ -68,7 +81,6 @@ impl Plugins {
             Arc::new(|i: &Initializer| {
                 Arc::new(WasmAdmissionPolicy {
                     source: i.wasm_policies.clone(),
-                    authorizer: i.authorizer.clone(),
                 })
             }),
         );
@@ -90,6 +102,11 @@ impl Plugins {
         for n in names.iter().filter(|n| !n.is_empty()) {
             if !self.factories.iter().any(|(name, _)| name == n) {
                 return Err(format!("disable-admission-plugins plugin {n:?} is unknown"));
+            }
+            if REQUIRED.contains(&n.as_str()) {
+                return Err(format!(
+                    "disable-admission-plugins plugin {n:?} cannot be disabled: it makes an authorization check kube-apiserver makes in its registry"
+                ));
             }
         }
         self.factories.retain(|(name, _)| !names.contains(name));
@@ -119,7 +136,15 @@ mod tests {
             "WasmAdmissionPolicy".into(),
         ])
         .unwrap();
-        assert_eq!(p.names(), ["NamespaceLifecycle", "RBACEscalation"]);
+        assert_eq!(
+            p.names(),
+            [
+                "NamespaceLifecycle",
+                "RBACEscalation",
+                "PolicyAuthorization"
+            ]
+        );
+        assert!(p.disable(&["PolicyAuthorization".into()]).is_err());
         assert_eq!(
             p.disable(&["AlwaysPullImages".into()]),
             Err("disable-admission-plugins plugin \"AlwaysPullImages\" is unknown".into())

@@ -161,7 +161,7 @@ fn a_wasm_policy_reads_the_cache_and_refuses_what_kube_would_need_a_webhook_for(
     // AdmissionPlugins, not read Secrets.
     let role = s.file(
         "writer.yaml",
-        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: policy-writer}\nrules:\n- apiGroups: [wasm-apiserver.dev]\n  resources: [admissionplugins]\n  verbs: [create, update, get, patch]\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: policy-writer}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: policy-writer}\nsubjects:\n- {apiGroup: rbac.authorization.k8s.io, kind: User, name: vera}\n",
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: policy-writer}\nrules:\n- apiGroups: [wasm-apiserver.dev]\n  resources: [admissionplugins]\n  verbs: [create, update, get, patch]\n- apiGroups: [admissionregistration.k8s.io]\n  resources: [validatingadmissionpolicies, validatingadmissionpolicybindings]\n  verbs: [create]\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: policy-writer}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: policy-writer}\nsubjects:\n- {apiGroup: rbac.authorization.k8s.io, kind: User, name: vera}\n",
     );
     s.ok(&["apply", "-f", role.to_str().unwrap()]);
     let sneaky = s.file(
@@ -170,7 +170,27 @@ fn a_wasm_policy_reads_the_cache_and_refuses_what_kube_would_need_a_webhook_for(
     );
     let err = s.fails(&["create", "-f", sneaky.to_str().unwrap(), "--as=vera"]);
     assert!(
-        err.contains(r#"admissionplugins.wasm-apiserver.dev "sneaky" is forbidden: spec.contextReads grants reading secrets, but user "vera" cannot get secrets in every namespace"#),
+        err.contains(r#"The AdmissionPlugin "sneaky" is invalid: spec.contextReads: Forbidden: grants reading secrets, but user "vera" cannot get secrets in every namespace"#),
+        "{err}"
+    );
+
+    // The same for a ValidatingAdmissionPolicy's params (kube's policy registries' checks).
+    let params = s.file(
+        "params-policy.yaml",
+        "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: peek}\nspec:\n  paramKind: {apiVersion: v1, kind: Secret}\n  matchConstraints:\n    resourceRules: [{apiGroups: [\"\"], apiVersions: [v1], operations: [CREATE], resources: [pods]}]\n  validations: [{expression: \"true\"}]\n",
+    );
+    let err = s.fails(&["create", "-f", params.to_str().unwrap(), "--as=vera"]);
+    assert!(
+        err.contains(r#"spec.paramKind: Forbidden: user "vera" must have "get" permission on all objects of the referenced paramKind (kind=Secret, apiVersion=v1)"#),
+        "{err}"
+    );
+    let binding = s.file(
+        "params-binding.yaml",
+        "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\nmetadata: {name: peek}\nspec:\n  policyName: peek\n  validationActions: [Deny]\n  paramRef: {name: token, namespace: kube-system, parameterNotFoundAction: Allow}\n",
+    );
+    let err = s.fails(&["create", "-f", binding.to_str().unwrap(), "--as=vera"]);
+    assert!(
+        err.contains(r#"spec.paramRef: Forbidden: user "vera" must have "get" permission on the objects the paramRef refers to"#),
         "{err}"
     );
 

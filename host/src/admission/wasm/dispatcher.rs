@@ -27,27 +27,21 @@
 //! - No lock-out: the admission configuration resources (`admissionregistration.k8s.io`) and
 //!   the host's own (`wasm-apiserver.dev`: StrategyPlugins, AdmissionPlugins, components) are
 //!   never subject to a policy, so a bad one can always be removed.
-//! - Creating or updating an `AdmissionPlugin` that grants context reads requires that its
-//!   author may `get` and `list` each granted resource in every namespace: no reading
-//!   Secrets through a policy.
+//! - That an `AdmissionPlugin`'s author may read what it grants is `PolicyAuthorization`'s
+//!   check (`admission/policy_authorization.rs`), which cannot be disabled.
 //!
 //! Not yet: `reinvocationPolicy` (a mutating policy runs once), `matchConditions`.
 
-use super::context::{group_resource, CacheReads};
-use super::resources::{parse_spec, Mode, GROUP as HOST_GROUP, PLURAL};
+use super::context::CacheReads;
+use super::resources::Mode;
 use super::source::{LoadedPolicy, WasmPolicySource};
+use crate::admission::exempt::is_exempt;
 use crate::admission::interface::{Admission, AdmissionFuture, Attributes, Operation};
 use crate::admission::policy::matching::{storage_version, RequestFacts};
-use crate::authorization::{Attributes as AuthorizationAttributes, Authorizer, Decision};
 use crate::plugin::wit::admission_v0_1::AdmissionResponse;
 use crate::status::{ApiError, ApiResult};
 use serde_json::{json, Value};
 use std::sync::Arc;
-use wasm_apiserver_apimachinery::meta::accessor;
-
-/// The groups no policy applies to (`rules.go` `IsExemptAdmissionConfigurationResource`, and
-/// the host's own resources).
-const EXEMPT_GROUPS: [&str; 2] = ["admissionregistration.k8s.io", HOST_GROUP];
 
 /// The `metav1.StatusReason`s a denial may carry (others are answered without a reason).
 const REASONS: [&str; 18] = [
@@ -75,8 +69,6 @@ const REASONS: [&str; 18] = [
 pub struct WasmAdmissionPolicy {
     /// The policies to run.
     pub source: Arc<WasmPolicySource>,
-    /// Asked whether an `AdmissionPlugin`'s author may read what it grants.
-    pub authorizer: Authorizer,
 }
 
 /// A policy's denial as kube answers a webhook's (`ToStatusErr`).
@@ -149,7 +141,7 @@ impl WasmAdmissionPolicy {
         mutating: bool,
     ) -> ApiResult<Option<Value>> {
         let d = &a.store.description;
-        if EXEMPT_GROUPS.contains(&d.group.as_str()) {
+        if is_exempt(&d.group, &d.plural) {
             return Ok(None);
         }
         let current = self.source.current();
@@ -214,45 +206,6 @@ impl WasmAdmissionPolicy {
             a.annotate(&k, v);
         }
         outcome.result
-    }
-
-    /// An `AdmissionPlugin` write: its author may `get` and `list` every resource it grants,
-    /// in every namespace.
-    fn check_grants(&self, a: &Attributes<'_>, object: Option<&Value>) -> ApiResult<()> {
-        let d = &a.store.description;
-        let (Some(obj), true) = (object, d.group == HOST_GROUP && d.plural == PLURAL) else {
-            return Ok(());
-        };
-        if !a.subresource.is_empty() {
-            return Ok(());
-        }
-        let Ok(spec) = parse_spec(obj) else {
-            return Ok(()); // the strategy's validation answers
-        };
-        for read in &spec.context_reads {
-            for verb in ["get", "list"] {
-                let attrs = AuthorizationAttributes {
-                    user: a.user.clone(),
-                    verb: verb.into(),
-                    resource_request: true,
-                    api_group: read.group.clone(),
-                    resource: read.resource.clone(),
-                    ..Default::default()
-                };
-                if self.authorizer.authorize(&attrs).0 != Decision::Allow {
-                    let what = group_resource(&read.group, &read.resource);
-                    return Err(ApiError::forbidden(
-                        &a.store.gr,
-                        accessor(obj).name(),
-                        &format!(
-                            "spec.contextReads grants reading {what}, but user {:?} cannot {verb} {what} in every namespace",
-                            a.user.name
-                        ),
-                    ));
-                }
-            }
-        }
-        Ok(())
     }
 }
 
@@ -424,10 +377,7 @@ impl Admission for WasmAdmissionPolicy {
         attributes: &'a Attributes<'a>,
         object: Option<&'a Value>,
     ) -> AdmissionFuture<'a> {
-        Box::pin(async move {
-            self.check_grants(attributes, object)?;
-            self.run(attributes, object, false).await.map(drop)
-        })
+        Box::pin(async move { self.run(attributes, object, false).await.map(drop) })
     }
 }
 
