@@ -124,3 +124,24 @@ pub trait Admission: Send + Sync {
         Box::pin(async { Ok(()) })
     }
 }
+
+/// Wait until `ready()` holds, at most [`READY_WAIT`]: a policy member's source is loaded
+/// (kube's `WaitForReady` before a policy or webhook plugin handles a request). Errors: still
+/// not ready — kube's `not yet ready to handle request`, a 403 for `a`'s object.
+pub async fn wait_ready(a: &Attributes<'_>, name: &str, ready: impl Fn() -> bool) -> ApiResult<()> {
+    let deadline = tokio::time::Instant::now() + READY_WAIT;
+    while !ready() {
+        if tokio::time::Instant::now() >= deadline {
+            return Err(crate::status::ApiError::forbidden(
+                &a.store.gr,
+                name,
+                "not yet ready to handle request",
+            ));
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    Ok(())
+}
+
+/// How long a request waits for a policy member's source to be loaded.
+pub const READY_WAIT: std::time::Duration = std::time::Duration::from_secs(5);

@@ -41,7 +41,7 @@ class PolicyDescription:
     """What the policy is: read once at load."""
     rules: List[Rule]
     mutating: bool = False
-    #: ``(group, resource)`` pairs the policy reads (the preferred version).
+    #: ``(group, resource)`` pairs the policy reads (in their storage version).
     context_reads: List[Tuple[str, str]] = field(default_factory=list)
 
 
@@ -91,7 +91,8 @@ class AdmissionPolicy:
         raise NotImplementedError
 
     def validate_settings(self, settings: Dict[str, Any]) -> Optional[str]:
-        """Why ``settings`` are refused, or ``None``."""
+        """Why ``settings`` are refused (the object's status then says so, and the last good
+        version keeps enforcing), or ``None``."""
         return None
 
     def validate(self, request: Dict[str, Any], settings: Dict[str, Any]) -> Response:

@@ -27,12 +27,13 @@
 use serde::{Deserialize, Serialize};
 pub use serde_json::{json, Value};
 
-/// A resource (`group-version-resource`); an empty version is the preferred one.
+/// A resource (`group-version-resource`); an empty version is the one the host stores it in
+/// (its storage version).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct GroupVersionResource {
     /// API group (`""` for the core group).
     pub group: String,
-    /// Version, `""` for the preferred one.
+    /// Version, `""` for the storage version.
     pub version: String,
     /// Plural resource name.
     pub resource: String,
@@ -107,7 +108,7 @@ impl PolicyDescription {
         }
     }
 
-    /// Declare that the policy reads `resource` of `group` (preferred version).
+    /// Declare that the policy reads `resource` of `group` (in its storage version).
     pub fn reads(mut self, group: &str, resource: &str) -> Self {
         self.context_reads
             .push(GroupVersionResource::new(group, "", resource));
@@ -249,7 +250,8 @@ pub trait AdmissionPolicy: 'static {
     /// What the policy is. Must always return the same value.
     fn describe() -> PolicyDescription;
 
-    /// Check a policy object's settings; `Err` refuses the object with the message.
+    /// Check a policy object's settings; `Err` is the object's status (`Failed`, the
+    /// message), and the last good version keeps enforcing.
     fn validate_settings(_settings: &Value) -> Result<(), String> {
         Ok(())
     }

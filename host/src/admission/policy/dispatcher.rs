@@ -27,10 +27,11 @@ use super::matching::{storage_version, RequestFacts};
 use super::params::{self, Params};
 use super::source::PolicySource;
 use crate::admission::exempt::is_exempt;
-use crate::admission::interface::{Admission, AdmissionFuture, Attributes, Operation};
+use crate::admission::interface::{wait_ready, Admission, AdmissionFuture, Attributes, Operation};
 use crate::status::ApiError;
 use serde_json::{json, Value};
 use std::sync::Arc;
+use wasm_apiserver_apimachinery::meta::accessor;
 use wasm_apiserver_cel::limits::PER_CALL_LIMIT;
 use wasm_apiserver_cel::{Expression, Value as Cel};
 
@@ -52,6 +53,9 @@ struct Denial {
 #[derive(Clone, Default)]
 struct Evaluation {
     denials: Vec<Denial>,
+    /// `auditAnnotations` that failed under `failurePolicy: Fail`: they deny whatever the
+    /// binding's actions (kube's `AuditAnnotationActionError`).
+    annotation_errors: Vec<String>,
     /// `auditAnnotations` that evaluated to a non-empty string (keys not yet prefixed).
     annotations: Vec<(String, String)>,
 }
@@ -126,7 +130,7 @@ fn evaluate(policy: &CompiledPolicy, inputs: &Inputs<'_>) -> Evaluation {
     };
     let denied = |denials: Vec<Denial>| Evaluation {
         denials,
-        annotations: Vec::new(),
+        ..Evaluation::default()
     };
     if let Some(e) = &policy.error {
         return denied(error(format!("failed to configure policy: {e}")));
@@ -195,6 +199,7 @@ fn evaluate(policy: &CompiledPolicy, inputs: &Inputs<'_>) -> Evaluation {
     // auditAnnotations (validator.go): a string is published (trimmed, empty excluded,
     // at most 10 KiB), null excluded, an error or another type decided by failurePolicy.
     let mut annotations = Vec::new();
+    let mut annotation_errors = Vec::new();
     for (key, source, e) in &policy.audit_annotations {
         match e.evaluate_with_limit(&bound, PER_CALL_LIMIT).map(|r| r.value) {
             Ok(Cel::String(v)) => {
@@ -208,17 +213,18 @@ fn evaluate(policy: &CompiledPolicy, inputs: &Inputs<'_>) -> Evaluation {
                 }
             }
             Ok(Cel::Null) => {}
-            Ok(other) => denials.extend(error(format!(
+            Ok(other) => annotation_errors.extend(error(format!(
                 "valueExpression '{source}' resulted in unsupported return type: {}. Return type must be either string or null.",
                 cel_type_name(&other)
-            ))),
-            Err(err) => denials.extend(error(format!(
+            )).into_iter().map(|d| d.message)),
+            Err(err) => annotation_errors.extend(error(format!(
                 "valueExpression '{source}' resulted in error: {err}"
-            ))),
+            )).into_iter().map(|d| d.message)),
         }
     }
     Evaluation {
         denials,
+        annotation_errors,
         annotations,
     }
 }
@@ -238,9 +244,16 @@ struct Matched {
 
 impl ValidatingAdmissionPolicy {
     async fn check(&self, a: &Attributes<'_>, object: Option<&Value>) -> Result<(), ApiError> {
-        let set = self.source.current();
         let d = &a.store.description;
-        if set.is_empty() || is_exempt(&d.group, &d.plural) {
+        if is_exempt(&d.group, &d.plural) {
+            return Ok(());
+        }
+        if !self.source.synced() {
+            let name = object.map(|o| accessor(o).name()).unwrap_or(a.name);
+            wait_ready(a, name, || self.source.synced()).await?;
+        }
+        let set = self.source.current();
+        if set.is_empty() {
             return Ok(());
         }
         let facts = RequestFacts::of(a, object).await;
@@ -376,6 +389,7 @@ impl ValidatingAdmissionPolicy {
                                     inputs.params = p;
                                     let e = evaluate(&m.policy, &inputs);
                                     all.denials.extend(e.denials);
+                                    all.annotation_errors.extend(e.annotation_errors);
                                     all.annotations.extend(e.annotations);
                                 }
                                 inputs.params = &null;
@@ -427,6 +441,15 @@ impl ValidatingAdmissionPolicy {
                 deny(message, "Invalid");
             }
             for ((binding, _), evaluation) in m.bindings.iter().zip(&evaluations) {
+                for error in &evaluation.annotation_errors {
+                    deny(
+                        format!(
+                            "ValidatingAdmissionPolicy '{}' with binding '{}' denied request: {error}",
+                            policy.name, binding.name
+                        ),
+                        "Invalid",
+                    );
+                }
                 for denial in &evaluation.denials {
                     if binding.audit {
                         audit_failures.push(json!({"message": denial.message,

@@ -54,6 +54,8 @@ pub struct PolicySource {
     /// The resourceVersion each deleted object was deleted at, so that a late copy (a write's
     /// hook after the delete's watch event) does not bring it back; cleared by a list.
     deleted: std::sync::Mutex<BTreeMap<(bool, String), u64>>,
+    /// Which kinds' first full list has been loaded (bit 0 policies, bit 1 bindings).
+    listed: std::sync::atomic::AtomicU8,
 }
 
 fn rv(obj: &Value) -> u64 {
@@ -61,6 +63,12 @@ fn rv(obj: &Value) -> u64 {
 }
 
 impl PolicySource {
+    /// Whether both resources have been listed once (until then the member cannot tell
+    /// whether a policy applies).
+    pub fn synced(&self) -> bool {
+        self.listed.load(std::sync::atomic::Ordering::SeqCst) == 3
+    }
+
     /// What is enforced now.
     pub fn current(&self) -> Arc<PolicySet> {
         self.current.read().unwrap().clone()
@@ -145,6 +153,9 @@ impl PolicySource {
         for o in objects {
             self.observe(kind, o);
         }
+        let bit = if kind == Kind::Policy { 1 } else { 2 };
+        self.listed
+            .fetch_or(bit, std::sync::atomic::Ordering::SeqCst);
     }
 }
 

@@ -11,6 +11,9 @@ use crate::registry::{ListOptions, Snapshot, Store};
 use std::sync::Arc;
 use wasm_apiserver_storage::{LabelSelector, ResourceVersionMatch};
 
+/// The most JSON one `list-objects` answers, bytes.
+pub const MAX_LIST_BYTES: usize = 64 << 20;
+
 /// `resource.group` (`resource` for the core group), as kube names a resource in messages.
 pub fn group_resource(group: &str, resource: &str) -> String {
     if group.is_empty() {
@@ -131,6 +134,21 @@ impl ContextReads for CacheReads {
         let items = store
             .decode_items(&list)
             .map_err(|e| ReadError::Unavailable(e.message))?;
-        items.iter().map(|o| Self::text(&store, o)).collect()
+        // The host's copy is bounded too (the guest's memory cap applies only once it is
+        // handed over).
+        let mut texts = Vec::with_capacity(items.len());
+        let mut bytes = 0usize;
+        for o in &items {
+            let t = Self::text(&store, o)?;
+            bytes += t.len();
+            if bytes > MAX_LIST_BYTES {
+                return Err(ReadError::Unavailable(format!(
+                    "{gvr} in {namespace:?} is larger than {} MiB of JSON; narrow the read with a label selector",
+                    MAX_LIST_BYTES >> 20
+                )));
+            }
+            texts.push(t);
+        }
+        Ok(texts)
     }
 }

@@ -36,7 +36,7 @@ use super::context::CacheReads;
 use super::resources::Mode;
 use super::source::{LoadedPolicy, WasmPolicySource};
 use crate::admission::exempt::is_exempt;
-use crate::admission::interface::{Admission, AdmissionFuture, Attributes, Operation};
+use crate::admission::interface::{wait_ready, Admission, AdmissionFuture, Attributes, Operation};
 use crate::admission::policy::matching::{storage_version, RequestFacts};
 use crate::plugin::wit::admission_v0_1::AdmissionResponse;
 use crate::status::{ApiError, ApiResult};
@@ -144,6 +144,12 @@ impl WasmAdmissionPolicy {
         if is_exempt(&d.group, &d.plural) {
             return Ok(None);
         }
+        if !self.source.synced() {
+            let name = object
+                .map(|o| o["metadata"]["name"].as_str().unwrap_or(""))
+                .unwrap_or(a.name);
+            wait_ready(a, name, || self.source.synced()).await?;
+        }
         let current = self.source.current();
         let policies: Vec<&Arc<LoadedPolicy>> = current
             .values()
@@ -231,10 +237,13 @@ struct Outcome {
     annotations: Vec<(String, String)>,
 }
 
-/// The audit annotation listing the denials of policies in `Audit` mode (a JSON array of
-/// `{"plugin", "message"}`), as kube's `validation.policy.admission.k8s.io/validation_failure`
-/// lists a ValidatingAdmissionPolicy's.
+/// The audit annotation listing the denials of validating policies in `Audit` mode (a JSON
+/// array of `{"plugin", "message"}`), as kube's
+/// `validation.policy.admission.k8s.io/validation_failure` lists a ValidatingAdmissionPolicy's;
+/// mutating policies' are [`AUDIT_MUTATION_FAILURES`] (an annotation is written once).
 pub const AUDIT_FAILURES: &str = "admission.wasm-apiserver.dev/validation_failure";
+/// [`AUDIT_FAILURES`] of the mutating stage.
+pub const AUDIT_MUTATION_FAILURES: &str = "admission.wasm-apiserver.dev/mutation_failure";
 
 /// The `AdmissionRequest` as JSON text: the review's fields and the two objects, borrowed.
 #[derive(serde::Serialize)]

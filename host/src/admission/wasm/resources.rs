@@ -46,7 +46,8 @@ pub enum Mode {
     Enforce,
     /// The request is admitted with a `Warning` header naming the denial.
     Warn,
-    /// The request is admitted; the denial is logged.
+    /// The request is admitted; the denial is an entry of the request's audit annotation
+    /// `admission.wasm-apiserver.dev/validation_failure` (nothing when it is not audited).
     Audit,
 }
 

@@ -5,7 +5,10 @@
 //! and only then swapped in. Fed, like the ValidatingAdmissionPolicy source, by a list and a
 //! watch of the objects and by each write's
 //! [`AfterWrite`](crate::registry::after_write::AfterWrite) hook, so a policy is enforced on
-//! this server before its create returns and on the others within a watch event.
+//! this server before its create returns (when it loads within [`WRITE_WAITS_FOR_LOAD`]) and on
+//! the others within a watch event. A refusal of reads the object no longer grants removes the
+//! last good version too; a full list records what it lacks as deleted at its
+//! resourceVersion.
 //!
 //! As for a `StrategyPlugin`, a version that fails keeps the last good one serving, and each
 //! server writes its own entry of `status.replicas` (state, observed generation, the serving
@@ -70,11 +73,21 @@ pub struct WasmPolicySource {
     statuses: Mutex<BTreeMap<String, PluginStatus>>,
     /// One load at a time.
     loading: tokio::sync::Mutex<()>,
+    /// The first full list has been loaded.
+    synced: std::sync::atomic::AtomicBool,
     loader: OnceLock<Loader>,
 }
 
 /// How the refusal of a component not uploaded (yet) starts.
 const NOT_UPLOADED: &str = "no component";
+/// How the refusal of reads the object does not grant starts.
+const NOT_GRANTED: &str = "the component reads";
+/// The refusals retried at the object's next event.
+const RETRIED: [&str; 3] = [
+    NOT_UPLOADED,
+    "cannot read the component",
+    "loading panicked",
+];
 
 fn rv(obj: &Value) -> u64 {
     accessor(obj).resource_version().parse().unwrap_or(0)
@@ -192,10 +205,14 @@ impl WasmPolicySource {
             Err(e) => {
                 tracing::error!(policy = %name, error = %e, "admission plugin refused; the last good version (if any) keeps enforcing");
                 status.state = PluginState::Failed;
-                // A component not uploaded yet is looked for again at the object's next
-                // event (e.g. another replica's status write); other refusals wait for a
-                // change of the spec.
-                if e.starts_with(NOT_UPLOADED) {
+                // Reads the object no longer grants stop now: the last good version goes.
+                if e.starts_with(NOT_GRANTED) {
+                    self.change(|m| drop(m.remove(&name)));
+                }
+                // A component not uploaded yet, or not readable now, is looked for again at
+                // the object's next event (e.g. another replica's status write); other
+                // refusals wait for a change of the spec.
+                if RETRIED.iter().any(|r| e.starts_with(r)) {
                     if let Some(s) = self.seen.lock().unwrap().get_mut(&name) {
                         s.generation = 0;
                     }
@@ -266,7 +283,7 @@ impl WasmPolicySource {
                 .any(|g| g.group == read.group && g.resource == read.resource);
             if !granted {
                 return Err(format!(
-                    "the component reads {}, which spec.contextReads does not grant",
+                    "{NOT_GRANTED} {}, which spec.contextReads does not grant",
                     super::context::group_resource(&read.group, &read.resource)
                 ));
             }
@@ -304,26 +321,47 @@ impl WasmPolicySource {
         *current = Arc::new(next);
     }
 
-    /// The object `name` was deleted at `rv`.
+    /// The object `name` was deleted at `rv` (unless what is known is newer: a re-created
+    /// object whose write this server saw before the delete's event).
     fn forget(&self, name: &str, rv: u64) {
+        {
+            let mut seen = self.seen.lock().unwrap();
+            if seen.get(name).is_some_and(|s| s.rv > rv) {
+                return;
+            }
+            seen.remove(name);
+        }
         self.deleted.lock().unwrap().insert(name.to_string(), rv);
-        self.seen.lock().unwrap().remove(name);
         self.statuses.lock().unwrap().remove(name);
         self.change(|m| drop(m.remove(name)));
     }
 
-    /// A full list: what it does not hold is gone.
-    async fn replace(&self, objects: &[Arc<Value>]) {
-        self.deleted.lock().unwrap().clear();
+    /// A full list at `list_rv`: what it does not hold is gone, and is recorded deleted at
+    /// `list_rv` so that a late copy of an older write does not bring it back.
+    async fn replace(&self, objects: &[Arc<Value>], list_rv: u64) {
         let names: Vec<&str> = objects.iter().map(|o| accessor(o).name()).collect();
-        self.seen
-            .lock()
-            .unwrap()
-            .retain(|n, _| names.contains(&n.as_str()));
-        self.change(|m| m.retain(|n, _| names.contains(&n.as_str())));
+        let gone: Vec<String> = {
+            let seen = self.seen.lock().unwrap();
+            let current = self.current();
+            seen.keys()
+                .chain(current.keys())
+                .filter(|n| !names.contains(&n.as_str()))
+                .cloned()
+                .collect()
+        };
+        for n in gone {
+            self.forget(&n, list_rv);
+        }
         for o in objects {
             self.observe(o).await;
         }
+        self.synced.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Whether the first full list has been loaded (until then the member cannot tell
+    /// whether a policy applies).
+    pub fn synced(&self) -> bool {
+        self.synced.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     async fn follow(&self, store: &Store) -> Result<(), String> {
@@ -332,7 +370,7 @@ impl WasmPolicySource {
             .await
             .map_err(|e| e.to_string())?;
         let items = store.decode_items(&list).map_err(|e| e.to_string())?;
-        self.replace(&items).await;
+        self.replace(&items, list.resource_version).await;
         let opts = ListOptions {
             resource_version: list.resource_version.to_string(),
             ..Default::default()
@@ -390,7 +428,7 @@ struct Observe {
 /// already (or small) is enforced before the write returns; a large one compiling for the
 /// first time (a Python component: seconds) finishes in the background and says so in its
 /// status, so the write is not held for the compile.
-const WRITE_WAITS_FOR_LOAD: std::time::Duration = std::time::Duration::from_secs(10);
+pub const WRITE_WAITS_FOR_LOAD: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl AfterWrite for Observe {
     fn after_write<'a>(&'a self, stored: &'a Value) -> BoxFuture<'a, ()> {
