@@ -8,6 +8,7 @@
 #   widgets-python.wasm   examples/widgets-python + plugins/sdk-python
 #   widgets-js.wasm       examples/widgets-js + plugins/sdk-js
 #   required-labels-python.wasm  examples/policies/required-labels-python (an admission policy)
+#   no-latest-js.wasm            examples/policies/no-latest-js (an admission policy)
 # Each project is staged in target/lang-build/<name>/ with its SDK beside it (componentize-js
 # reads modules only under the source's directory). Idempotent; toolchains are installed once.
 set -euo pipefail
@@ -55,5 +56,10 @@ stage required-labels-python examples/policies/required-labels-python plugins/sd
 (cd target/lang-build/required-labels-python && "$py/bin/componentize-py" -d "$root/wit/admission/0.1.0" -w admission-plugin \
   componentize app -o "$out/required-labels-python.wasm.tmp" >/dev/null)
 mv "$out/required-labels-python.wasm.tmp" "$out/required-labels-python.wasm"
+# And one in JavaScript.
+stage no-latest-js examples/policies/no-latest-js plugins/sdk-js sdk
+"$js/node_modules/.bin/componentize-js" target/lang-build/no-latest-js/app.js -w "$root/wit/admission/0.1.0" -n admission-plugin \
+  -d http fetch-event -o "$out/no-latest-js.wasm.tmp" >/dev/null
+mv "$out/no-latest-js.wasm.tmp" "$out/no-latest-js.wasm"
 echo "built widgets-python in $(( (mid - start) / 1000000 )) ms, widgets-js in $(( (end - mid) / 1000000 )) ms"
 ls -l "$out"

@@ -561,3 +561,35 @@ fn a_python_policy_is_enforced_like_a_rust_one() {
         })
     });
 }
+
+/// A policy written in JavaScript (`examples/policies/no-latest-js`, the JavaScript SDK's
+/// `admission.js`, built by componentize-js): pods with floating image tags refused, its
+/// settings' exceptions honoured.
+#[test]
+fn a_javascript_policy_is_enforced_like_a_rust_one() {
+    let s = TestServer::start_with(Backend::Embedded, &["namespaces", "pods"], &[]);
+    s.create_default_namespace();
+    let sha = upload(&s, "no-latest-js");
+    let f = s.file(
+        "js-policy.yaml",
+        &format!("apiVersion: wasm-apiserver.dev/v1\nkind: AdmissionPlugin\nmetadata: {{name: no-latest}}\nspec:\n  sha256: {sha}\n  settings: {{allowLatest: [busybox]}}\n"),
+    );
+    s.ok(&["apply", "-f", f.to_str().unwrap()]);
+    s.eventually(
+        Duration::from_secs(300),
+        "the JavaScript policy active",
+        || {
+            let o: Value =
+                serde_json::from_str(&s.ok(&["get", "admissionplugin", "no-latest", "-o", "json"]))
+                    .unwrap();
+            o["status"]["replicas"][0]["state"] == "Active"
+        },
+    );
+    let (ok, _, err) = s.kubectl(&["run", "floating", "--image=nginx"]);
+    assert!(
+        !ok && err.contains(r#"admission plugin "no-latest" denied the request: images must be pinned to a tag other than latest: floating (nginx)"#),
+        "{err}"
+    );
+    s.ok(&["run", "pinned", "--image=nginx:1.27"]);
+    s.ok(&["run", "excepted", "--image=busybox"]);
+}
