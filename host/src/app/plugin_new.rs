@@ -51,7 +51,7 @@ const RUST: [(&str, &str); 3] = [
     ("src/lib.rs", include_str!("plugin_new/rust/lib.rs")),
     ("build.sh", include_str!("plugin_new/rust/build.sh")),
 ];
-const PYTHON: [(&str, &str); 8] = [
+const PYTHON: [(&str, &str); 9] = [
     ("app.py", include_str!("plugin_new/python/app.py")),
     ("build.sh", include_str!("plugin_new/python/build.sh")),
     ("wit/strategy.wit", WIT),
@@ -74,6 +74,10 @@ const PYTHON: [(&str, &str); 8] = [
     (
         "wasm_apiserver/validation.py",
         include_str!("../../../plugins/sdk-python/wasm_apiserver/validation.py"),
+    ),
+    (
+        "wasm_apiserver/admission.py",
+        include_str!("../../../plugins/sdk-python/wasm_apiserver/admission.py"),
     ),
 ];
 const JS: [(&str, &str); 9] = [

@@ -19,13 +19,15 @@ hides the bindings. Subclass :class:`Strategy`, write ``describe`` and the hooks
 Build it with ``componentize-py -d <folder of strategy.wit> -w strategy-plugin componentize app
 -o x.wasm`` (``wasm-apiserver plugin new NAME --lang python`` writes a project that does).
 
-Admission policies (``wit/admission/0.1.0``) are written with :mod:`wasm_apiserver.admission`.
+Admission policies (``wit/admission/0.1.0``) are written with :mod:`wasm_apiserver.admission`
+(``from wasm_apiserver import admission``; not imported here, so that a copy of the SDK
+without it still builds strategies).
 """
 
-from . import admission, field, validation
+from . import field, validation
 from .field import ErrorList, FieldError, Path
 from .strategy import PrinterColumn, Rejected, ResourceDescription, ServedVersion, Strategy
 from .export import export, log
 
-__all__ = ["admission", "field", "validation", "ErrorList", "FieldError", "Path", "PrinterColumn",
+__all__ = ["field", "validation", "ErrorList", "FieldError", "Path", "PrinterColumn",
            "Rejected", "ResourceDescription", "ServedVersion", "Strategy", "export", "log"]
