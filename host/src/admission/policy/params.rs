@@ -8,6 +8,7 @@
 //! is read again from storage, as kube falls back from its informer to a direct read
 //! (`getParamDirectly`) for a param created just before.
 
+use crate::admission::wasm::context::fresh_resource_version;
 use crate::registry::{ListOptions, ResourceMap, Store};
 use serde_json::Value;
 use std::sync::Arc;
@@ -68,14 +69,6 @@ fn param_store(resources: &ResourceMap, kind: &ParamKind) -> Option<Arc<Store>> 
     resources.get(group, version, &plural)
 }
 
-/// The newest write this replica acknowledged to `store`'s resource, as a resourceVersion.
-fn fresh(store: &Store) -> String {
-    match store.storage.newest_write() {
-        0 => "0".to_string(),
-        rv => rv.to_string(),
-    }
-}
-
 /// `CollectParams`: the params of one binding of a policy for a request in `namespace`.
 /// Errors: kube's configuration errors (decided by the policy's `failurePolicy`).
 pub async fn collect(
@@ -108,7 +101,9 @@ pub async fn collect(
         );
     };
     let storage_objects = if !r.name.is_empty() {
-        let mut got = store.get(ns, &r.name, &fresh(&store)).await;
+        let mut got = store
+            .get(ns, &r.name, &fresh_resource_version(&store))
+            .await;
         if got.as_ref().is_err_and(|e| e.code == 404) {
             got = store.get(ns, &r.name, "").await;
         }
@@ -125,7 +120,7 @@ pub async fn collect(
         };
         let opts = ListOptions {
             label_selector: selector,
-            resource_version: fresh(&store),
+            resource_version: fresh_resource_version(&store),
             resource_version_match: wasm_apiserver_storage::ResourceVersionMatch::NotOlderThan,
             ..Default::default()
         };

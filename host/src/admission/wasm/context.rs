@@ -23,6 +23,16 @@ pub fn group_resource(group: &str, resource: &str) -> String {
     }
 }
 
+/// The resourceVersion a read from `store`'s watch cache asks for to see every write this
+/// replica acknowledged to its resource (`Storage::newest_write`; `"0"`, any state, for a
+/// resource it never wrote). Context reads and ValidatingAdmissionPolicy params read at it.
+pub fn fresh_resource_version(store: &Store) -> String {
+    match store.storage.newest_write() {
+        0 => "0".to_string(),
+        rv => rv.to_string(),
+    }
+}
+
 /// The reads of one policy call, over one request's snapshot.
 pub struct CacheReads {
     /// The policy, for messages.
@@ -61,15 +71,6 @@ impl CacheReads {
         store.ok_or_else(|| ReadError::Invalid(format!("{gvr} is not served")))
     }
 
-    /// The resourceVersion a read asks for: the newest write this replica acknowledged
-    /// (any state for a resource it never wrote).
-    fn fresh(store: &Store) -> String {
-        match store.storage.newest_write() {
-            0 => "0".to_string(),
-            rv => rv.to_string(),
-        }
-    }
-
     /// An object in the Store's version, as JSON text.
     fn text(store: &Store, obj: &Arc<serde_json::Value>) -> Result<String, ReadError> {
         let converted = store
@@ -93,7 +94,7 @@ impl ContextReads for CacheReads {
         } else {
             ""
         };
-        let rv = Self::fresh(&store);
+        let rv = fresh_resource_version(&store);
         let got = self.runtime.block_on(store.get_shared(ns, name, &rv));
         match got {
             Ok(o) => {
@@ -123,7 +124,7 @@ impl ContextReads for CacheReads {
         };
         let opts = ListOptions {
             label_selector: selector,
-            resource_version: Self::fresh(&store),
+            resource_version: fresh_resource_version(&store),
             resource_version_match: ResourceVersionMatch::NotOlderThan,
             ..Default::default()
         };
