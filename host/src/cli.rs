@@ -259,7 +259,7 @@ pub struct ServeArgs {
     #[arg(long, value_delimiter = ',', default_value = "RBAC")]
     pub authorization_mode: Vec<crate::authorization::AuthorizationMode>,
     /// Admission plugins to turn off although they are enabled by default, comma-separated:
-    /// `NamespaceLifecycle`, `RBACEscalation`, `ValidatingAdmissionPolicy`,
+    /// `NamespaceLifecycle`, `MutatingAdmissionPolicy`, `ValidatingAdmissionPolicy`,
     /// `WasmAdmissionPolicy` (kube-apiserver's `--disable-admission-plugins`; an unknown name
     /// refuses the start).
     #[arg(long, value_delimiter = ',')]

@@ -8,6 +8,7 @@ use super::chain::Chain;
 use super::interface::Admission;
 use super::namespace_lifecycle::NamespaceLifecycle;
 use super::policy::dispatcher::ValidatingAdmissionPolicy;
+use super::policy::mutating::dispatcher::MutatingAdmissionPolicy;
 use super::policy::source::PolicySource;
 use super::policy_authorization::PolicyAuthorization;
 use super::rbac_escalation::RbacEscalation;
@@ -41,7 +42,8 @@ pub struct Plugins {
 
 impl Plugins {
     /// The standard members: `NamespaceLifecycle`, the RBAC escalation checks, the policy
-    /// authorization checks, `ValidatingAdmissionPolicy`, then `WasmAdmissionPolicy` (where kube runs its webhooks:
+    /// authorization checks, `MutatingAdmissionPolicy`, `ValidatingAdmissionPolicy`, then
+    /// `WasmAdmissionPolicy` (where kube runs its webhooks:
     /// `MutatingAdmissionWebhook` before and `ValidatingAdmissionWebhook` after the
     /// policies, in kube-apiserver's `AllOrderedPlugins`; its mutating stage runs before
     /// every member's validating one in any case).
@@ -69,10 +71,20 @@ impl Plugins {
             }),
         );
         p.register(
+            "MutatingAdmissionPolicy",
+            Arc::new(|i: &Initializer| {
+                Arc::new(MutatingAdmissionPolicy {
+                    source: i.policies.clone(),
+                    authorizer: i.authorizer.clone(),
+                })
+            }),
+        );
+        p.register(
             "ValidatingAdmissionPolicy",
             Arc::new(|i: &Initializer| {
                 Arc::new(ValidatingAdmissionPolicy {
                     source: i.policies.clone(),
+                    authorizer: i.authorizer.clone(),
                 })
             }),
         );
@@ -132,6 +144,7 @@ mod tests {
     fn disabled_members_are_removed_and_unknown_names_refused() {
         let mut p = Plugins::standard();
         p.disable(&[
+            "MutatingAdmissionPolicy".into(),
             "ValidatingAdmissionPolicy".into(),
             "WasmAdmissionPolicy".into(),
         ])

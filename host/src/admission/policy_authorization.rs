@@ -2,9 +2,10 @@
 //! admission policies, here for every policy kind this server serves, so that no one reads
 //! through a policy what they may not read themselves:
 //!
-//! - a ValidatingAdmissionPolicy with `paramKind`: its author may `get` every object of that
-//!   kind (`pkg/registry/admissionregistration/validatingadmissionpolicy/authz.go`);
-//! - a ValidatingAdmissionPolicyBinding with `paramRef`: its author may `get` (by name) or
+//! - a Validating or MutatingAdmissionPolicy with `paramKind`: its author may `get` every
+//!   object of that kind (`pkg/registry/admissionregistration/validatingadmissionpolicy/authz.go`,
+//!   `mutatingadmissionpolicy/authz.go`);
+//! - a Validating or MutatingAdmissionPolicyBinding with `paramRef`: its author may `get` (by name) or
 //!   `list` (by selector) the policy's param kind in `paramRef.namespace` (every resource
 //!   when the policy or its kind is not known: `…binding/authz.go`);
 //! - an `AdmissionPlugin`: its author may `get` and `list` every resource its `contextReads`
@@ -78,7 +79,10 @@ impl PolicyAuthorization {
         };
         let user = &a.user.name;
         match (d.group.as_str(), d.plural.as_str()) {
-            ("admissionregistration.k8s.io", "validatingadmissionpolicies") => {
+            (
+                "admissionregistration.k8s.io",
+                "validatingadmissionpolicies" | "mutatingadmissionpolicies",
+            ) => {
                 let Some(k) = spec.get("paramKind").filter(|k| k.is_object()) else {
                     return Ok(());
                 };
@@ -95,16 +99,24 @@ impl PolicyAuthorization {
                     );
                 }
             }
-            ("admissionregistration.k8s.io", "validatingadmissionpolicybindings") => {
+            (
+                "admissionregistration.k8s.io",
+                plural @ ("validatingadmissionpolicybindings" | "mutatingadmissionpolicybindings"),
+            ) => {
                 let Some(r) = spec.get("paramRef").filter(|r| r.is_object()) else {
                     return Ok(());
                 };
-                let policy = self
-                    .policies
-                    .current()
-                    .policies
-                    .get(spec["policyName"].as_str().unwrap_or(""))
-                    .and_then(|(_, p)| p.param_kind.clone());
+                let set = self.policies.current();
+                let policy_name = spec["policyName"].as_str().unwrap_or("");
+                let policy = if plural == "validatingadmissionpolicybindings" {
+                    set.policies
+                        .get(policy_name)
+                        .and_then(|(_, p)| p.param_kind.clone())
+                } else {
+                    set.mutating_policies
+                        .get(policy_name)
+                        .and_then(|(_, p)| p.param_kind.clone())
+                };
                 let (group, resource) = policy
                     .as_ref()
                     .and_then(|k| resolve(a.resources, &k.api_version, &k.kind))

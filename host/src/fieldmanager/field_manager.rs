@@ -84,6 +84,12 @@ fn strip_set() -> Set {
 }
 
 impl FieldManager {
+    /// The schema fields are merged by (a MutatingAdmissionPolicy's apply configurations
+    /// merge by it too).
+    pub fn schema(&self) -> &Schema {
+        &self.schema
+    }
+
     /// The field manager of a served resource.
     pub fn new(d: &ResourceDescription) -> FieldManager {
         let api_version = if d.group.is_empty() {

@@ -109,6 +109,7 @@ async fn a_member_registered_from_one_file_runs_at_kubes_points() {
             "NamespaceLifecycle",
             "RBACEscalation",
             "PolicyAuthorization",
+            "MutatingAdmissionPolicy",
             "ValidatingAdmissionPolicy",
             "WasmAdmissionPolicy",
             "ConfigMapGuard"

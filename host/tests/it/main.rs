@@ -28,6 +28,7 @@ mod kubectl_protobuf;
 mod language_plugins;
 mod leader_election;
 mod metrics_health;
+mod mutating_admission_policies;
 mod namespace_lifecycle;
 mod plugin_cli;
 mod plugin_runtime;

@@ -43,6 +43,8 @@
 //! | format (1.31) | `format.named`, `format.dns1123Label()` … `format.datetime()`, `validate` | yes ([`library::format`]) |
 //! | two-variable comprehensions (1.32) | `all`, `exists`, `existsOne`, `transformList`, `transformMap`, `transformMapEntry` with two variables | yes ([`library::comprehensions`]: expanded to one-variable comprehensions over the pairs) |
 //! | semver (1.33) | `semver`, `isSemver` (with `normalize`), `isGreaterThan`, `isLessThan`, `compareTo`, `major`, `minor`, `patch` | yes ([`library::semver`]; parse errors worded by the `semver` crate) |
+//! | JSON patch (1.32) | `jsonpatch.escapeKey` | yes ([`library::jsonpatch`]) |
+//! | mutation types (1.32) | `Object{…}`, `Object.<field>{…}`, `JSONPatch{…}` in a MutatingAdmissionPolicy's mutations | yes ([`mutation`], [`Expression::compile_mutation`]) |
 //! | `ext.Lists` v3 (1.34) | `slice`, `flatten`, `distinct`, `reverse`, `sort`, `sortBy`, `lists.range` | not yet |
 //!
 //! Every function above that is supported is declared to the [`checker`] with kube's overloads
@@ -84,6 +86,7 @@ pub mod environment;
 pub mod escaping;
 pub mod library;
 pub mod limits;
+pub mod mutation;
 pub mod runtime_cost;
 pub mod schema;
 pub mod static_cost;
@@ -161,18 +164,23 @@ pub struct Evaluated {
 impl std::error::Error for EvalError {}
 
 impl Expression {
+    /// The standard environment with Kubernetes' libraries and the cost hooks.
+    fn new_env() -> cel::Env {
+        let mut env = cel::Env::stdlib();
+        library::register(&mut env).expect("the libraries declare each overload once");
+        runtime_cost::register(&mut env).expect("the cost hooks are declared once");
+        env
+    }
+
     /// Compile `source` in the standard environment with Kubernetes' libraries ([`library`]),
     /// without checking types. Errors: it does not parse.
     pub fn compile(source: &str) -> Result<Expression, CompileError> {
         static ENV: std::sync::OnceLock<Arc<cel::Env>> = std::sync::OnceLock::new();
-        let env = ENV
-            .get_or_init(|| {
-                let mut env = cel::Env::stdlib();
-                library::register(&mut env).expect("the libraries declare each overload once");
-                runtime_cost::register(&mut env).expect("the cost hooks are declared once");
-                Arc::new(env)
-            })
-            .clone();
+        let env = ENV.get_or_init(|| Arc::new(Expression::new_env())).clone();
+        Expression::compile_in(env, source)
+    }
+
+    fn compile_in(env: Arc<cel::Env>, source: &str) -> Result<Expression, CompileError> {
         // cel-go indents the source line and the caret line by one space.
         let program = env
             .compile(source)
@@ -204,6 +212,29 @@ impl Expression {
         let checked = checker::check(e.program.expression(), e.program.source_info(), variables)?;
         e.estimate = Some(static_cost::estimate(e.program.expression(), &checked));
         e.checked = Some((checked, variables.clone()));
+        Ok(e)
+    }
+
+    /// Compile a MutatingAdmissionPolicy's expression: checked against `variables` with the
+    /// mutation object types ([`mutation`]: `Object{…}`, `JSONPatch{…}`), evaluated in an
+    /// environment where the struct types it constructs are registered. Errors: as
+    /// [`Expression::compile_checked`].
+    pub fn compile_mutation(
+        source: &str,
+        variables: &Variables,
+    ) -> Result<Expression, CompileError> {
+        let variables = variables.clone().with_mutation_types();
+        let parsed = Expression::compile_checked(source, &variables)?;
+        let names = mutation::struct_names(parsed.program.expression());
+        if names.is_empty() {
+            return Ok(parsed);
+        }
+        let mut env = Expression::new_env();
+        mutation::register(&mut env, &names)
+            .map_err(|e| CompileError(format!("registering the object types: {e}")))?;
+        let mut e = Expression::compile_in(Arc::new(env), source)?;
+        e.checked = parsed.checked;
+        e.estimate = parsed.estimate;
         Ok(e)
     }
 

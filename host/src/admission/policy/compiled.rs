@@ -56,7 +56,8 @@ pub struct CompiledPolicy {
     pub audit_annotations: Vec<(String, String, Expression)>,
 }
 
-/// A compiled ValidatingAdmissionPolicyBinding.
+/// A compiled ValidatingAdmissionPolicyBinding (or MutatingAdmissionPolicyBinding: no
+/// actions).
 pub struct CompiledBinding {
     pub name: String,
     pub policy_name: String,
@@ -74,7 +75,7 @@ pub struct CompiledBinding {
 }
 
 /// `spec.paramKind`, when set.
-fn param_kind(spec: &Value) -> Option<ParamKind> {
+pub(super) fn param_kind(spec: &Value) -> Option<ParamKind> {
     let k = spec.get("paramKind").filter(|k| k.is_object())?;
     Some(ParamKind {
         api_version: str_at(k, "apiVersion").to_string(),
@@ -83,7 +84,7 @@ fn param_kind(spec: &Value) -> Option<ParamKind> {
 }
 
 /// `spec.paramRef`, when set.
-fn param_ref(spec: &Value) -> Option<ParamRef> {
+pub(super) fn param_ref(spec: &Value) -> Option<ParamRef> {
     let r = spec.get("paramRef").filter(|r| r.is_object())?;
     Some(ParamRef {
         name: str_at(r, "name").to_string(),
@@ -134,7 +135,7 @@ fn validate_audit_annotations(obj: &Value, spec: &Value, root: &Path, errs: &mut
 }
 
 /// validation.go `validateParamKind`.
-fn validate_param_kind(spec: &Value, root: &Path, errs: &mut Vec<FieldError>) {
+pub(super) fn validate_param_kind(spec: &Value, root: &Path, errs: &mut Vec<FieldError>) {
     let Some(k) = spec.get("paramKind").filter(|k| !k.is_null()) else {
         return;
     };
@@ -178,7 +179,7 @@ fn validate_param_kind(spec: &Value, root: &Path, errs: &mut Vec<FieldError>) {
 }
 
 /// validation.go `validateParamRef`.
-fn validate_param_ref(spec: &Value, root: &Path, errs: &mut Vec<FieldError>) {
+pub(super) fn validate_param_ref(spec: &Value, root: &Path, errs: &mut Vec<FieldError>) {
     let Some(r) = spec.get("paramRef").filter(|r| !r.is_null()) else {
         return;
     };
@@ -248,33 +249,41 @@ fn validate_param_ref(spec: &Value, root: &Path, errs: &mut Vec<FieldError>) {
     }
 }
 
-fn str_at<'a>(v: &'a Value, key: &str) -> &'a str {
+pub(super) fn str_at<'a>(v: &'a Value, key: &str) -> &'a str {
     v.get(key).and_then(Value::as_str).unwrap_or("")
 }
 
-fn compile_errors(path: &Path, source: &str, e: impl std::fmt::Display) -> FieldError {
+pub(super) fn compile_errors(path: &Path, source: &str, e: impl std::fmt::Display) -> FieldError {
     field::invalid(path, source, format!("compilation failed: {e}"))
 }
 
-/// Compile the policy `obj` (its `spec`). The errors are those [`validate_policy`] reports.
-pub fn compile_policy(obj: &Value) -> (CompiledPolicy, Vec<FieldError>) {
-    let spec = obj.get("spec").unwrap_or(&Value::Null);
-    let root = Path::new("spec");
-    let mut errs = Vec::new();
-    let match_constraints =
-        MatchResources::parse(spec.get("matchConstraints")).unwrap_or_else(|e| {
-            errs.push(field::invalid(&root.child("matchConstraints"), "", e));
-            MatchResources::default()
-        });
-    let compile_bool =
-        |path: &Path, source: &str, vars: &[(&str, Type)], errs: &mut Vec<FieldError>| {
-            let checked = Expression::compile_checked(source, &admission(vars)).and_then(|e| {
-                expect_output(&e, &Type::Bool, "cel expression must evaluate to a bool").map(|_| e)
-            });
-            checked
-                .map_err(|e| errs.push(compile_errors(path, source, e)))
-                .ok()
-        };
+/// A bool expression with `vars` declared, or `None` and its error in `errs`.
+fn compile_bool(
+    path: &Path,
+    source: &str,
+    vars: &[(&str, Type)],
+    errs: &mut Vec<FieldError>,
+) -> Option<Expression> {
+    let checked = Expression::compile_checked(source, &admission(vars)).and_then(|e| {
+        expect_output(&e, &Type::Bool, "cel expression must evaluate to a bool").map(|_| e)
+    });
+    checked
+        .map_err(|e| errs.push(compile_errors(path, source, e)))
+        .ok()
+}
+
+/// A policy's `matchConditions` (each a bool) and `variables` (typed in order, each usable by
+/// the later ones), compiled; the variables' names and types. Compile errors go to `errs`.
+#[allow(clippy::type_complexity)]
+pub(super) fn compile_conditions_and_variables(
+    spec: &Value,
+    root: &Path,
+    errs: &mut Vec<FieldError>,
+) -> (
+    Vec<(String, Expression)>,
+    Vec<(String, Expression)>,
+    Vec<(String, Type)>,
+) {
     let mut match_conditions = Vec::new();
     for (i, c) in spec["matchConditions"]
         .as_array()
@@ -284,7 +293,7 @@ pub fn compile_policy(obj: &Value) -> (CompiledPolicy, Vec<FieldError>) {
     {
         let p = root.child("matchConditions").index(i).child("expression");
         let source = str_at(c, "expression");
-        if let Some(e) = compile_bool(&p, source, &[], &mut errs) {
+        if let Some(e) = compile_bool(&p, source, &[], errs) {
             match_conditions.push((str_at(c, "name").to_string(), e));
         }
     }
@@ -309,6 +318,63 @@ pub fn compile_policy(obj: &Value) -> (CompiledPolicy, Vec<FieldError>) {
             Err(e) => errs.push(compile_errors(&p, source, e)),
         }
     }
+    (match_conditions, variables, types)
+}
+
+/// What validation.go checks alike for both kinds of policy: a `failurePolicy` of `Fail` or
+/// `Ignore`; `matchConstraints` with `resourceRules`, each naming operations, groups,
+/// versions and resources; named variables and match conditions; `paramKind`.
+pub(super) fn validate_policy_common(spec: &Value, root: &Path, errs: &mut Vec<FieldError>) {
+    match spec.get("failurePolicy").and_then(Value::as_str) {
+        None | Some("Fail") | Some("Ignore") => {}
+        Some(other) => errs.push(field::not_supported(
+            &root.child("failurePolicy"),
+            other,
+            &["Fail", "Ignore"],
+        )),
+    }
+    let mc = root.child("matchConstraints");
+    match spec.get("matchConstraints").filter(|m| m.is_object()) {
+        None => errs.push(field::required(&mc, "")),
+        Some(m) => match m.get("resourceRules").and_then(Value::as_array) {
+            None => errs.push(field::required(&mc.child("resourceRules"), "")),
+            Some(rules) if rules.is_empty() => {
+                errs.push(field::required(&mc.child("resourceRules"), ""))
+            }
+            Some(rules) => {
+                for (i, r) in rules.iter().enumerate() {
+                    let p = mc.child("resourceRules").index(i);
+                    for key in ["operations", "apiGroups", "apiVersions", "resources"] {
+                        if r[key].as_array().is_none_or(Vec::is_empty) {
+                            errs.push(field::required(&p.child(key), ""));
+                        }
+                    }
+                }
+            }
+        },
+    }
+    for (key, what) in [("variables", "name"), ("matchConditions", "name")] {
+        for (i, v) in spec[key].as_array().into_iter().flatten().enumerate() {
+            if str_at(v, what).is_empty() {
+                errs.push(field::required(&root.child(key).index(i).child(what), ""));
+            }
+        }
+    }
+    validate_param_kind(spec, root, errs);
+}
+
+/// Compile the policy `obj` (its `spec`). The errors are those [`validate_policy`] reports.
+pub fn compile_policy(obj: &Value) -> (CompiledPolicy, Vec<FieldError>) {
+    let spec = obj.get("spec").unwrap_or(&Value::Null);
+    let root = Path::new("spec");
+    let mut errs = Vec::new();
+    let match_constraints =
+        MatchResources::parse(spec.get("matchConstraints")).unwrap_or_else(|e| {
+            errs.push(field::invalid(&root.child("matchConstraints"), "", e));
+            MatchResources::default()
+        });
+    let (match_conditions, variables, types) =
+        compile_conditions_and_variables(spec, &root, &mut errs);
     let declared: Vec<(&str, Type)> = types.iter().map(|(n, t)| (n.as_str(), t.clone())).collect();
     let mut validations = Vec::new();
     for (i, v) in spec["validations"]
@@ -411,34 +477,7 @@ pub fn validate_policy(obj: &Value) -> Vec<FieldError> {
     let spec = obj.get("spec").unwrap_or(&Value::Null);
     let root = Path::new("spec");
     let mut errs = Vec::new();
-    match spec.get("failurePolicy").and_then(Value::as_str) {
-        None | Some("Fail") | Some("Ignore") => {}
-        Some(other) => errs.push(field::not_supported(
-            &root.child("failurePolicy"),
-            other,
-            &["Fail", "Ignore"],
-        )),
-    }
-    let mc = root.child("matchConstraints");
-    match spec.get("matchConstraints").filter(|m| m.is_object()) {
-        None => errs.push(field::required(&mc, "")),
-        Some(m) => match m.get("resourceRules").and_then(Value::as_array) {
-            None => errs.push(field::required(&mc.child("resourceRules"), "")),
-            Some(rules) if rules.is_empty() => {
-                errs.push(field::required(&mc.child("resourceRules"), ""))
-            }
-            Some(rules) => {
-                for (i, r) in rules.iter().enumerate() {
-                    let p = mc.child("resourceRules").index(i);
-                    for key in ["operations", "apiGroups", "apiVersions", "resources"] {
-                        if r[key].as_array().is_none_or(Vec::is_empty) {
-                            errs.push(field::required(&p.child(key), ""));
-                        }
-                    }
-                }
-            }
-        },
-    }
+    validate_policy_common(spec, &root, &mut errs);
     if spec["validations"].as_array().is_none_or(Vec::is_empty)
         && spec["auditAnnotations"]
             .as_array()
@@ -450,13 +489,6 @@ pub fn validate_policy(obj: &Value) -> Vec<FieldError> {
         ));
     }
     validate_audit_annotations(obj, spec, &root, &mut errs);
-    for (key, what) in [("variables", "name"), ("matchConditions", "name")] {
-        for (i, v) in spec[key].as_array().into_iter().flatten().enumerate() {
-            if str_at(v, what).is_empty() {
-                errs.push(field::required(&root.child(key).index(i).child(what), ""));
-            }
-        }
-    }
     for (i, v) in spec["validations"]
         .as_array()
         .into_iter()
@@ -470,7 +502,6 @@ pub fn validate_policy(obj: &Value) -> Vec<FieldError> {
             ));
         }
     }
-    validate_param_kind(spec, &root, &mut errs);
     let (_, compile) = compile_policy(obj);
     errs.extend(compile);
     errs

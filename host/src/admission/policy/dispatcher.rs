@@ -20,11 +20,13 @@
 //! `IsExemptAdmissionConfigurationResource`), so a bad policy can always be removed. Objects
 //! are seen in the storage version; `params` is each param object of a binding's `paramRef`
 //! (`params.rs`: evaluated once per param; `null` without `paramKind` or `paramRef`), and
-//! `authorizer` is not bound yet (an expression calling it fails, per `failurePolicy`).
+//! `authorizer` asks the server's authorizer about the requesting user (`authorizer.rs`).
 
-use super::compiled::{CompiledBinding, CompiledPolicy, REASONS};
+use super::authorizer::RequestAuthorizer;
+use super::compiled::{CompiledPolicy, REASONS};
+use super::invocations::invocations;
 use super::matching::{storage_version, RequestFacts};
-use super::params::{self, Params};
+use super::params::Params;
 use super::source::PolicySource;
 use crate::admission::exempt::is_exempt;
 use crate::admission::interface::{wait_ready, Admission, AdmissionFuture, Attributes, Operation};
@@ -38,6 +40,8 @@ use wasm_apiserver_cel::{Expression, Value as Cel};
 /// The admission member; enforces what `source` holds.
 pub struct ValidatingAdmissionPolicy {
     pub source: Arc<PolicySource>,
+    /// What `authorizer` asks.
+    pub authorizer: crate::authorization::Authorizer,
 }
 
 /// What one validation of one binding decided.
@@ -82,17 +86,22 @@ fn cel_type_name(v: &Cel) -> &'static str {
 const MAX_AUDIT_ANNOTATION_VALUE: usize = 10 * 1024;
 
 /// The variables every expression of a request sees.
-struct Inputs<'a> {
-    object: &'a Value,
-    old_object: &'a Value,
-    request: Value,
-    namespace_object: &'a Value,
-    params: &'a Value,
+pub(super) struct Inputs<'a> {
+    pub object: &'a Value,
+    pub old_object: &'a Value,
+    pub request: Value,
+    pub namespace_object: &'a Value,
+    pub params: &'a Value,
+    /// `authorizer`: the server's, for the requesting user.
+    pub authorizer: Option<Arc<dyn wasm_apiserver_cel::library::authz::Authorizer>>,
 }
 
 /// The variables every expression is evaluated with, by reference: an expression converts
 /// only those it reads to CEL values.
-fn bind<'a>(inputs: &'a Inputs<'a>, variables: &'a Value) -> [(&'static str, &'a Value); 6] {
+pub(super) fn bind<'a>(
+    inputs: &'a Inputs<'a>,
+    variables: &'a Value,
+) -> [(&'static str, &'a Value); 6] {
     [
         ("object", inputs.object),
         ("oldObject", inputs.old_object),
@@ -103,19 +112,73 @@ fn bind<'a>(inputs: &'a Inputs<'a>, variables: &'a Value) -> [(&'static str, &'a
     ]
 }
 
+/// Evaluate `e` with `vars` and, when it reads it, `authorizer` bound to the request's.
+pub(super) fn evaluate_expression(
+    e: &Expression,
+    vars: &[(&str, &Value)],
+    inputs: &Inputs<'_>,
+) -> Result<Cel, wasm_apiserver_cel::EvalError> {
+    match &inputs.authorizer {
+        Some(a) if e.references("authorizer") => {
+            e.evaluate_authorized(vars, a.clone(), PER_CALL_LIMIT)
+        }
+        _ => e.evaluate_with_limit(vars, PER_CALL_LIMIT),
+    }
+    .map(|r| r.value)
+}
+
 /// kube's `expression '<e>' resulted in error: <err>` (`cel/filter.go`).
-fn eval(e: &Expression, source: &str, vars: &[(&str, &Value)]) -> Result<Cel, String> {
-    e.evaluate_with_limit(vars, PER_CALL_LIMIT)
-        .map(|r| r.value)
+pub(super) fn eval(
+    e: &Expression,
+    source: &str,
+    vars: &[(&str, &Value)],
+    inputs: &Inputs<'_>,
+) -> Result<Cel, String> {
+    evaluate_expression(e, vars, inputs)
         .map_err(|err| format!("expression '{source}' resulted in error: {err}"))
+}
+
+/// A policy's `matchConditions` (any false: `Ok(None)`, the policy does not apply; else an
+/// error is `Err`, decided by `failurePolicy`), then its `variables`, evaluated in order and
+/// bound as JSON: a value JSON cannot hold (a quantity, an IP, a duration …) is left out, and
+/// so is a variable whose evaluation failed — an expression reading it then fails, per
+/// `failurePolicy` (kube binds them lazily as CEL values).
+pub(super) fn conditions_and_variables(
+    match_conditions: &[(String, Expression)],
+    variables: &[(String, Expression)],
+    inputs: &Inputs<'_>,
+) -> Result<Option<serde_json::Map<String, Value>>, String> {
+    let empty = Value::Object(serde_json::Map::new());
+    let bound = bind(inputs, &empty);
+    let mut condition_error = None;
+    for (name, c) in match_conditions {
+        match evaluate_expression(c, &bound, inputs) {
+            Ok(Cel::Bool(false)) => return Ok(None),
+            Ok(_) => {}
+            Err(e) => {
+                condition_error
+                    .get_or_insert(format!("failed to evaluate match condition '{name}': {e}"));
+            }
+        }
+    }
+    if let Some(e) = condition_error {
+        return Err(e);
+    }
+    let mut values = serde_json::Map::new();
+    for (name, e) in variables {
+        let current = Value::Object(values.clone());
+        let bound = bind(inputs, &current);
+        if let Ok(v) = evaluate_expression(e, &bound, inputs) {
+            if let Ok(j) = v.json() {
+                values.insert(name.clone(), j);
+            }
+        }
+    }
+    Ok(Some(values))
 }
 
 /// Evaluate `policy` (the same for each of its bindings while there are no params): the
 /// failed validations, and the errors `failurePolicy: Fail` turns into denials; empty admits.
-/// `variables` are evaluated in order and bound as JSON: a value JSON cannot hold (a
-/// quantity, an IP, a duration …) is left out, and so is a variable whose evaluation failed —
-/// an expression reading it then fails, per `failurePolicy` (kube binds them lazily as CEL
-/// values).
 fn evaluate(policy: &CompiledPolicy, inputs: &Inputs<'_>) -> Evaluation {
     let error = |message: String| -> Vec<Denial> {
         if policy.ignore_failures {
@@ -135,43 +198,22 @@ fn evaluate(policy: &CompiledPolicy, inputs: &Inputs<'_>) -> Evaluation {
     if let Some(e) = &policy.error {
         return denied(error(format!("failed to configure policy: {e}")));
     }
-    let mut variables = serde_json::Map::new();
-    let vars_value = Value::Object(variables.clone());
-    let bound = bind(inputs, &vars_value);
-    // matchConditions: any false → the policy does not apply; else an error fails.
-    let mut condition_error = None;
-    for (name, c) in &policy.match_conditions {
-        match c.evaluate_with_limit(&bound, PER_CALL_LIMIT) {
-            Ok(r) if r.value == Cel::Bool(false) => return Evaluation::default(),
-            Ok(_) => {}
-            Err(e) => {
-                condition_error
-                    .get_or_insert(format!("failed to evaluate match condition '{name}': {e}"));
-            }
-        }
-    }
-    if let Some(e) = condition_error {
-        return denied(error(e));
-    }
-    for (name, e) in &policy.variables {
-        let current = Value::Object(variables.clone());
-        let bound = bind(inputs, &current);
-        if let Ok(r) = e.evaluate_with_limit(&bound, PER_CALL_LIMIT) {
-            if let Ok(j) = r.value.json() {
-                variables.insert(name.clone(), j);
-            }
-        }
-    }
+    let variables =
+        match conditions_and_variables(&policy.match_conditions, &policy.variables, inputs) {
+            Ok(None) => return Evaluation::default(),
+            Ok(Some(v)) => v,
+            Err(e) => return denied(error(e)),
+        };
     let vars_value = Value::Object(variables);
     let bound = bind(inputs, &vars_value);
     let mut denials = Vec::new();
     for (index, v) in policy.validations.iter().enumerate() {
-        match eval(&v.expression, &v.source, &bound) {
+        match eval(&v.expression, &v.source, &bound, inputs) {
             Err(e) => denials.extend(error(e)),
             Ok(Cel::Bool(true)) => {}
             Ok(_) => {
                 let from_expression = v.message_expression.as_ref().and_then(|m| {
-                    match m.evaluate_with_limit(&bound, PER_CALL_LIMIT).ok()?.value {
+                    match evaluate_expression(m, &bound, inputs).ok()? {
                         Cel::String(s) => {
                             let s = s.trim().to_string();
                             (!s.is_empty() && !s.contains('\n') && s.len() <= 5 * 1024).then_some(s)
@@ -201,7 +243,7 @@ fn evaluate(policy: &CompiledPolicy, inputs: &Inputs<'_>) -> Evaluation {
     let mut annotations = Vec::new();
     let mut annotation_errors = Vec::new();
     for (key, source, e) in &policy.audit_annotations {
-        match e.evaluate_with_limit(&bound, PER_CALL_LIMIT).map(|r| r.value) {
+        match evaluate_expression(e, &bound, inputs) {
             Ok(Cel::String(v)) => {
                 let v = v.trim();
                 if !v.is_empty() {
@@ -229,17 +271,43 @@ fn evaluate(policy: &CompiledPolicy, inputs: &Inputs<'_>) -> Evaluation {
     }
 }
 
-/// A policy that matched, and the bindings that apply to the request.
-struct Matched {
-    policy: Arc<CompiledPolicy>,
-    /// The version it matched in (the request's or, for `Equivalent`, the storage version).
-    version: String,
-    /// The bindings that apply, with their params.
-    bindings: Vec<(Arc<CompiledBinding>, Params)>,
-    /// A configuration error (a selector, a missing namespace): decided by `failurePolicy`
-    /// for the policy or binding it names, whatever the binding's actions (kube's
-    /// `addConfigError`).
-    config_errors: Vec<(Option<String>, String)>,
+/// `o` without `metadata.managedFields` (`null` for no object): what expressions see.
+pub(super) fn without_managed_fields(o: Option<&Value>) -> Value {
+    o.cloned().map_or(Value::Null, |mut o| {
+        if let Some(m) = o.pointer_mut("/metadata").and_then(Value::as_object_mut) {
+            m.remove("managedFields");
+        }
+        o
+    })
+}
+
+/// The `request` variable of `a` (`CreateAdmissionRequest`), without the matched `kind` and
+/// `resource` ([`matched_request`] adds them).
+pub(super) fn base_request(a: &Attributes<'_>, name: &str) -> Value {
+    let d = &a.store.description;
+    let user = json!({"username": a.user.name, "uid": a.user.uid,
+        "groups": a.user.groups, "extra": a.user.extra});
+    json!({
+        "requestKind": {"group": d.group, "version": d.version, "kind": d.kind},
+        "requestResource": {"group": d.group, "version": d.version, "resource": d.plural},
+        "subResource": a.subresource, "requestSubResource": a.subresource,
+        "name": name, "namespace": a.namespace, "operation": a.operation.as_str(),
+        "userInfo": user, "dryRun": a.dry_run, "options": null,
+    })
+}
+
+/// `base` with the `kind` and `resource` a policy matched in `version`.
+pub(super) fn matched_request(
+    base: &Value,
+    group: &str,
+    version: &str,
+    kind: &str,
+    plural: &str,
+) -> Value {
+    let mut request = base.clone();
+    request["kind"] = json!({"group": group, "version": version, "kind": kind});
+    request["resource"] = json!({"group": group, "version": version, "resource": plural});
+    request
 }
 
 impl ValidatingAdmissionPolicy {
@@ -264,88 +332,22 @@ impl ValidatingAdmissionPolicy {
             &facts.namespace_object,
             &facts.namespace_error,
         );
-        let config_error = |e: String| namespace_error.clone().unwrap_or(e);
-        let mut matched = Vec::new();
-        for (_, policy) in set.policies.values() {
-            let bindings: Vec<Arc<CompiledBinding>> = set.bindings_of(&policy.name).collect();
-            if bindings.is_empty() {
-                continue;
-            }
-            let version = match policy
-                .match_constraints
-                .matches_equivalent(&request, storage_version)
-            {
-                Ok(None) => continue,
-                Ok(Some(v)) => v.to_string(),
-                Err(e) => {
-                    matched.push(Matched {
-                        policy: policy.clone(),
-                        version: String::new(),
-                        bindings: Vec::new(),
-                        config_errors: vec![(
-                            None,
-                            format!("failed to configure policy: {}", config_error(e)),
-                        )],
-                    });
-                    continue;
-                }
-            };
-            let mut m = Matched {
-                policy: policy.clone(),
-                version,
-                bindings: Vec::new(),
-                config_errors: Vec::new(),
-            };
-            for binding in bindings {
-                let matches = match &binding.error {
-                    Some(e) => Err(e.clone()),
-                    None => binding
-                        .match_resources
-                        .matches_equivalent(&request, storage_version),
-                };
-                let collected = match matches {
-                    Ok(None) => continue,
-                    Ok(Some(_)) => {
-                        params::collect(
-                            policy.param_kind.as_ref(),
-                            binding.param_ref.as_ref(),
-                            a.namespace,
-                            a.resources,
-                        )
-                        .await
-                    }
-                    Err(e) => Err(config_error(e)),
-                };
-                match collected {
-                    Ok(params) => m.bindings.push((binding, params)),
-                    Err(e) => m.config_errors.push((
-                        Some(binding.name.clone()),
-                        format!("failed to configure binding: {e}"),
-                    )),
-                }
-            }
-            matched.push(m);
-        }
+        let matched = invocations(
+            set.policies.values().map(|(_, p)| p),
+            |name| set.bindings_of(name),
+            a,
+            &request,
+            storage_version,
+            namespace_error,
+        )
+        .await;
         if matched.is_empty() {
             return Ok(());
         }
-        let strip = |o: Option<&Value>| {
-            o.cloned().map_or(Value::Null, |mut o| {
-                if let Some(m) = o.pointer_mut("/metadata").and_then(Value::as_object_mut) {
-                    m.remove("managedFields");
-                }
-                o
-            })
-        };
-        let user = json!({"username": a.user.name, "uid": a.user.uid,
-            "groups": a.user.groups, "extra": a.user.extra});
-        let base_request = json!({
-            "requestKind": {"group": d.group, "version": d.version, "kind": d.kind},
-            "requestResource": {"group": d.group, "version": d.version, "resource": d.plural},
-            "subResource": a.subresource, "requestSubResource": a.subresource,
-            "name": name, "namespace": a.namespace, "operation": a.operation.as_str(),
-            "userInfo": user, "dryRun": a.dry_run, "options": null,
-        });
+        let strip = without_managed_fields;
+        let base_request = base_request(a, name);
+        let authorizer: Arc<dyn wasm_apiserver_cel::library::authz::Authorizer> =
+            RequestAuthorizer::new(self.authorizer.clone(), a.user.clone());
         let inputs = (
             strip(object),
             strip(a.old_object),
@@ -361,10 +363,8 @@ impl ValidatingAdmissionPolicy {
             matched
                 .into_iter()
                 .map(|m| {
-                    let mut request = base_request.clone();
-                    request["kind"] = json!({"group": group, "version": m.version, "kind": kind});
-                    request["resource"] =
-                        json!({"group": group, "version": m.version, "resource": plural});
+                    let request =
+                        matched_request(&base_request, &group, &m.version, &kind, &plural);
                     let null = Value::Null;
                     let mut inputs = Inputs {
                         object: &object,
@@ -372,6 +372,7 @@ impl ValidatingAdmissionPolicy {
                         request,
                         namespace_object: &namespace_object,
                         params: &null,
+                        authorizer: Some(authorizer.clone()),
                     };
                     // Without params every binding of a policy sees the same decisions:
                     // evaluated once; with params, once per param object.

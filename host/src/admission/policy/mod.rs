@@ -1,13 +1,17 @@
-//! Admission policies: `ValidatingAdmissionPolicy` and `ValidatingAdmissionPolicyBinding`
-//! (`admissionregistration.k8s.io/v1`), served by host-side strategies ([`resources`]),
-//! compiled once per object version ([`compiled`], with the CEL crate), kept current by a
-//! list and watch and by each write ([`source`]), matched as kube matches them
-//! ([`matching`]), given their params ([`params`]) and enforced by the
-//! `ValidatingAdmissionPolicy` member of the admission chain ([`dispatcher`]).
+//! Admission policies (`admissionregistration.k8s.io/v1`): `ValidatingAdmissionPolicy`,
+//! `MutatingAdmissionPolicy` and their bindings, served by host-side strategies
+//! ([`resources`]), compiled once per object version ([`compiled`], [`mutating::compiled`],
+//! with the CEL crate), kept current by a list and watch and by each write ([`source`]),
+//! matched as kube matches them ([`matching`], [`invocations`]), given their params
+//! ([`params`]) and enforced by the `ValidatingAdmissionPolicy` member of the admission chain
+//! ([`dispatcher`]) and the `MutatingAdmissionPolicy` member ([`mutating::dispatcher`]).
 
+pub mod authorizer;
 pub mod compiled;
 pub mod dispatcher;
+pub mod invocations;
 pub mod matching;
+pub mod mutating;
 pub mod params;
 pub mod resources;
 pub mod source;

@@ -1,13 +1,17 @@
-//! The host-side strategies of `validatingadmissionpolicies` and
-//! `validatingadmissionpolicybindings.admissionregistration.k8s.io/v1`, as kube's
-//! (`k8s.io/kubernetes/pkg/registry/admissionregistration/validatingadmissionpolicy/strategy.go`
-//! and `validatingadmissionpolicybinding/strategy.go`): cluster-scoped; a policy's status (its
-//! type checking) is written through its status subresource and `generation` counts spec
-//! changes; a binding has neither. Their validation is [`super::compiled`]'s. Each Store runs
+//! The host-side strategies of `validatingadmissionpolicies`,
+//! `validatingadmissionpolicybindings`, `mutatingadmissionpolicies` and
+//! `mutatingadmissionpolicybindings.admissionregistration.k8s.io/v1`, as kube's
+//! (`k8s.io/kubernetes/pkg/registry/admissionregistration/{validatingadmissionpolicy,
+//! validatingadmissionpolicybinding,mutatingadmissionpolicy,mutatingadmissionpolicybinding}/strategy.go`):
+//! cluster-scoped; a validating policy's status (its type checking) is written through its
+//! status subresource; a policy's `generation` counts spec changes; a binding has neither, nor
+//! has a mutating policy a status. Their validation is [`super::compiled`]'s and
+//! [`super::mutating::compiled`]'s. Each Store runs
 //! an [`AfterWrite`] hook that hands the written object to the [`PolicySource`], so a policy
 //! is enforced on this server before its create returns.
 
 use super::compiled::{validate_binding, validate_policy};
+use super::mutating::compiled::{validate_mutating_binding, validate_mutating_policy};
 use super::source::{Kind, PolicySource};
 use crate::registry::after_write::AfterWrite;
 use crate::registry::Store;
@@ -39,6 +43,11 @@ impl PolicyStrategy {
                 "ValidatingAdmissionPolicyBinding",
                 "validatingadmissionpolicybindings",
             ),
+            Kind::MutatingPolicy => ("MutatingAdmissionPolicy", "mutatingadmissionpolicies"),
+            Kind::MutatingBinding => (
+                "MutatingAdmissionPolicyBinding",
+                "mutatingadmissionpolicybindings",
+            ),
         };
         let mut d = ResourceDescription::new(GROUP, "v1", k, plural);
         d.namespaced = false;
@@ -52,7 +61,7 @@ impl PolicyStrategy {
         // in k8s.io/api/admissionregistration/v1/types.go), which strategic merge patches and
         // server-side apply merge by name; the other lists are atomic.
         d.openapi_schema = json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true});
-        if kind == Kind::Policy {
+        if matches!(kind, Kind::Policy | Kind::MutatingPolicy) {
             d.openapi_schema["properties"] = json!({"spec": {
                 "type": "object", "x-kubernetes-preserve-unknown-fields": true,
                 "properties": {"matchConditions": {
@@ -75,23 +84,31 @@ impl PolicyStrategy {
         match self.kind {
             Kind::Policy => validate_policy(obj),
             Kind::Binding => validate_binding(obj),
+            Kind::MutatingPolicy => validate_mutating_policy(obj),
+            Kind::MutatingBinding => validate_mutating_binding(obj),
         }
     }
 }
 
-/// `SetDefaults_ValidatingAdmissionPolicySpec` and `…BindingSpec`
-/// (`pkg/apis/admissionregistration/v1/defaults.go`): `failurePolicy: Fail`, `matchPolicy:
-/// Equivalent`, empty namespace and object selectors, each rule's `scope: "*"`.
+/// `SetDefaults_ValidatingAdmissionPolicySpec`, `SetDefaults_MutatingAdmissionPolicySpec` and
+/// their bindings' (`pkg/apis/admissionregistration/v1/defaults.go`): `failurePolicy: Fail`,
+/// a mutating policy's `reinvocationPolicy: Never`, `matchPolicy: Equivalent`, empty namespace
+/// and object selectors, each rule's `scope: "*"`.
 fn set_defaults(obj: &mut Value, kind: Kind) {
     let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
         return;
     };
-    if kind == Kind::Policy && spec.get("failurePolicy").is_none_or(Value::is_null) {
+    let policy = matches!(kind, Kind::Policy | Kind::MutatingPolicy);
+    if policy && spec.get("failurePolicy").is_none_or(Value::is_null) {
         spec.insert("failurePolicy".into(), json!("Fail"));
     }
-    let key = match kind {
-        Kind::Policy => "matchConstraints",
-        Kind::Binding => "matchResources",
+    if kind == Kind::MutatingPolicy && spec.get("reinvocationPolicy").is_none_or(Value::is_null) {
+        spec.insert("reinvocationPolicy".into(), json!("Never"));
+    }
+    let key = if policy {
+        "matchConstraints"
+    } else {
+        "matchResources"
     };
     if let Some(m) = spec.get_mut(key).and_then(Value::as_object_mut) {
         m.entry("matchPolicy")
@@ -149,6 +166,12 @@ impl Strategy for PolicyStrategy {
         with_status_of(&mut new, old);
         set_defaults(&mut new, self.kind);
         let generation = accessor(old).generation().unwrap_or(1);
+        if matches!(self.kind, Kind::MutatingPolicy | Kind::MutatingBinding) {
+            // No status subresource: an update may not write one either.
+            if let Some(m) = new.as_object_mut() {
+                m.remove("status");
+            }
+        }
         let changed = new.get("spec") != old.get("spec");
         accessor_mut(&mut new).set("generation", generation + i64::from(changed));
         Ok(new)
@@ -207,9 +230,10 @@ impl AfterWrite for Observe {
     }
 }
 
-/// The two resources' Stores over `factory`'s storage, each telling `source` what it wrote.
+/// The four resources' Stores over `factory`'s storage (in [`Kind::ALL`]'s order), each
+/// telling `source` what it wrote.
 pub fn stores(factory: &StorageFactory, source: &Arc<PolicySource>) -> Vec<Store> {
-    [Kind::Policy, Kind::Binding]
+    Kind::ALL
         .into_iter()
         .map(|kind| {
             let strategy = Arc::new(PolicyStrategy::new(kind));

@@ -1,11 +1,12 @@
-//! The policies and bindings this server enforces, compiled: kube's policy source
+//! The admission policies and bindings this server enforces (validating and mutating), compiled: kube's policy source
 //! (`k8s.io/apiserver/pkg/admission/plugin/policy/generic/policy_source.go`), fed by a list
-//! and a watch of both resources through their Stores (served by the watch cache) and by each
+//! and a watch of the four resources through their Stores (served by the watch cache) and by each
 //! write's [`AfterWrite`](crate::registry::after_write::AfterWrite) hook, so a policy created
 //! on this server is enforced before its create returns and on the others within a watch
 //! event. An older view of an object (by resourceVersion) never replaces a newer one.
 
 use super::compiled::{compile_binding, compile_policy, CompiledBinding, CompiledPolicy};
+use super::mutating::compiled::{compile_mutating_policy, CompiledMutatingPolicy};
 use crate::registry::{ListOptions, Store};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -14,37 +15,109 @@ use std::time::Duration;
 use wasm_apiserver_apimachinery::meta::accessor;
 use wasm_apiserver_storage::WatchEvent;
 
-/// Which of the two resources.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Which of the four resources.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Kind {
     Policy,
     Binding,
+    MutatingPolicy,
+    MutatingBinding,
 }
 
-/// What is enforced now: every compiled policy and binding by name, with the resourceVersion
-/// each was compiled from.
-#[derive(Default)]
+impl Kind {
+    /// All four, in the order their Stores are made.
+    pub const ALL: [Kind; 4] = [
+        Kind::Policy,
+        Kind::Binding,
+        Kind::MutatingPolicy,
+        Kind::MutatingBinding,
+    ];
+
+    fn bit(self) -> u8 {
+        1 << (self as u8)
+    }
+}
+
+/// Compiled objects by name, with the resourceVersion each was compiled from.
+pub type Compiled<T> = BTreeMap<String, (u64, Arc<T>)>;
+
+/// What is enforced now: every compiled policy and binding by name.
+#[derive(Default, Clone)]
 pub struct PolicySet {
-    pub policies: BTreeMap<String, (u64, Arc<CompiledPolicy>)>,
-    pub bindings: BTreeMap<String, (u64, Arc<CompiledBinding>)>,
+    pub policies: Compiled<CompiledPolicy>,
+    pub bindings: Compiled<CompiledBinding>,
+    pub mutating_policies: Compiled<CompiledMutatingPolicy>,
+    pub mutating_bindings: Compiled<CompiledBinding>,
+}
+
+/// One compiled object of any kind.
+enum One {
+    Policy(Arc<CompiledPolicy>),
+    Binding(Arc<CompiledBinding>),
+    MutatingPolicy(Arc<CompiledMutatingPolicy>),
 }
 
 impl PolicySet {
-    /// Whether there is nothing to enforce.
+    /// Whether no ValidatingAdmissionPolicy can apply (no policy, or no binding).
     pub fn is_empty(&self) -> bool {
         self.policies.is_empty() || self.bindings.is_empty()
     }
 
-    /// The bindings of the policy `name`, by name.
-    pub fn bindings_of<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl Iterator<Item = Arc<CompiledBinding>> + 'a {
-        self.bindings
-            .values()
-            .filter(move |(_, b)| b.policy_name == name)
-            .map(|(_, b)| b.clone())
+    /// Whether no MutatingAdmissionPolicy can apply.
+    pub fn mutating_is_empty(&self) -> bool {
+        self.mutating_policies.is_empty() || self.mutating_bindings.is_empty()
     }
+
+    /// The bindings of the validating policy `name`, by name.
+    pub fn bindings_of(&self, name: &str) -> Vec<Arc<CompiledBinding>> {
+        bindings_of(&self.bindings, name)
+    }
+
+    /// The bindings of the mutating policy `name`, by name.
+    pub fn mutating_bindings_of(&self, name: &str) -> Vec<Arc<CompiledBinding>> {
+        bindings_of(&self.mutating_bindings, name)
+    }
+
+    fn known(&self, kind: Kind, name: &str) -> Option<u64> {
+        match kind {
+            Kind::Policy => self.policies.get(name).map(|(r, _)| *r),
+            Kind::Binding => self.bindings.get(name).map(|(r, _)| *r),
+            Kind::MutatingPolicy => self.mutating_policies.get(name).map(|(r, _)| *r),
+            Kind::MutatingBinding => self.mutating_bindings.get(name).map(|(r, _)| *r),
+        }
+    }
+
+    fn insert(&mut self, kind: Kind, name: String, rv: u64, one: One) {
+        match (kind, one) {
+            (Kind::Policy, One::Policy(p)) => drop(self.policies.insert(name, (rv, p))),
+            (Kind::Binding, One::Binding(b)) => drop(self.bindings.insert(name, (rv, b))),
+            (Kind::MutatingPolicy, One::MutatingPolicy(p)) => {
+                drop(self.mutating_policies.insert(name, (rv, p)))
+            }
+            (Kind::MutatingBinding, One::Binding(b)) => {
+                drop(self.mutating_bindings.insert(name, (rv, b)))
+            }
+            _ => {}
+        }
+    }
+
+    /// Keep only the objects of `kind` for which `keep` holds.
+    fn retain(&mut self, kind: Kind, keep: impl Fn(&str) -> bool) {
+        match kind {
+            Kind::Policy => self.policies.retain(|n, _| keep(n)),
+            Kind::Binding => self.bindings.retain(|n, _| keep(n)),
+            Kind::MutatingPolicy => self.mutating_policies.retain(|n, _| keep(n)),
+            Kind::MutatingBinding => self.mutating_bindings.retain(|n, _| keep(n)),
+        }
+    }
+}
+
+fn bindings_of(bindings: &Compiled<CompiledBinding>, name: &str) -> Vec<Arc<CompiledBinding>> {
+    bindings
+        .values()
+        .filter(|(_, b)| b.policy_name == name)
+        .map(|(_, b)| b.clone())
+        .collect()
 }
 
 /// The compiled policies and bindings, swapped as a whole on each change.
@@ -53,8 +126,8 @@ pub struct PolicySource {
     current: RwLock<Arc<PolicySet>>,
     /// The resourceVersion each deleted object was deleted at, so that a late copy (a write's
     /// hook after the delete's watch event) does not bring it back; cleared by a list.
-    deleted: std::sync::Mutex<BTreeMap<(bool, String), u64>>,
-    /// Which kinds' first full list has been loaded (bit 0 policies, bit 1 bindings).
+    deleted: std::sync::Mutex<BTreeMap<(Kind, String), u64>>,
+    /// Which kinds' first full list has been loaded ([`Kind::bit`]).
     listed: std::sync::atomic::AtomicU8,
 }
 
@@ -63,10 +136,11 @@ fn rv(obj: &Value) -> u64 {
 }
 
 impl PolicySource {
-    /// Whether both resources have been listed once (until then the member cannot tell
+    /// Whether the four resources have been listed once (until then the members cannot tell
     /// whether a policy applies).
     pub fn synced(&self) -> bool {
-        self.listed.load(std::sync::atomic::Ordering::SeqCst) == 3
+        let all = Kind::ALL.iter().fold(0, |b, k| b | k.bit());
+        self.listed.load(std::sync::atomic::Ordering::SeqCst) == all
     }
 
     /// What is enforced now.
@@ -76,10 +150,7 @@ impl PolicySource {
 
     fn change(&self, f: impl FnOnce(&mut PolicySet)) {
         let mut current = self.current.write().unwrap();
-        let mut next = PolicySet {
-            policies: current.policies.clone(),
-            bindings: current.bindings.clone(),
-        };
+        let mut next = (**current).clone();
         f(&mut next);
         *current = Arc::new(next);
     }
@@ -90,38 +161,28 @@ impl PolicySource {
     pub fn observe(&self, kind: Kind, obj: &Value) {
         let (name, rv) = (accessor(obj).name().to_string(), rv(obj));
         let stale = |set: &PolicySet| {
-            let known = match kind {
-                Kind::Policy => set.policies.get(&name).map(|(r, _)| *r),
-                Kind::Binding => set.bindings.get(&name).map(|(r, _)| *r),
-            };
             let deleted = self
                 .deleted
                 .lock()
                 .unwrap()
-                .get(&(kind == Kind::Policy, name.clone()))
+                .get(&(kind, name.clone()))
                 .copied();
-            known.is_some_and(|k| k >= rv) || deleted.is_some_and(|d| d >= rv)
+            set.known(kind, &name).is_some_and(|k| k >= rv) || deleted.is_some_and(|d| d >= rv)
         };
         if stale(&self.current()) {
             return;
         }
-        let (policy, binding) = match kind {
-            Kind::Policy => (Some(Arc::new(compile_policy(obj).0)), None),
-            Kind::Binding => (None, Some(Arc::new(compile_binding(obj)))),
+        let one = match kind {
+            Kind::Policy => One::Policy(Arc::new(compile_policy(obj).0)),
+            Kind::Binding | Kind::MutatingBinding => One::Binding(Arc::new(compile_binding(obj))),
+            Kind::MutatingPolicy => One::MutatingPolicy(Arc::new(compile_mutating_policy(obj).0)),
         };
         let mut current = self.current.write().unwrap();
         if stale(&current) {
             return;
         }
-        let mut next = PolicySet {
-            policies: current.policies.clone(),
-            bindings: current.bindings.clone(),
-        };
-        match (policy, binding) {
-            (Some(p), _) => drop(next.policies.insert(name, (rv, p))),
-            (_, Some(b)) => drop(next.bindings.insert(name, (rv, b))),
-            _ => {}
-        }
+        let mut next = (**current).clone();
+        next.insert(kind, name, rv, one);
         *current = Arc::new(next);
     }
 
@@ -130,36 +191,24 @@ impl PolicySource {
         self.deleted
             .lock()
             .unwrap()
-            .insert((kind == Kind::Policy, name.to_string()), rv);
-        self.change(|s| {
-            match kind {
-                Kind::Policy => drop(s.policies.remove(name)),
-                Kind::Binding => drop(s.bindings.remove(name)),
-            };
-        })
+            .insert((kind, name.to_string()), rv);
+        self.change(|s| s.retain(kind, |n| n != name))
     }
 
     /// A full list of `kind`: what it does not hold is gone.
     fn replace(&self, kind: Kind, objects: &[Arc<Value>]) {
-        self.deleted
-            .lock()
-            .unwrap()
-            .retain(|(policy, _), _| *policy != (kind == Kind::Policy));
+        self.deleted.lock().unwrap().retain(|(k, _), _| *k != kind);
         let names: Vec<&str> = objects.iter().map(|o| accessor(o).name()).collect();
-        self.change(|s| match kind {
-            Kind::Policy => s.policies.retain(|n, _| names.contains(&n.as_str())),
-            Kind::Binding => s.bindings.retain(|n, _| names.contains(&n.as_str())),
-        });
+        self.change(|s| s.retain(kind, |n| names.contains(&n)));
         for o in objects {
             self.observe(kind, o);
         }
-        let bit = if kind == Kind::Policy { 1 } else { 2 };
         self.listed
-            .fetch_or(bit, std::sync::atomic::Ordering::SeqCst);
+            .fetch_or(kind.bit(), std::sync::atomic::Ordering::SeqCst);
     }
 }
 
-/// Keep `source` in step with the two Stores (policies, bindings): list, then watch; on a
+/// Keep `source` in step with the four Stores (in [`Kind::ALL`]'s order): list, then watch; on a
 /// failed watch, list again after half a second. Runs on a spawned task until the process ends.
 pub fn watch_policies(stores: Vec<Arc<Store>>, source: Arc<PolicySource>) {
     tokio::spawn(async move {
@@ -173,7 +222,7 @@ pub fn watch_policies(stores: Vec<Arc<Store>>, source: Arc<PolicySource>) {
 }
 
 async fn follow(stores: &[Arc<Store>], source: &PolicySource) -> Result<(), String> {
-    let kinds = [Kind::Policy, Kind::Binding];
+    let kinds = Kind::ALL;
     let (tx, mut rx) = tokio::sync::mpsc::channel::<(Kind, WatchEvent)>(256);
     let mut forwarders = Vec::new();
     for (store, kind) in stores.iter().zip(kinds) {

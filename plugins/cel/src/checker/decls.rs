@@ -303,6 +303,8 @@ const SIGNATURES: &[(&str, &str)] = &[
     ("getPort", "kubernetes.URL.() -> string"),
     ("getEscapedPath", "kubernetes.URL.() -> string"),
     ("getQuery", "kubernetes.URL.() -> map(string, list(string))"),
+    // kube: jsonpatch (library/jsonpatch.go).
+    ("jsonpatch.escapeKey", "(string) -> string"),
     // kube: sets (cel-go ext/sets.go, as kube enables it).
     ("sets.contains", "(list(A), list(A)) -> bool"),
     ("sets.equivalent", "(list(A), list(A)) -> bool"),

@@ -33,7 +33,7 @@ use std::collections::{BTreeMap, HashMap};
 /// The variables an expression may reference, with their types (kube's per-use sets:
 /// `self` and `oldSelf` for a CRD rule; `object`, `oldObject`, `request`, … for admission).
 #[derive(Clone, Debug, Default)]
-pub struct Variables(BTreeMap<String, Type>);
+pub struct Variables(BTreeMap<String, Type>, bool);
 
 impl Variables {
     /// No variables.
@@ -50,6 +50,14 @@ impl Variables {
     /// The type of `name`, if declared.
     pub fn get(&self, name: &str) -> Option<&Type> {
         self.0.get(name)
+    }
+
+    /// These variables, and the object types of a MutatingAdmissionPolicy's expressions
+    /// ([`crate::mutation`]): `Object{…}` and `Object.<field>…{…}` literals with any fields,
+    /// `JSONPatch{op, path, from, value}`.
+    pub fn with_mutation_types(mut self) -> Variables {
+        self.1 = true;
+        self
     }
 }
 
@@ -204,20 +212,51 @@ impl Checker<'_> {
                     Bound(Some(map.entries.len() as u64)),
                 )
             }
-            Expr::Struct(s) => {
-                self.error(
-                    e,
-                    format!(
-                        "undeclared reference to '{}' (in container '')",
-                        s.type_name
-                    ),
-                );
-                Type::Error
-            }
+            Expr::Struct(s) => self.check_struct(e, s),
             Expr::Comprehension(c) => self.check_comprehension(c),
             Expr::Unspecified => Type::Error,
         };
         self.set(e, t)
+    }
+
+    /// A struct literal: only the mutation types, when declared ([`crate::mutation`]), as
+    /// kube's `dynamic.ObjectType` (any field, of type `dyn`) and `JSONPatchType`.
+    fn check_struct(&mut self, e: &IdedExpr, s: &cel::common::ast::StructExpr) -> Type {
+        let name = s.type_name.as_str();
+        let kind = crate::mutation::struct_kind(name).filter(|_| self.variables.1);
+        let Some(kind) = kind else {
+            self.error(
+                e,
+                format!("undeclared reference to '{name}' (in container '')"),
+            );
+            return Type::Error;
+        };
+        for entry in &s.entries {
+            if let EntryExpr::StructField(f) = &entry.expr {
+                let t = self.check(&f.value);
+                if kind == crate::mutation::StructKind::JsonPatch {
+                    match f.field.as_str() {
+                        "op" | "path" | "from" => {
+                            if !matches!(t, Type::String(_) | Type::Dyn | Type::Error) {
+                                self.error(
+                                    &f.value,
+                                    format!("expected type of field '{}' is 'string' but provided type is '{t}'", f.field),
+                                );
+                            }
+                        }
+                        "value" => {}
+                        other => self.error(e, format!("undefined field '{other}'")),
+                    }
+                }
+            }
+        }
+        match kind {
+            crate::mutation::StructKind::Object if name == crate::mutation::OBJECT => {
+                Type::Opaque(crate::mutation::OBJECT)
+            }
+            crate::mutation::StructKind::Object => Type::Dyn,
+            crate::mutation::StructKind::JsonPatch => Type::Opaque(crate::mutation::JSON_PATCH),
+        }
     }
 
     fn check_ident(&mut self, e: &IdedExpr, name: &str) -> Type {
@@ -266,6 +305,16 @@ impl Checker<'_> {
                 Type::Dyn
             }
             t if t.is_dyn_or_error() => Type::Dyn,
+            // The mutation types' fields: `JSONPatch`'s are declared, `Object`'s any.
+            Type::Opaque(n) if *n == crate::mutation::JSON_PATCH => match field {
+                "op" | "path" | "from" => Type::STRING,
+                "value" => Type::Dyn,
+                _ => {
+                    self.error(e, format!("undefined field '{field}'"));
+                    Type::Error
+                }
+            },
+            Type::Opaque(n) if *n == crate::mutation::OBJECT => Type::Dyn,
             t => {
                 self.error(e, format!("type '{t}' does not support field selection"));
                 Type::Dyn
@@ -590,7 +639,7 @@ fn validate_literals(
 }
 
 /// Call `f` on each expression directly inside `e`.
-fn children(e: &IdedExpr, f: &mut impl FnMut(&IdedExpr)) {
+pub(crate) fn children(e: &IdedExpr, f: &mut impl FnMut(&IdedExpr)) {
     match &e.expr {
         Expr::Select(s) => f(&s.operand),
         Expr::Call(c) => {

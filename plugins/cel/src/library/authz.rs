@@ -20,7 +20,7 @@ use std::sync::Arc;
 /// What one authorization check asks (kube's `authorizer.AttributesRecord`): a non-resource
 /// `path`, or a resource by group, resource, subresource, namespace and name, with the
 /// verb; for the request's user, or the service account `namespace/name` when set.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Attributes {
     pub service_account: Option<(String, String)>,
     pub verb: String,

@@ -38,6 +38,7 @@ pub mod cidr;
 pub mod comprehensions;
 pub mod format;
 pub mod ip;
+pub mod jsonpatch;
 pub mod lists;
 pub mod optionals;
 pub mod quantity;
@@ -58,6 +59,7 @@ pub fn register(env: &mut Env) -> Result<(), DeclarationError> {
     env.add_extension(authz::extension)?;
     env.add_extension(comprehensions::extension)?;
     env.add_extension(ip::extension)?;
+    env.add_extension(jsonpatch::extension)?;
     env.add_extension(cidr::extension)?;
     env.add_extension(format::extension)?;
     env.add_extension(lists::extension)?;

@@ -1,0 +1,323 @@
+//! The `MutatingAdmissionPolicy` admission member: kube's mutating policy plugin
+//! (`k8s.io/apiserver/pkg/admission/plugin/policy/mutating/{plugin,dispatcher}.go`) in the
+//! mutating stage, before the strategy and the validating policies. For each policy (by name)
+//! whose `matchConstraints` match, each of its bindings whose `matchResources` match, each of
+//! the binding's params: its `matchConditions` (all true, else the policy does not apply), its
+//! `variables`, then its mutations in order, each seeing the object as the previous one left
+//! it — an `ApplyConfiguration` merged by the resource's schema, a `JSONPatch` applied
+//! ([`super::patch`]). An error (a compile error, a run-time error, a type mismatch, a patch
+//! that does not apply) is decided by the policy's `failurePolicy`: `Fail` refuses the request
+//! with kube's `policy '<p>' with binding '<b>' denied request: <error>` (code 403, reason
+//! `Invalid`), `Ignore` skips that mutation.
+//!
+//! `reinvocationPolicy: IfNeeded`: when a later policy changed the object, the policies that
+//! asked for it and ran before that change run once more, in order (kube's
+//! `policyReinvokeContext`). Reinvocation after the other members of the mutating stage (the
+//! wasm mutating policies) is not done yet.
+//!
+//! Admission configuration resources are exempt, as for the validating member.
+
+use super::super::authorizer::RequestAuthorizer;
+use super::super::dispatcher::{
+    base_request, bind, conditions_and_variables, eval, matched_request, without_managed_fields,
+    Inputs,
+};
+use super::super::invocations::{invocations, Invocation};
+use super::super::matching::{storage_version, RequestFacts};
+use super::super::params::Params;
+use super::super::source::PolicySource;
+use super::compiled::{CompiledMutatingPolicy, PatchType};
+use super::patch::{apply_configuration, json_patch};
+use crate::admission::exempt::is_exempt;
+use crate::admission::interface::{wait_ready, Admission, AdmissionFuture, Attributes, Operation};
+use crate::fieldmanager::field_manager::FieldManager;
+use crate::status::ApiError;
+use serde_json::{json, Value};
+use std::sync::Arc;
+use wasm_apiserver_apimachinery::meta::accessor;
+use wasm_apiserver_cel::mutation::{object_json, OBJECT};
+
+/// The admission member; applies what `source` holds.
+pub struct MutatingAdmissionPolicy {
+    pub source: Arc<PolicySource>,
+    /// What `authorizer` asks.
+    pub authorizer: crate::authorization::Authorizer,
+}
+
+/// One binding (with one of its params) of a matched policy: kube's `PolicyInvocation`.
+struct Call<'a> {
+    policy: &'a CompiledMutatingPolicy,
+    binding: &'a str,
+    params: Value,
+}
+
+/// Why a request is refused: the first error of a `failurePolicy: Fail` policy.
+type Refusal = String;
+
+/// Run the mutations of `call` on `object`: `Ok(None)` when its match conditions exclude
+/// it, else whether the object changed.
+fn run(
+    call: &Call<'_>,
+    object: &mut Value,
+    others: &OtherInputs,
+    schema: &FieldManager,
+) -> Result<Option<bool>, Refusal> {
+    let policy = call.policy;
+    let refuse = |e: String| -> Result<Option<bool>, Refusal> {
+        if policy.ignore_failures {
+            Ok(None)
+        } else {
+            Err(format!(
+                "policy '{}' with binding '{}' denied request: {e}",
+                policy.name, call.binding
+            ))
+        }
+    };
+    if let Some(e) = &policy.error {
+        return refuse(format!("failed to configure policy: {e}"));
+    }
+    let seen = without_managed_fields(Some(&*object));
+    let inputs = Inputs {
+        object: &seen,
+        old_object: &others.old_object,
+        request: others.request.clone(),
+        namespace_object: &others.namespace_object,
+        params: &call.params,
+        authorizer: Some(others.authorizer.clone()),
+    };
+    let variables =
+        match conditions_and_variables(&policy.match_conditions, &policy.variables, &inputs) {
+            Ok(None) => return Ok(None),
+            Ok(Some(v)) => Value::Object(v),
+            Err(e) => return refuse(e),
+        };
+    let before = object.clone();
+    for m in &policy.mutations {
+        // Each mutation sees the object as the previous one left it.
+        let seen = without_managed_fields(Some(&*object));
+        let inputs = Inputs {
+            object: &seen,
+            old_object: &others.old_object,
+            request: others.request.clone(),
+            namespace_object: &others.namespace_object,
+            params: &call.params,
+            authorizer: Some(others.authorizer.clone()),
+        };
+        let value = match eval(
+            &m.expression,
+            &m.source,
+            &bind(&inputs, &variables),
+            &inputs,
+        ) {
+            Ok(v) => v,
+            Err(e) => {
+                refuse(e)?;
+                continue;
+            }
+        };
+        let patched = match m.patch_type {
+            PatchType::ApplyConfiguration => object_json(&value, OBJECT)
+                .map_err(|e| format!("type mismatch: {e}"))
+                .and_then(|patch| apply_configuration(schema.schema(), object, patch)),
+            PatchType::JsonPatch => wasm_apiserver_cel::mutation::json_patch(&value)
+                .and_then(|patch| json_patch(object, patch)),
+        };
+        match patched.and_then(|p| keeps_identity(object, p)) {
+            Ok(p) => *object = p,
+            Err(e) => {
+                refuse(e)?;
+            }
+        }
+    }
+    Ok(Some(*object != before))
+}
+
+/// A mutated object must keep its apiVersion, kind, name and namespace (kube converts it back
+/// to the request's kind and the store refuses a renamed object; here it is refused at once).
+fn keeps_identity(old: &Value, new: Value) -> Result<Value, String> {
+    let id = |o: &Value| {
+        (
+            o.get("apiVersion").cloned(),
+            o.get("kind").cloned(),
+            accessor(o).name().to_string(),
+            accessor(o).namespace().to_string(),
+        )
+    };
+    if id(old) == id(&new) {
+        Ok(new)
+    } else {
+        Err("the mutation changes apiVersion, kind, name or namespace".into())
+    }
+}
+
+/// What every call of a request sees besides the object and params.
+struct OtherInputs {
+    old_object: Value,
+    namespace_object: Value,
+    request: Value,
+    authorizer: Arc<dyn wasm_apiserver_cel::library::authz::Authorizer>,
+}
+
+/// Every call of `matched`, in order: each binding of each policy, once per param object.
+fn calls(matched: &[(Invocation<CompiledMutatingPolicy>, Value)]) -> Vec<(Call<'_>, &Value)> {
+    let mut out = Vec::new();
+    for (m, request) in matched {
+        for (binding, params) in &m.bindings {
+            let params: Vec<Value> = match params {
+                Params::Unset => vec![Value::Null],
+                Params::Objects(objects) => objects.iter().map(|p| (**p).clone()).collect(),
+            };
+            for p in params {
+                out.push((
+                    Call {
+                        policy: &m.policy,
+                        binding: &binding.name,
+                        params: p,
+                    },
+                    request,
+                ));
+            }
+        }
+    }
+    out
+}
+
+impl MutatingAdmissionPolicy {
+    async fn mutate(&self, a: &Attributes<'_>, object: &mut Value) -> Result<(), ApiError> {
+        let d = &a.store.description;
+        if is_exempt(&d.group, &d.plural) {
+            return Ok(());
+        }
+        if !self.source.synced() {
+            let name = accessor(object).name().to_string();
+            wait_ready(a, &name, || self.source.synced()).await?;
+        }
+        let set = self.source.current();
+        if set.mutating_is_empty() {
+            return Ok(());
+        }
+        let facts = RequestFacts::of(a, Some(object)).await;
+        let request = facts.request(a);
+        let matched = invocations(
+            set.mutating_policies.values().map(|(_, p)| p),
+            |name| set.mutating_bindings_of(name),
+            a,
+            &request,
+            storage_version(a),
+            &facts.namespace_error,
+        )
+        .await;
+        if matched.is_empty() {
+            return Ok(());
+        }
+        let name = facts.name.clone();
+        // Configuration errors: refused per failurePolicy before any mutation runs.
+        for m in &matched {
+            if m.policy.ignore_failures {
+                continue;
+            }
+            if let Some((binding, e)) = m.config_errors.first() {
+                let message = match binding {
+                    Some(b) => format!(
+                        "policy '{}' with binding '{b}' denied request: {e}",
+                        m.policy.name
+                    ),
+                    None => format!("policy \"{}\" denied request: {e}", m.policy.name),
+                };
+                return Err(refused(a, &name, message));
+            }
+        }
+        let base = base_request(a, &name);
+        let matched: Vec<(Invocation<CompiledMutatingPolicy>, Value)> = matched
+            .into_iter()
+            .map(|m| {
+                let r = matched_request(&base, &d.group, &m.version, &d.kind, &d.plural);
+                (m, r)
+            })
+            .collect();
+        let old_object = without_managed_fields(a.old_object);
+        let namespace_object = without_managed_fields(facts.namespace_object.as_deref());
+        let field_manager = a.store.storage_field_manager.clone();
+        let mut current = object.clone();
+        let authorizer = RequestAuthorizer::new(self.authorizer.clone(), a.user.clone());
+        // CEL runs off the async workers: its cost is bounded per expression, the objects'
+        // size by the request body limit.
+        let decided = tokio::task::spawn_blocking(move || {
+            let mut others = OtherInputs {
+                old_object,
+                namespace_object,
+                request: Value::Null,
+                authorizer,
+            };
+            let calls = calls(&matched);
+            // The calls that may be reinvoked, and whether the object changed after each.
+            let mut reinvocable: Vec<usize> = Vec::new();
+            let mut changed_after: Vec<bool> = vec![false; calls.len()];
+            for (i, (call, request)) in calls.iter().enumerate() {
+                others.request = (*request).clone();
+                let Some(changed) = run(call, &mut current, &others, &field_manager)? else {
+                    continue;
+                };
+                if changed {
+                    for r in &reinvocable {
+                        changed_after[*r] = true;
+                    }
+                }
+                // Only a policy that was invoked (its match conditions held) is reinvoked.
+                if call.policy.reinvoke_if_needed {
+                    reinvocable.push(i);
+                }
+            }
+            for i in reinvocable.into_iter().filter(|i| changed_after[*i]) {
+                let (call, request) = &calls[i];
+                others.request = (*request).clone();
+                run(call, &mut current, &others, &field_manager)?;
+            }
+            Ok::<Value, Refusal>(current)
+        })
+        .await
+        .map_err(|e| ApiError::internal(format!("admission policy evaluation panicked: {e}")))?;
+        match decided {
+            Ok(mutated) => {
+                *object = mutated;
+                Ok(())
+            }
+            Err(message) => Err(refused(a, &name, message)),
+        }
+    }
+}
+
+/// kube's refusal (`generic/policy_dispatcher.go`): `admission.NewForbidden` with the policy
+/// error's message and reason `Invalid`.
+fn refused(a: &Attributes<'_>, name: &str, message: String) -> ApiError {
+    let mut e = ApiError::forbidden(&a.store.gr, name, &message);
+    e.message = message.clone();
+    e.reason = "Invalid";
+    if let Some(details) = e.details.as_mut() {
+        details["causes"] = json!([{"message": message}]);
+    }
+    e
+}
+
+impl Admission for MutatingAdmissionPolicy {
+    fn name(&self) -> &'static str {
+        "MutatingAdmissionPolicy"
+    }
+
+    fn handles(&self, operation: Operation) -> bool {
+        matches!(operation, Operation::Create | Operation::Update)
+    }
+
+    fn admit<'a>(
+        &'a self,
+        attributes: &'a Attributes<'a>,
+        object: Option<&'a mut Value>,
+    ) -> AdmissionFuture<'a> {
+        Box::pin(async move {
+            match object {
+                Some(o) => self.mutate(attributes, o).await,
+                None => Ok(()),
+            }
+        })
+    }
+}
