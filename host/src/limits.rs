@@ -15,7 +15,8 @@
 //!   `server/config.go`; the fix of CVE-2019-1002100).
 //!
 //! The measuring functions here walk a document with an explicit stack, so a document of any
-//! depth is measured without recursion.
+//! depth is measured without recursion. [`apply_json_patch`] applies an RFC 6902 patch within
+//! these bounds, for PATCH requests and for MutatingAdmissionPolicies alike.
 
 use serde_json::Value;
 
@@ -156,4 +157,90 @@ mod tests {
         let big = json!({"data": "x".repeat(MAX_OBJECT_BYTES)});
         assert_eq!(check_object(&big), Err(Exceeded::Size(MAX_OBJECT_BYTES)));
     }
+}
+
+/// RFC 6902 JSON patch, one operation at a time, with kube-apiserver's guards
+/// (`handlers/patch.go` `applyJSPatch` over `evanphx/json-patch` v4):
+/// - a value an `add`, `replace`, `move` or `copy` would place is measured first: one that
+///   would nest the document deeper than [`MAX_DEPTH`] is refused before it is built
+///   (so no operation can build a document too deep to drop or serialize);
+/// - the bytes `copy` operations add are summed and capped at
+///   [`JSON_PATCH_MAX_COPY_BYTES`] (json-patch's `AccumulatedCopySizeLimit`, with its
+///   message), so a small patch cannot double a value into gigabytes;
+/// - `test` of a path that does not exist compares against `null`, as json-patch v4 does.
+///
+/// Errors: why, naming the operation (`operation '/<i>' failed at path …`), or the limit.
+pub fn apply_json_patch(
+    cur: &Value,
+    ops: &[json_patch::PatchOperation],
+) -> Result<Value, PatchFailure> {
+    use json_patch::PatchOperation;
+    let failed = |message: String| PatchFailure {
+        message,
+        test_failed: false,
+    };
+    let mut doc = cur.clone();
+    let mut copied = 0usize;
+    let placed_too_deep = |path: &json_patch::jsonptr::Pointer, v: &Value| {
+        path.count() + depth(v, MAX_DEPTH) > MAX_DEPTH
+    };
+    for (i, op) in ops.iter().enumerate() {
+        match op {
+            PatchOperation::Add(o) if placed_too_deep(&o.path, &o.value) => {
+                return Err(failed(too_deep_message()))
+            }
+            PatchOperation::Replace(o) if placed_too_deep(&o.path, &o.value) => {
+                return Err(failed(too_deep_message()))
+            }
+            PatchOperation::Move(o) => {
+                if let Ok(v) = doc.pointer(o.from.as_str()).ok_or(()) {
+                    if placed_too_deep(&o.path, v) {
+                        return Err(failed(too_deep_message()));
+                    }
+                }
+            }
+            PatchOperation::Copy(o) => {
+                if let Ok(v) = doc.pointer(o.from.as_str()).ok_or(()) {
+                    if placed_too_deep(&o.path, v) {
+                        return Err(failed(too_deep_message()));
+                    }
+                    // The document is bounded (stored object + body + earlier copies), so
+                    // measuring the value in full is bounded too.
+                    let size = json_len_within(v, usize::MAX).unwrap_or(usize::MAX);
+                    copied = copied.saturating_add(size);
+                    if copied > JSON_PATCH_MAX_COPY_BYTES {
+                        return Err(failed(format!(
+                            "Unable to complete the copy, the accumulated size increase of copy is {copied}, exceeding the limit {}",
+                            JSON_PATCH_MAX_COPY_BYTES
+                        )));
+                    }
+                }
+            }
+            PatchOperation::Test(o)
+                if o.value.is_null() && doc.pointer(o.path.as_str()).is_none() =>
+            {
+                continue;
+            }
+            _ => {}
+        }
+        json_patch::patch_unsafe(&mut doc, std::slice::from_ref(op)).map_err(|e| PatchFailure {
+            message: format!("operation '/{i}' failed at path '{}': {}", e.path, e.kind),
+            test_failed: matches!(e.kind, json_patch::PatchErrorKind::TestFailed),
+        })?;
+    }
+    Ok(doc)
+}
+
+/// Why [`apply_json_patch`] failed.
+#[derive(Debug)]
+pub struct PatchFailure {
+    pub message: String,
+    /// A `test` operation did not hold (a MutatingAdmissionPolicy's patch then changes
+    /// nothing, as kube's `ErrTestFailed` case).
+    pub test_failed: bool,
+}
+
+/// The message of a patch that would nest the document too deep.
+pub fn too_deep_message() -> String {
+    format!("the patched object nests deeper than the limit of {MAX_DEPTH} levels")
 }

@@ -135,6 +135,14 @@ fn validating_admission_policies_are_enforced_as_kube_enforces_them() {
         ),
     ]);
     s.ok(&["create", "-f", &configmap(&s, "lax", "three", 3, "")]);
+    // kube's metrics: a denial per action of the binding.
+    let metrics = s.ok(&["get", "--raw", "/metrics"]);
+    assert!(
+        metrics.lines().any(|l| l.starts_with(
+            r#"apiserver_validating_admission_policy_check_total{enforcement_action="deny",error_type="no_error",policy="cm-limits",policy_binding="cm-limits-deny"} "#
+        )),
+        "{metrics}"
+    );
     // Warn: created, with kube's warning.
     let (ok, _, err) = s.kubectl(&["create", "-f", &configmap(&s, "soft", "three", 3, "")]);
     assert!(ok, "{err}");

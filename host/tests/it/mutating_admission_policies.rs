@@ -5,7 +5,7 @@
 //! ValidatingAdmissionPolicy requiring the label admits), updates mutated too,
 //! `reinvocationPolicy: IfNeeded` (a policy run again after a later one changed the object),
 //! `failurePolicy` Fail and Ignore on a patch that does not apply, the `authorizer` variable
-//! (RBAC), and kube's validation of the objects. ConfigMaps in namespaces, on the embedded store.
+//! (RBAC), kube's metrics, and kube's validation of the objects. ConfigMaps in namespaces, on the embedded store.
 
 use crate::common;
 
@@ -194,6 +194,14 @@ fn mutating_admission_policies_mutate_as_kube_mutates() {
         .collect();
     assert_eq!(managers, ["kubectl-create"], "{cm}");
 
+    // kube's metrics: each mutation counted per policy and binding.
+    let metrics = s.ok(&["get", "--raw", "/metrics"]);
+    assert!(
+        metrics.lines().any(|l| l.starts_with(
+            r#"apiserver_mutating_admission_policy_check_total{error_type="no_error",policy="b-team-label",policy_binding="b-team-label"}"#
+        )),
+        "{metrics}"
+    );
     // Updates are mutated too: a label the user removes comes back.
     s.ok(&["label", "configmap", "settings", "-n", "team-a", "team-"]);
     assert_eq!(
@@ -214,6 +222,13 @@ fn mutating_admission_policies_mutate_as_kube_mutates() {
     assert!(
         err.contains("policy 'broken' with binding 'broken' denied request: JSON Patch: "),
         "{err}"
+    );
+    let metrics = s.ok(&["get", "--raw", "/metrics"]);
+    assert!(
+        metrics.lines().any(|l| l.starts_with(
+            r#"apiserver_mutating_admission_policy_check_total{error_type="invalid_error",policy="broken",policy_binding="broken"} "#
+        )),
+        "{metrics}"
     );
     let f = s.file("broken.yaml", &broken("Ignore"));
     s.ok(&["apply", "-f", f.to_str().unwrap()]);
@@ -241,7 +256,7 @@ spec:
         "{err}"
     );
     assert!(
-        err.contains("spec.mutations[0].applyConfiguration.expression: Invalid value: \"'an object'\": compilation failed: must evaluate to one of [Object], got string"),
+        err.contains("spec.mutations[0].applyConfiguration.expression: Invalid value: \"'an object'\": compilation failed: must evaluate to Object but got string"),
         "{err}"
     );
 

@@ -39,10 +39,10 @@ impl authz::Authorizer for RequestAuthorizer {
             Some((ns, name)) => UserInfo {
                 name: format!("system:serviceaccount:{ns}:{name}"),
                 uid: String::new(),
+                // `serviceaccount.MakeGroupNames` only, as kube's `ServiceAccountInfo.UserInfo`.
                 groups: vec![
                     "system:serviceaccounts".to_string(),
                     format!("system:serviceaccounts:{ns}"),
-                    "system:authenticated".to_string(),
                 ],
                 extra: Default::default(),
             },

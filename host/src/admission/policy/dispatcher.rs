@@ -16,6 +16,9 @@
 //! `auditAnnotations` that evaluate to a non-empty string are added as `<policy>/<key>`
 //! (values of several bindings or params deduplicated, sorted and joined with `, `).
 //!
+//! Each decision is counted in kube's `apiserver_validating_admission_policy_check_total` and
+//! timed in `…_check_duration_seconds` (`metrics.rs`).
+//!
 //! Admission configuration resources are exempt (`rules.go`
 //! `IsExemptAdmissionConfigurationResource`), so a bad policy can always be removed. Objects
 //! are seen in the storage version; `params` is each param object of a binding's `paramRef`
@@ -26,6 +29,7 @@ use super::authorizer::RequestAuthorizer;
 use super::compiled::{CompiledPolicy, REASONS};
 use super::invocations::invocations;
 use super::matching::{storage_version, RequestFacts};
+use super::metrics;
 use super::params::Params;
 use super::source::PolicySource;
 use crate::admission::exempt::is_exempt;
@@ -33,6 +37,7 @@ use crate::admission::interface::{wait_ready, Admission, AdmissionFuture, Attrib
 use crate::status::ApiError;
 use serde_json::{json, Value};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 use wasm_apiserver_apimachinery::meta::accessor;
 use wasm_apiserver_cel::limits::PER_CALL_LIMIT;
 use wasm_apiserver_cel::{Expression, Value as Cel};
@@ -51,12 +56,18 @@ struct Denial {
     reason: &'static str,
     /// The validation's index (`expressionIndex` of an `Audit` failure).
     index: usize,
+    /// For the metrics: `no_error` for a validation that was false, else the error's type.
+    error_type: &'static str,
+    /// How long the decision took.
+    elapsed: Duration,
 }
 
 /// What one evaluation of a policy decided: its denials and its audit annotations.
 #[derive(Clone, Default)]
 struct Evaluation {
     denials: Vec<Denial>,
+    /// Errors `failurePolicy: Ignore` admitted: their type and duration (for the metrics).
+    ignored: Vec<(&'static str, Duration)>,
     /// `auditAnnotations` that failed under `failurePolicy: Fail`: they deny whatever the
     /// binding's actions (kube's `AuditAnnotationActionError`).
     annotation_errors: Vec<String>,
@@ -139,21 +150,29 @@ pub(super) fn eval(
 }
 
 /// A policy's `matchConditions` (any false: `Ok(None)`, the policy does not apply; else an
-/// error is `Err`, decided by `failurePolicy`), then its `variables`, evaluated in order and
-/// bound as JSON: a value JSON cannot hold (a quantity, an IP, a duration …) is left out, and
-/// so is a variable whose evaluation failed — an expression reading it then fails, per
-/// `failurePolicy` (kube binds them lazily as CEL values).
+/// error is `Err`, decided by `failurePolicy`), then its `variables` ([`variables`]).
 pub(super) fn conditions_and_variables(
     match_conditions: &[(String, Expression)],
     variables: &[(String, Expression)],
     inputs: &Inputs<'_>,
 ) -> Result<Option<serde_json::Map<String, Value>>, String> {
+    if !conditions_hold(match_conditions, inputs)? {
+        return Ok(None);
+    }
+    Ok(Some(evaluate_variables(variables, inputs)))
+}
+
+/// Whether every `matchConditions` entry holds (`Err`: one failed, and none was false).
+pub(super) fn conditions_hold(
+    match_conditions: &[(String, Expression)],
+    inputs: &Inputs<'_>,
+) -> Result<bool, String> {
     let empty = Value::Object(serde_json::Map::new());
     let bound = bind(inputs, &empty);
     let mut condition_error = None;
     for (name, c) in match_conditions {
         match evaluate_expression(c, &bound, inputs) {
-            Ok(Cel::Bool(false)) => return Ok(None),
+            Ok(Cel::Bool(false)) => return Ok(false),
             Ok(_) => {}
             Err(e) => {
                 condition_error
@@ -161,9 +180,20 @@ pub(super) fn conditions_and_variables(
             }
         }
     }
-    if let Some(e) = condition_error {
-        return Err(e);
+    match condition_error {
+        Some(e) => Err(e),
+        None => Ok(true),
     }
+}
+
+/// A policy's `variables`, evaluated in order and bound as JSON: a value JSON cannot hold (a
+/// quantity, an IP, a duration …) is left out, and so is a variable whose evaluation failed —
+/// an expression reading it then fails, per `failurePolicy` (kube binds them lazily as CEL
+/// values).
+pub(super) fn evaluate_variables(
+    variables: &[(String, Expression)],
+    inputs: &Inputs<'_>,
+) -> serde_json::Map<String, Value> {
     let mut values = serde_json::Map::new();
     for (name, e) in variables {
         let current = Value::Object(values.clone());
@@ -174,25 +204,33 @@ pub(super) fn conditions_and_variables(
             }
         }
     }
-    Ok(Some(values))
+    values
 }
 
 /// Evaluate `policy` (the same for each of its bindings while there are no params): the
 /// failed validations, and the errors `failurePolicy: Fail` turns into denials; empty admits.
 fn evaluate(policy: &CompiledPolicy, inputs: &Inputs<'_>) -> Evaluation {
-    let error = |message: String| -> Vec<Denial> {
+    let ignored = std::cell::RefCell::new(Vec::new());
+    let compiled = policy.error.is_none();
+    let error_at = |message: String, elapsed: Duration| -> Vec<Denial> {
+        let error_type = metrics::error_type(Some(&message), !compiled);
         if policy.ignore_failures {
+            ignored.borrow_mut().push((error_type, elapsed));
             Vec::new()
         } else {
             vec![Denial {
                 message,
                 reason: "Invalid",
                 index: 0,
+                error_type,
+                elapsed,
             }]
         }
     };
+    let error = |message: String| error_at(message, Duration::ZERO);
     let denied = |denials: Vec<Denial>| Evaluation {
         denials,
+        ignored: ignored.borrow().clone(),
         ..Evaluation::default()
     };
     if let Some(e) = &policy.error {
@@ -208,8 +246,9 @@ fn evaluate(policy: &CompiledPolicy, inputs: &Inputs<'_>) -> Evaluation {
     let bound = bind(inputs, &vars_value);
     let mut denials = Vec::new();
     for (index, v) in policy.validations.iter().enumerate() {
+        let start = Instant::now();
         match eval(&v.expression, &v.source, &bound, inputs) {
-            Err(e) => denials.extend(error(e)),
+            Err(e) => denials.extend(error_at(e, start.elapsed())),
             Ok(Cel::Bool(true)) => {}
             Ok(_) => {
                 let from_expression = v.message_expression.as_ref().and_then(|m| {
@@ -234,6 +273,8 @@ fn evaluate(policy: &CompiledPolicy, inputs: &Inputs<'_>) -> Evaluation {
                     message,
                     reason: v.reason,
                     index,
+                    error_type: "no_error",
+                    elapsed: start.elapsed(),
                 });
             }
         }
@@ -264,8 +305,10 @@ fn evaluate(policy: &CompiledPolicy, inputs: &Inputs<'_>) -> Evaluation {
             )).into_iter().map(|d| d.message)),
         }
     }
+    let ignored = ignored.into_inner();
     Evaluation {
         denials,
+        ignored,
         annotation_errors,
         annotations,
     }
@@ -390,6 +433,7 @@ impl ValidatingAdmissionPolicy {
                                     inputs.params = p;
                                     let e = evaluate(&m.policy, &inputs);
                                     all.denials.extend(e.denials);
+                                    all.ignored.extend(e.ignored);
                                     all.annotation_errors.extend(e.annotation_errors);
                                     all.annotations.extend(e.annotations);
                                 }
@@ -451,7 +495,28 @@ impl ValidatingAdmissionPolicy {
                         "Invalid",
                     );
                 }
+                let observe = |error_type: &str, action: &str, elapsed: Duration| {
+                    metrics::observe_validation(
+                        &policy.name,
+                        &binding.name,
+                        error_type,
+                        action,
+                        elapsed,
+                    )
+                };
+                for (error_type, elapsed) in &evaluation.ignored {
+                    observe(error_type, "allow", *elapsed);
+                }
                 for denial in &evaluation.denials {
+                    for (action, taken) in [
+                        ("deny", binding.deny),
+                        ("audit", binding.audit),
+                        ("warn", binding.warn),
+                    ] {
+                        if taken {
+                            observe(denial.error_type, action, denial.elapsed);
+                        }
+                    }
                     if binding.audit {
                         audit_failures.push(json!({"message": denial.message,
                             "policy": policy.name, "binding": binding.name,

@@ -11,6 +11,7 @@ pub mod compiled;
 pub mod dispatcher;
 pub mod invocations;
 pub mod matching;
+pub mod metrics;
 pub mod mutating;
 pub mod params;
 pub mod resources;

@@ -43,7 +43,6 @@ use crate::registry::RequestScope;
 use crate::server::options::{OptionsKind, WriteOptions};
 use crate::status::{ApiError, ApiResult};
 use crate::strategy::ResourceDescription;
-use json_patch::jsonptr::Pointer;
 use json_patch::PatchOperation;
 use serde_json::Value;
 use std::sync::Arc;
@@ -280,74 +279,13 @@ fn bounded(f: impl Fn(&Value) -> ApiResult<Value> + Send + Sync + 'static) -> Pa
 }
 
 fn too_deep() -> ApiError {
-    invalid_patch(format!(
-        "the patched object nests deeper than the limit of {} levels",
-        limits::MAX_DEPTH
-    ))
+    invalid_patch(limits::too_deep_message())
 }
 
-/// RFC 6902 JSON patch, one operation at a time, with kube-apiserver's guards
-/// (`handlers/patch.go` `applyJSPatch` over `evanphx/json-patch` v4):
-/// - a value an `add`, `replace`, `move` or `copy` would place is measured first: one that
-///   would nest the document deeper than [`limits::MAX_DEPTH`] is refused before it is built
-///   (so no operation can build a document too deep to drop or serialize);
-/// - the bytes `copy` operations add are summed and capped at
-///   [`limits::JSON_PATCH_MAX_COPY_BYTES`] (json-patch's `AccumulatedCopySizeLimit`, with its
-///   message), so a small patch cannot double a value into gigabytes;
-/// - `test` of a path that does not exist compares against `null`, as json-patch v4 does.
-///
-/// Errors: 422 `Invalid` naming the operation, as kube answers a failed patch application.
+/// RFC 6902 JSON patch with kube-apiserver's guards ([`limits::apply_json_patch`]). Errors:
+/// 422 `Invalid` naming the operation, as kube answers a failed patch application.
 pub fn apply_json_patch(cur: &Value, ops: &[PatchOperation]) -> ApiResult<Value> {
-    let mut doc = cur.clone();
-    let mut copied = 0usize;
-    let placed_too_deep = |path: &Pointer, v: &Value| {
-        path.count() + limits::depth(v, limits::MAX_DEPTH) > limits::MAX_DEPTH
-    };
-    for (i, op) in ops.iter().enumerate() {
-        match op {
-            PatchOperation::Add(o) if placed_too_deep(&o.path, &o.value) => return Err(too_deep()),
-            PatchOperation::Replace(o) if placed_too_deep(&o.path, &o.value) => {
-                return Err(too_deep())
-            }
-            PatchOperation::Move(o) => {
-                if let Ok(v) = doc.pointer(o.from.as_str()).ok_or(()) {
-                    if placed_too_deep(&o.path, v) {
-                        return Err(too_deep());
-                    }
-                }
-            }
-            PatchOperation::Copy(o) => {
-                if let Ok(v) = doc.pointer(o.from.as_str()).ok_or(()) {
-                    if placed_too_deep(&o.path, v) {
-                        return Err(too_deep());
-                    }
-                    // The document is bounded (stored object + body + earlier copies), so
-                    // measuring the value in full is bounded too.
-                    let size = limits::json_len_within(v, usize::MAX).unwrap_or(usize::MAX);
-                    copied = copied.saturating_add(size);
-                    if copied > limits::JSON_PATCH_MAX_COPY_BYTES {
-                        return Err(invalid_patch(format!(
-                            "Unable to complete the copy, the accumulated size increase of copy is {copied}, exceeding the limit {}",
-                            limits::JSON_PATCH_MAX_COPY_BYTES
-                        )));
-                    }
-                }
-            }
-            PatchOperation::Test(o)
-                if o.value.is_null() && doc.pointer(o.path.as_str()).is_none() =>
-            {
-                continue;
-            }
-            _ => {}
-        }
-        json_patch::patch_unsafe(&mut doc, std::slice::from_ref(op)).map_err(|e| {
-            invalid_patch(format!(
-                "operation '/{i}' failed at path '{}': {}",
-                e.path, e.kind
-            ))
-        })?;
-    }
-    Ok(doc)
+    limits::apply_json_patch(cur, ops).map_err(|e| invalid_patch(e.message))
 }
 
 fn parse_object(body: &[u8]) -> ApiResult<Value> {

@@ -66,14 +66,13 @@ fn expression_of(m: &Value) -> Option<(PatchType, &str)> {
     }
 }
 
-/// Whether the checked output `t` is what a mutation of `patch_type` must give: an `Object`,
-/// or a list of `JSONPatch` (`dyn` is checked when evaluated).
+/// Whether the checked output `t` is exactly what a mutation of `patch_type` must give (kube's
+/// `compile.go` compares with `IsExactType`): an `Object`, or a list of `JSONPatch`.
 fn output_ok(patch_type: PatchType, t: &Type) -> bool {
     match (patch_type, t) {
-        (_, Type::Dyn) => true,
         (PatchType::ApplyConfiguration, Type::Opaque(n)) => *n == OBJECT,
         (PatchType::JsonPatch, Type::List(item, _)) => {
-            matches!(&**item, Type::Dyn) || matches!(&**item, Type::Opaque(n) if *n == JSON_PATCH)
+            matches!(&**item, Type::Opaque(n) if *n == JSON_PATCH)
         }
         _ => false,
     }
@@ -107,8 +106,8 @@ pub fn compile_mutating_policy(obj: &Value) -> (CompiledMutatingPolicy, Vec<Fiel
             continue;
         }
         let (child, want) = match patch_type {
-            PatchType::ApplyConfiguration => ("applyConfiguration", "[Object]"),
-            PatchType::JsonPatch => ("jsonPatch", "[list(JSONPatch)]"),
+            PatchType::ApplyConfiguration => ("applyConfiguration", "Object"),
+            PatchType::JsonPatch => ("jsonPatch", "list(JSONPatch)"),
         };
         let p = root
             .child("mutations")
@@ -117,9 +116,9 @@ pub fn compile_mutating_policy(obj: &Value) -> (CompiledMutatingPolicy, Vec<Fiel
             .child("expression");
         let compiled = Expression::compile_mutation(source, &admission(&declared)).and_then(|e| {
             match e.checked().map(|c| &c.output) {
-                Some(t) if !output_ok(patch_type, t) => Err(CompileError(format!(
-                    "must evaluate to one of {want}, got {t}"
-                ))),
+                Some(t) if !output_ok(patch_type, t) => {
+                    Err(CompileError(format!("must evaluate to {want} but got {t}")))
+                }
                 _ => Ok(e),
             }
         });
@@ -199,6 +198,12 @@ pub fn validate_mutating_policy(obj: &Value) -> Vec<FieldError> {
             ));
         }
     }
+    // `supportedMutatingOperations`: a mutating policy has nothing to mutate on a delete.
+    validate_mutating_operations(
+        spec.get("matchConstraints"),
+        &root.child("matchConstraints"),
+        &mut errs,
+    );
     match spec.get("reinvocationPolicy").and_then(Value::as_str) {
         None | Some("Never") | Some("IfNeeded") => {}
         Some(other) => errs.push(field::not_supported(
@@ -210,6 +215,26 @@ pub fn validate_mutating_policy(obj: &Value) -> Vec<FieldError> {
     let (_, compile) = compile_mutating_policy(obj);
     errs.extend(compile);
     errs
+}
+
+/// validation.go `supportedMutatingOperations`: each rule's operations among `*`, `CONNECT`,
+/// `CREATE`, `UPDATE`.
+fn validate_mutating_operations(m: Option<&Value>, root: &Path, errs: &mut Vec<FieldError>) {
+    let Some(m) = m else { return };
+    for rules in ["resourceRules", "excludeResourceRules"] {
+        for (i, r) in m[rules].as_array().into_iter().flatten().enumerate() {
+            for (j, op) in r["operations"].as_array().into_iter().flatten().enumerate() {
+                let op = op.as_str().unwrap_or("");
+                if !["*", "CONNECT", "CREATE", "UPDATE"].contains(&op) {
+                    errs.push(field::not_supported(
+                        &root.child(rules).index(i).child("operations").index(j),
+                        op,
+                        &["*", "CONNECT", "CREATE", "UPDATE"],
+                    ));
+                }
+            }
+        }
+    }
 }
 
 /// validation.go `validateMutatingAdmissionPolicyBindingSpec`: `policyName` required and a
@@ -227,6 +252,11 @@ pub fn validate_mutating_binding(obj: &Value) -> Vec<FieldError> {
         }
     }
     validate_param_ref(spec, &root, &mut errs);
+    validate_mutating_operations(
+        spec.get("matchResources"),
+        &root.child("matchResources"),
+        &mut errs,
+    );
     if let Err(e) = MatchResources::parse(spec.get("matchResources")) {
         errs.push(field::invalid(&root.child("matchResources"), "", e));
     }
@@ -264,9 +294,9 @@ mod tests {
         assert_eq!(got[0], "spec.mutations[0].patchType: Unsupported value: \"Merge\": supported values: \"ApplyConfiguration\", \"JSONPatch\"");
         assert_eq!(got[1], "spec.mutations[1].jsonPatch: Required value: must be specified when patchType is JSONPatch");
         assert_eq!(got[2], "spec.mutations[1].applyConfiguration: Invalid value: \"{applyConfiguration}\": must not be specified when patchType is JSONPatch");
-        assert!(got[3].starts_with("spec.mutations[2].applyConfiguration.expression: Invalid value: \"1\": compilation failed: must evaluate to one of [Object], got int"), "{got:?}");
+        assert!(got[3].starts_with("spec.mutations[2].applyConfiguration.expression: Invalid value: \"1\": compilation failed: must evaluate to Object but got int"), "{got:?}");
         assert!(
-            got[4].contains("must evaluate to one of [list(JSONPatch)], got Object"),
+            got[4].contains("must evaluate to list(JSONPatch) but got Object"),
             "{got:?}"
         );
         assert_eq!(got.len(), 5, "{got:?}");

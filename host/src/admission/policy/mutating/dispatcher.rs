@@ -10,20 +10,25 @@
 //! with kube's `policy '<p>' with binding '<b>' denied request: <error>` (code 403, reason
 //! `Invalid`), `Ignore` skips that mutation.
 //!
-//! `reinvocationPolicy: IfNeeded`: when a later policy changed the object, the policies that
-//! asked for it and ran before that change run once more, in order (kube's
-//! `policyReinvokeContext`). Reinvocation after the other members of the mutating stage (the
-//! wasm mutating policies) is not done yet.
+//! `reinvocationPolicy: IfNeeded`: when any mutation changed the object, the invoked policies
+//! that asked for it run once more, in order (kube's `policyReinvokeContext`), with the
+//! bindings matched on the first pass. Reinvocation after the other members of the mutating
+//! stage (the wasm mutating policies) is not done yet.
+//!
+//! Each mutation is counted in kube's `apiserver_mutating_admission_policy_check_total` and
+//! timed in `…_check_duration_seconds` (`super::super::metrics`), its error or not, whatever
+//! the failure policy then decides.
 //!
 //! Admission configuration resources are exempt, as for the validating member.
 
 use super::super::authorizer::RequestAuthorizer;
 use super::super::dispatcher::{
-    base_request, bind, conditions_and_variables, eval, matched_request, without_managed_fields,
-    Inputs,
+    base_request, bind, conditions_hold, eval, evaluate_variables, matched_request,
+    without_managed_fields, Inputs,
 };
 use super::super::invocations::{invocations, Invocation};
 use super::super::matching::{storage_version, RequestFacts};
+use super::super::metrics;
 use super::super::params::Params;
 use super::super::source::PolicySource;
 use super::compiled::{CompiledMutatingPolicy, PatchType};
@@ -34,6 +39,7 @@ use crate::fieldmanager::field_manager::FieldManager;
 use crate::status::ApiError;
 use serde_json::{json, Value};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 use wasm_apiserver_apimachinery::meta::accessor;
 use wasm_apiserver_cel::mutation::{object_json, OBJECT};
 
@@ -73,8 +79,14 @@ fn run(
             ))
         }
     };
+    let observe = |error: Option<&str>, elapsed: Duration| {
+        let error_type = metrics::error_type(error, policy.error.is_some());
+        metrics::observe_mutation(&policy.name, call.binding, error_type, elapsed);
+    };
     if let Some(e) = &policy.error {
-        return refuse(format!("failed to configure policy: {e}"));
+        let e = format!("failed to configure policy: {e}");
+        observe(Some(&e), Duration::ZERO);
+        return refuse(e);
     }
     let seen = without_managed_fields(Some(&*object));
     let inputs = Inputs {
@@ -85,12 +97,11 @@ fn run(
         params: &call.params,
         authorizer: Some(others.authorizer.clone()),
     };
-    let variables =
-        match conditions_and_variables(&policy.match_conditions, &policy.variables, &inputs) {
-            Ok(None) => return Ok(None),
-            Ok(Some(v)) => Value::Object(v),
-            Err(e) => return refuse(e),
-        };
+    match conditions_hold(&policy.match_conditions, &inputs) {
+        Ok(false) => return Ok(None),
+        Ok(true) => {}
+        Err(e) => return refuse(e),
+    }
     let before = object.clone();
     for m in &policy.mutations {
         // Each mutation sees the object as the previous one left it.
@@ -103,6 +114,10 @@ fn run(
             params: &call.params,
             authorizer: Some(others.authorizer.clone()),
         };
+        let start = Instant::now();
+        // Variables are evaluated for each mutation, on the object as it is then (kube binds
+        // them lazily per evaluation).
+        let variables = Value::Object(evaluate_variables(&policy.variables, &inputs));
         let value = match eval(
             &m.expression,
             &m.source,
@@ -111,6 +126,7 @@ fn run(
         ) {
             Ok(v) => v,
             Err(e) => {
+                observe(Some(&e), start.elapsed());
                 refuse(e)?;
                 continue;
             }
@@ -123,8 +139,12 @@ fn run(
                 .and_then(|patch| json_patch(object, patch)),
         };
         match patched.and_then(|p| keeps_identity(object, p)) {
-            Ok(p) => *object = p,
+            Ok(p) => {
+                observe(None, start.elapsed());
+                *object = p;
+            }
             Err(e) => {
+                observe(Some(&e), start.elapsed());
                 refuse(e)?;
             }
         }
@@ -224,7 +244,8 @@ impl MutatingAdmissionPolicy {
                     ),
                     None => format!("policy \"{}\" denied request: {e}", m.policy.name),
                 };
-                return Err(refused(a, &name, message));
+                // kube's `addConfigError` gives no reason: the 403 keeps `Forbidden`.
+                return Err(refused(a, &name, message, "Forbidden"));
             }
         }
         let base = base_request(a, &name);
@@ -250,28 +271,28 @@ impl MutatingAdmissionPolicy {
                 authorizer,
             };
             let calls = calls(&matched);
-            // The calls that may be reinvoked, and whether the object changed after each.
+            // kube's `policyReinvokeContext`: when any mutation changed the object, every
+            // invoked call of a policy with `reinvocationPolicy: IfNeeded` runs once more, in
+            // order (its own change counts: kube marks the attributes dirty).
             let mut reinvocable: Vec<usize> = Vec::new();
-            let mut changed_after: Vec<bool> = vec![false; calls.len()];
+            let mut changed = false;
             for (i, (call, request)) in calls.iter().enumerate() {
                 others.request = (*request).clone();
-                let Some(changed) = run(call, &mut current, &others, &field_manager)? else {
+                let Some(c) = run(call, &mut current, &others, &field_manager)? else {
                     continue;
                 };
-                if changed {
-                    for r in &reinvocable {
-                        changed_after[*r] = true;
-                    }
-                }
+                changed |= c;
                 // Only a policy that was invoked (its match conditions held) is reinvoked.
                 if call.policy.reinvoke_if_needed {
                     reinvocable.push(i);
                 }
             }
-            for i in reinvocable.into_iter().filter(|i| changed_after[*i]) {
-                let (call, request) = &calls[i];
-                others.request = (*request).clone();
-                run(call, &mut current, &others, &field_manager)?;
+            if changed {
+                for i in reinvocable {
+                    let (call, request) = &calls[i];
+                    others.request = (*request).clone();
+                    run(call, &mut current, &others, &field_manager)?;
+                }
             }
             Ok::<Value, Refusal>(current)
         })
@@ -282,17 +303,18 @@ impl MutatingAdmissionPolicy {
                 *object = mutated;
                 Ok(())
             }
-            Err(message) => Err(refused(a, &name, message)),
+            Err(message) => Err(refused(a, &name, message, "Invalid")),
         }
     }
 }
 
 /// kube's refusal (`generic/policy_dispatcher.go`): `admission.NewForbidden` with the policy
-/// error's message and reason `Invalid`.
-fn refused(a: &Attributes<'_>, name: &str, message: String) -> ApiError {
+/// error's message and `reason` (`Invalid` for a mutation's error, `Forbidden` for a
+/// configuration error).
+fn refused(a: &Attributes<'_>, name: &str, message: String, reason: &'static str) -> ApiError {
     let mut e = ApiError::forbidden(&a.store.gr, name, &message);
     e.message = message.clone();
-    e.reason = "Invalid";
+    e.reason = reason;
     if let Some(details) = e.details.as_mut() {
         details["causes"] = json!([{"message": message}]);
     }

@@ -4,20 +4,26 @@
 //! - [`apply_configuration`]: the `Object{…}` an `ApplyConfiguration` expression gives, merged
 //!   into the object as server-side apply merges (structured-merge-diff's `Merge` over the
 //!   resource's schema: maps by key, associative lists by their keys, atomic values replaced)
-//!   — but without a field manager: no `managedFields` entry, no conflicts. An apply
+//!   — but without a field manager: no `managedFields` entry of its own, no conflicts (here the
+//!   fields it sets are then owned by the request's manager: kube updates managedFields before
+//!   admission, this server after). An apply
 //!   configuration that sets an atomic list, map or struct is refused (`validatePatch`: it
 //!   would silently drop the fields it does not repeat);
-//! - [`json_patch`]: the RFC 6902 operations a `JSONPatch` expression gives, applied in order;
-//!   a failed `test` operation leaves the object as it was (kube's `ErrTestFailed` case).
+//! - [`json_patch`]: the RFC 6902 operations a `JSONPatch` expression gives, applied in order
+//!   within a PATCH request's bounds; a failed `test` operation leaves the object as it was
+//!   (kube's `ErrTestFailed` case).
+//!
+//! No mutation may make the object larger than a PUT may write.
 
 use crate::fieldmanager::schema::{Atom, ListType, Schema};
 use crate::fieldmanager::typed::merge;
+use crate::limits;
 use serde_json::Value;
 
 /// Merge `patch` (an apply configuration, without `apiVersion`/`kind`: the object's are
-/// used) into `object` by `schema`. Errors: kube's texts — `invalid ApplyConfiguration: may
-/// not mutate atomic arrays, maps or structs: <paths>`, `error applying patch: failed to
-/// merge patch: …`.
+/// used) into `object` by `schema`. Errors: kube's texts — `error applying patch: invalid
+/// ApplyConfiguration: may not mutate atomic arrays, maps or structs: <paths>`, `error
+/// applying patch: failed to merge patch: …` — and an object past the size bound.
 pub fn apply_configuration(
     schema: &Schema,
     object: &Value,
@@ -35,12 +41,13 @@ pub fn apply_configuration(
     find_atomics(schema, &patch, &mut String::new(), &mut atomics);
     if !atomics.is_empty() {
         return Err(format!(
-            "invalid ApplyConfiguration: may not mutate atomic arrays, maps or structs: {}",
+            "error applying patch: invalid ApplyConfiguration: may not mutate atomic arrays, maps or structs: {}",
             atomics.join(", ")
         ));
     }
     merge(schema, object, &patch)
         .map_err(|e| format!("error applying patch: failed to merge patch: {e}"))
+        .and_then(within_size)
 }
 
 /// `findAtomics`: the paths (`.field`, `[index]`) of the atomic lists and maps `v` sets.
@@ -50,8 +57,9 @@ fn find_atomics(schema: &Schema, v: &Value, path: &mut String, out: &mut Vec<Str
             if m.atomic() {
                 out.push(path.clone());
             }
+            // Only declared fields are walked (`Map.FindField`): a map's values are not.
             for (k, child) in v.as_object().into_iter().flatten() {
-                if m.declares(k) || !m.atomic() {
+                if m.declares(k) {
                     let len = path.len();
                     path.push('.');
                     path.push_str(k);
@@ -72,7 +80,7 @@ fn find_atomics(schema: &Schema, v: &Value, path: &mut String, out: &mut Vec<Str
             }
         }
         Atom::Leaf => {
-            // A list under a deduced node (a schemaless field) is atomic (`typed.DeducedParseableType`).
+            // A list of no declared structure is atomic (`typed.DeducedParseableType`).
             if matches!(schema, Schema::Deduced) && v.is_array() {
                 out.push(path.clone());
             }
@@ -80,16 +88,27 @@ fn find_atomics(schema: &Schema, v: &Value, path: &mut String, out: &mut Vec<Str
     }
 }
 
-/// Apply the RFC 6902 `patch` (a JSON array of operations) to `object`. A failed `test`
+/// Apply the RFC 6902 `patch` (a JSON array of operations) to `object`, within the bounds a
+/// PATCH request has ([`limits::apply_json_patch`]: depth, bytes copied). A failed `test`
 /// leaves `object` unchanged. Errors: `JSON Patch: <why>` for an operation that cannot apply.
 pub fn json_patch(object: &Value, patch: Value) -> Result<Value, String> {
     let patch: json_patch::Patch =
         serde_json::from_value(patch).map_err(|e| format!("JSON Patch: {e}"))?;
-    let mut out = object.clone();
-    match json_patch::patch(&mut out, &patch) {
-        Ok(()) => Ok(out),
-        Err(e) if matches!(e.kind, json_patch::PatchErrorKind::TestFailed) => Ok(object.clone()),
-        Err(e) => Err(format!("JSON Patch: {e}")),
+    match limits::apply_json_patch(object, &patch.0) {
+        Ok(patched) => within_size(patched),
+        Err(e) if e.test_failed => Ok(object.clone()),
+        Err(e) => Err(format!("JSON Patch: {}", e.message)),
+    }
+}
+
+/// `v` unless its JSON is larger than an object a PUT may write ([`limits::MAX_OBJECT_BYTES`]).
+pub fn within_size(v: Value) -> Result<Value, String> {
+    match limits::json_len_within(&v, limits::MAX_OBJECT_BYTES) {
+        Some(_) => Ok(v),
+        None => Err(format!(
+            "the mutated object is larger than {} bytes",
+            limits::MAX_OBJECT_BYTES
+        )),
     }
 }
 
@@ -131,7 +150,7 @@ mod tests {
         assert_eq!(
             apply_configuration(&schema(), &object,
                 json!({"spec": {"args": ["b"], "selector": {"k": "v"}}})).unwrap_err(),
-            "invalid ApplyConfiguration: may not mutate atomic arrays, maps or structs: .spec.args, .spec.selector"
+            "error applying patch: invalid ApplyConfiguration: may not mutate atomic arrays, maps or structs: .spec.args, .spec.selector"
         );
     }
 
