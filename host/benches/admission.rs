@@ -197,6 +197,7 @@ async fn add_policies(c: &reqwest::Client, url: &str, sha: &str) {
         }
         if kinds.contains("map") {
             let policy = json!({"metadata": {"name": format!("map-{i}")}, "spec": {
+                "reinvocationPolicy": "Never",
                 "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
                     "operations": ["CREATE", "UPDATE"], "resources": ["configmaps"]}]},
                 "mutations": [{"patchType": "ApplyConfiguration", "applyConfiguration": {

@@ -5,7 +5,7 @@
 //! ValidatingAdmissionPolicy requiring the label admits), updates mutated too,
 //! `reinvocationPolicy: IfNeeded` (a policy run again after a later one changed the object),
 //! `failurePolicy` Fail and Ignore on a patch that does not apply, the `authorizer` variable
-//! (RBAC), kube's metrics, and kube's validation of the objects. ConfigMaps in namespaces, on the embedded store.
+//! (RBAC), kube's metrics, and kube's validation of the objects. ConfigMaps in namespaces, on both stores.
 
 use crate::common;
 
@@ -31,6 +31,7 @@ apiVersion: admissionregistration.k8s.io/v1
 kind: MutatingAdmissionPolicy
 metadata: {name: b-team-label}
 spec:
+  reinvocationPolicy: Never
   matchConstraints:
     resourceRules:
     - {apiGroups: [""], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [configmaps]}
@@ -110,6 +111,7 @@ kind: MutatingAdmissionPolicy
 metadata: {{name: broken}}
 spec:
   failurePolicy: {failure_policy}
+  reinvocationPolicy: Never
   matchConstraints:
     resourceRules:
     - {{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}}
@@ -128,9 +130,18 @@ spec: {{policyName: broken}}
 }
 
 #[test]
-fn mutating_admission_policies_mutate_as_kube_mutates() {
+fn mutating_admission_policies_mutate_as_kube_mutates_embedded() {
+    mutate_as_kube(Backend::Embedded);
+}
+
+#[test]
+fn mutating_admission_policies_mutate_as_kube_mutates_etcd() {
+    mutate_as_kube(Backend::Etcd);
+}
+
+fn mutate_as_kube(backend: Backend) {
     let s = TestServer::start_with(
-        Backend::Embedded,
+        backend,
         &[
             "namespaces",
             "configmaps",
@@ -271,4 +282,13 @@ spec:
     s.ok(&["apply", "-f", example.to_str().unwrap()]);
     s.ok(&["create", "configmap", "bare", "-n", "team-a"]);
     assert_eq!(get(&s, "team-a", "bare")["metadata"]["labels"]["team"], "a");
+}
+
+/// The official Python client (`tests/python/admission_policies.py`): policies and bindings
+/// created with typed models, a mutated ConfigMap and a refusal read back as kube's.
+#[test]
+fn the_python_client_creates_policies_and_sees_their_mutations() {
+    let s = TestServer::start_with(Backend::Embedded, &["namespaces", "configmaps"], &[]);
+    s.create_default_namespace();
+    common::run_python_client("admission_policies.py", &s.url);
 }

@@ -92,8 +92,8 @@ impl PolicyStrategy {
 
 /// `SetDefaults_ValidatingAdmissionPolicySpec`, `SetDefaults_MutatingAdmissionPolicySpec` and
 /// their bindings' (`pkg/apis/admissionregistration/v1/defaults.go`): `failurePolicy: Fail`,
-/// a mutating policy's `reinvocationPolicy: Never`, `matchPolicy: Equivalent`, empty namespace
-/// and object selectors, each rule's `scope: "*"`.
+/// `matchPolicy: Equivalent`, empty namespace and object selectors, each rule's `scope: "*"`
+/// (a mutating policy's `reinvocationPolicy` has no default: it is required).
 fn set_defaults(obj: &mut Value, kind: Kind) {
     let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
         return;
@@ -101,9 +101,6 @@ fn set_defaults(obj: &mut Value, kind: Kind) {
     let policy = matches!(kind, Kind::Policy | Kind::MutatingPolicy);
     if policy && spec.get("failurePolicy").is_none_or(Value::is_null) {
         spec.insert("failurePolicy".into(), json!("Fail"));
-    }
-    if kind == Kind::MutatingPolicy && spec.get("reinvocationPolicy").is_none_or(Value::is_null) {
-        spec.insert("reinvocationPolicy".into(), json!("Never"));
     }
     let key = if policy {
         "matchConstraints"

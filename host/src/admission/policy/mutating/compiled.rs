@@ -150,7 +150,7 @@ pub fn compile_mutating_policy(obj: &Value) -> (CompiledMutatingPolicy, Vec<Fiel
 /// validation.go `validateMutatingAdmissionPolicySpec`, the rules this server enforces: those
 /// of both kinds of policy, at least one mutation, each with a supported `patchType` and the
 /// matching `applyConfiguration` or `jsonPatch` (not the other) with an expression that
-/// compiles to its type, and a supported `reinvocationPolicy`.
+/// compiles to its type, rules without `DELETE`, and a `reinvocationPolicy` (required).
 pub fn validate_mutating_policy(obj: &Value) -> Vec<FieldError> {
     let spec = obj.get("spec").unwrap_or(&Value::Null);
     let root = Path::new("spec");
@@ -205,7 +205,8 @@ pub fn validate_mutating_policy(obj: &Value) -> Vec<FieldError> {
         &mut errs,
     );
     match spec.get("reinvocationPolicy").and_then(Value::as_str) {
-        None | Some("Never") | Some("IfNeeded") => {}
+        None | Some("") => errs.push(field::required(&root.child("reinvocationPolicy"), "")),
+        Some("Never") | Some("IfNeeded") => {}
         Some(other) => errs.push(field::not_supported(
             &root.child("reinvocationPolicy"),
             other,
@@ -275,7 +276,8 @@ mod tests {
             "apiVersions": ["v1"], "resources": ["configmaps"]}]});
         let policy = |mutations: Value| {
             json!({"metadata": {"name": "p"},
-                   "spec": {"matchConstraints": rules, "mutations": mutations}})
+                   "spec": {"matchConstraints": rules, "mutations": mutations,
+                            "reinvocationPolicy": "Never"}})
         };
         assert_eq!(
             errs(validate_mutating_policy(&json!({"spec": {"reinvocationPolicy": "Always"}}))),
@@ -285,6 +287,8 @@ mod tests {
                 "spec.reinvocationPolicy: Unsupported value: \"Always\": supported values: \"IfNeeded\", \"Never\"",
             ]
         );
+        assert!(errs(validate_mutating_policy(&json!({"spec": {}})))
+            .contains(&"spec.reinvocationPolicy: Required value".to_string()));
         let got = errs(validate_mutating_policy(&policy(json!([
             {"patchType": "Merge"},
             {"patchType": "JSONPatch", "applyConfiguration": {"expression": "Object{}"}},
