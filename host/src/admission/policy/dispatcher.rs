@@ -100,7 +100,7 @@ const MAX_AUDIT_ANNOTATION_VALUE: usize = 10 * 1024;
 pub(super) struct Inputs<'a> {
     pub object: &'a Value,
     pub old_object: &'a Value,
-    pub request: Value,
+    pub request: &'a Value,
     pub namespace_object: &'a Value,
     pub params: &'a Value,
     /// `authorizer`: the server's, for the requesting user.
@@ -116,7 +116,7 @@ pub(super) fn bind<'a>(
     [
         ("object", inputs.object),
         ("oldObject", inputs.old_object),
-        ("request", &inputs.request),
+        ("request", inputs.request),
         ("namespaceObject", inputs.namespace_object),
         ("params", inputs.params),
         ("variables", variables),
@@ -314,14 +314,21 @@ fn evaluate(policy: &CompiledPolicy, inputs: &Inputs<'_>) -> Evaluation {
     }
 }
 
-/// `o` without `metadata.managedFields` (`null` for no object): what expressions see.
-pub(super) fn without_managed_fields(o: Option<&Value>) -> Value {
-    o.cloned().map_or(Value::Null, |mut o| {
-        if let Some(m) = o.pointer_mut("/metadata").and_then(Value::as_object_mut) {
-            m.remove("managedFields");
+/// `o` without `metadata.managedFields` (`null` for no object): what expressions see —
+/// borrowed when there are none to strip (a create's object, before the field manager ran).
+pub(super) fn without_managed_fields(o: Option<&Value>) -> std::borrow::Cow<'_, Value> {
+    use std::borrow::Cow;
+    match o {
+        None => Cow::Owned(Value::Null),
+        Some(o) if o.pointer("/metadata/managedFields").is_none() => Cow::Borrowed(o),
+        Some(o) => {
+            let mut o = o.clone();
+            if let Some(m) = o.pointer_mut("/metadata").and_then(Value::as_object_mut) {
+                m.remove("managedFields");
+            }
+            Cow::Owned(o)
         }
-        o
-    })
+    }
 }
 
 /// The `request` variable of `a` (`CreateAdmissionRequest`), without the matched `kind` and
@@ -387,7 +394,7 @@ impl ValidatingAdmissionPolicy {
         if matched.is_empty() {
             return Ok(());
         }
-        let strip = without_managed_fields;
+        let strip = |o: Option<&Value>| without_managed_fields(o).into_owned();
         let base_request = base_request(a, name);
         let authorizer: Arc<dyn wasm_apiserver_cel::library::authz::Authorizer> =
             RequestAuthorizer::new(self.authorizer.clone(), a.user.clone());
@@ -412,7 +419,7 @@ impl ValidatingAdmissionPolicy {
                     let mut inputs = Inputs {
                         object: &object,
                         old_object: &old_object,
-                        request,
+                        request: &request,
                         namespace_object: &namespace_object,
                         params: &null,
                         authorizer: Some(authorizer.clone()),

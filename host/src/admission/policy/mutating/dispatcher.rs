@@ -88,42 +88,47 @@ fn run(
         observe(Some(&e), Duration::ZERO);
         return refuse(e);
     }
-    let seen = without_managed_fields(Some(&*object));
-    let inputs = Inputs {
-        object: &seen,
-        old_object: &others.old_object,
-        request: others.request.clone(),
-        namespace_object: &others.namespace_object,
-        params: &call.params,
-        authorizer: Some(others.authorizer.clone()),
-    };
-    match conditions_hold(&policy.match_conditions, &inputs) {
-        Ok(false) => return Ok(None),
-        Ok(true) => {}
-        Err(e) => return refuse(e),
-    }
-    let before = object.clone();
-    for m in &policy.mutations {
-        // Each mutation sees the object as the previous one left it.
+    let conditions = {
         let seen = without_managed_fields(Some(&*object));
         let inputs = Inputs {
             object: &seen,
             old_object: &others.old_object,
-            request: others.request.clone(),
+            request: &others.request,
             namespace_object: &others.namespace_object,
             params: &call.params,
             authorizer: Some(others.authorizer.clone()),
         };
+        conditions_hold(&policy.match_conditions, &inputs)
+    };
+    match conditions {
+        Ok(false) => return Ok(None),
+        Ok(true) => {}
+        Err(e) => return refuse(e),
+    }
+    let mut changed = false;
+    for m in &policy.mutations {
         let start = Instant::now();
-        // Variables are evaluated for each mutation, on the object as it is then (kube binds
-        // them lazily per evaluation).
-        let variables = Value::Object(evaluate_variables(&policy.variables, &inputs));
-        let value = match eval(
-            &m.expression,
-            &m.source,
-            &bind(&inputs, &variables),
-            &inputs,
-        ) {
+        // Each mutation sees the object as the previous one left it, and the variables
+        // evaluated on it (kube binds them lazily per evaluation).
+        let evaluated = {
+            let seen = without_managed_fields(Some(&*object));
+            let inputs = Inputs {
+                object: &seen,
+                old_object: &others.old_object,
+                request: &others.request,
+                namespace_object: &others.namespace_object,
+                params: &call.params,
+                authorizer: Some(others.authorizer.clone()),
+            };
+            let variables = Value::Object(evaluate_variables(&policy.variables, &inputs));
+            eval(
+                &m.expression,
+                &m.source,
+                &bind(&inputs, &variables),
+                &inputs,
+            )
+        };
+        let value = match evaluated {
             Ok(v) => v,
             Err(e) => {
                 observe(Some(&e), start.elapsed());
@@ -141,7 +146,10 @@ fn run(
         match patched.and_then(|p| keeps_identity(object, p)) {
             Ok(p) => {
                 observe(None, start.elapsed());
-                *object = p;
+                if p != *object {
+                    changed = true;
+                    *object = p;
+                }
             }
             Err(e) => {
                 observe(Some(&e), start.elapsed());
@@ -149,7 +157,7 @@ fn run(
             }
         }
     }
-    Ok(Some(*object != before))
+    Ok(Some(changed))
 }
 
 /// A mutated object must keep its apiVersion, kind, name and namespace (kube converts it back
@@ -256,8 +264,9 @@ impl MutatingAdmissionPolicy {
                 (m, r)
             })
             .collect();
-        let old_object = without_managed_fields(a.old_object);
-        let namespace_object = without_managed_fields(facts.namespace_object.as_deref());
+        let old_object = without_managed_fields(a.old_object).into_owned();
+        let namespace_object =
+            without_managed_fields(facts.namespace_object.as_deref()).into_owned();
         let field_manager = a.store.storage_field_manager.clone();
         let mut current = object.clone();
         let authorizer = RequestAuthorizer::new(self.authorizer.clone(), a.user.clone());
