@@ -350,14 +350,14 @@ async fn main() {
             println!("2 round {round} no policy:   {cpu:6.0} µs server CPU/create, {rps:6.0} creates/s at {IN_FLIGHT} in flight");
             add_policies(&c, &s.url, &sha).await;
             let (rps, _, cpu) = closed_loop(&c, &s, &format!("cb{round}")).await;
-            println!("2 round {round} 20 policies: {cpu:6.0} µs server CPU/create, {rps:6.0} creates/s at {IN_FLIGHT} in flight");
+            println!("2 round {round} with policies: {cpu:6.0} µs server CPU/create, {rps:6.0} creates/s at {IN_FLIGHT} in flight");
             remove_policies(&c, &s.url).await;
             let (p50, p99) = open_loop(&c, &s, &format!("a{round}")).await;
             println!("2 round {round} no policy:   p50 {p50:6.2} ms, p99 {p99:6.2} ms at {RATE_PER_SECOND}/s");
             without.push((p50, p99));
             add_policies(&c, &s.url, &sha).await;
             let (p50, p99) = open_loop(&c, &s, &format!("b{round}")).await;
-            println!("2 round {round} 20 policies: p50 {p50:6.2} ms, p99 {p99:6.2} ms at {RATE_PER_SECOND}/s");
+            println!("2 round {round} with policies: p50 {p50:6.2} ms, p99 {p99:6.2} ms at {RATE_PER_SECOND}/s");
             with.push((p50, p99));
             remove_policies(&c, &s.url).await;
         }
@@ -369,7 +369,8 @@ async fn main() {
             )
         };
         println!(
-            "2 20 policies (10 CEL, 10 wasm) at {RATE_PER_SECOND} creates/s: p50 {:.2} → {:.2} ms ({:+.2} ms), p99 {:.2} → {:.2} ms ({:+.2} ms)",
+            "2 policies ({}) at {RATE_PER_SECOND} creates/s: p50 {:.2} → {:.2} ms ({:+.2} ms), p99 {:.2} → {:.2} ms ({:+.2} ms)",
+            std::env::var("POLICY_KINDS").unwrap_or_else(|_| "10 CEL, 10 wasm".into()),
             q(&without, 0),
             q(&with, 0),
             q(&with, 0) - q(&without, 0),
