@@ -101,13 +101,13 @@ impl PolicySet {
         }
     }
 
-    /// Keep only the objects of `kind` for which `keep` holds.
-    fn retain(&mut self, kind: Kind, keep: impl Fn(&str) -> bool) {
+    /// Keep only the objects of `kind` for which `keep(name, resourceVersion)` holds.
+    fn retain(&mut self, kind: Kind, keep: impl Fn(&str, u64) -> bool) {
         match kind {
-            Kind::Policy => self.policies.retain(|n, _| keep(n)),
-            Kind::Binding => self.bindings.retain(|n, _| keep(n)),
-            Kind::MutatingPolicy => self.mutating_policies.retain(|n, _| keep(n)),
-            Kind::MutatingBinding => self.mutating_bindings.retain(|n, _| keep(n)),
+            Kind::Policy => self.policies.retain(|n, (rv, _)| keep(n, *rv)),
+            Kind::Binding => self.bindings.retain(|n, (rv, _)| keep(n, *rv)),
+            Kind::MutatingPolicy => self.mutating_policies.retain(|n, (rv, _)| keep(n, *rv)),
+            Kind::MutatingBinding => self.mutating_bindings.retain(|n, (rv, _)| keep(n, *rv)),
         }
     }
 }
@@ -187,19 +187,22 @@ impl PolicySource {
     }
 
     /// The object `name` of `kind` was deleted at `rv`.
+    /// A copy newer than the delete (an object created again, seen through its write's
+    /// hook before the delete's watch event) stays.
     pub fn forget(&self, kind: Kind, name: &str, rv: u64) {
-        self.deleted
-            .lock()
-            .unwrap()
-            .insert((kind, name.to_string()), rv);
-        self.change(|s| s.retain(kind, |n| n != name))
+        let mut deleted = self.deleted.lock().unwrap();
+        let at = deleted.entry((kind, name.to_string())).or_insert(rv);
+        *at = (*at).max(rv);
+        drop(deleted);
+        self.change(|s| s.retain(kind, |n, known| n != name || known > rv))
     }
 
-    /// A full list of `kind`: what it does not hold is gone.
-    fn replace(&self, kind: Kind, objects: &[Arc<Value>]) {
+    /// A full list of `kind` at `list_rv`: what it does not hold is gone, unless it was
+    /// written after the list (seen through its write's hook first).
+    fn replace(&self, kind: Kind, objects: &[Arc<Value>], list_rv: u64) {
         self.deleted.lock().unwrap().retain(|(k, _), _| *k != kind);
         let names: Vec<&str> = objects.iter().map(|o| accessor(o).name()).collect();
-        self.change(|s| s.retain(kind, |n| names.contains(&n)));
+        self.change(|s| s.retain(kind, |n, known| names.contains(&n) || known > list_rv));
         for o in objects {
             self.observe(kind, o);
         }
@@ -231,7 +234,7 @@ async fn follow(stores: &[Arc<Store>], source: &PolicySource) -> Result<(), Stri
             .await
             .map_err(|e| e.to_string())?;
         let items = store.decode_items(&list).map_err(|e| e.to_string())?;
-        source.replace(kind, &items);
+        source.replace(kind, &items, list.resource_version);
         let opts = ListOptions {
             resource_version: list.resource_version.to_string(),
             ..Default::default()
@@ -269,4 +272,39 @@ async fn follow(stores: &[Arc<Store>], source: &PolicySource) -> Result<(), Stri
         f.abort();
     }
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn binding(name: &str, rv: u64) -> Value {
+        json!({"metadata": {"name": name, "resourceVersion": rv.to_string()},
+               "spec": {"policyName": "p"}})
+    }
+
+    #[test]
+    fn late_deletes_and_old_lists_do_not_drop_newer_objects() {
+        let source = PolicySource::default();
+        source.observe(Kind::MutatingBinding, &binding("b", 10));
+        // Deleted at 12, created again at 15 (seen through its write's hook), then the
+        // delete's watch event arrives: the new one stays.
+        source.observe(Kind::MutatingBinding, &binding("b", 15));
+        source.forget(Kind::MutatingBinding, "b", 12);
+        assert_eq!(source.current().mutating_bindings["b"].0, 15);
+        // A list at 14 without it (listed before the create) keeps it too; one at 16 drops it.
+        source.replace(Kind::MutatingBinding, &[], 14);
+        assert!(source.current().mutating_bindings.contains_key("b"));
+        source.replace(Kind::MutatingBinding, &[], 16);
+        assert!(!source.current().mutating_bindings.contains_key("b"));
+        // A delete newer than what is known drops it, and a late older copy does not return.
+        source.observe(Kind::MutatingBinding, &binding("c", 20));
+        source.forget(Kind::MutatingBinding, "c", 21);
+        source.observe(Kind::MutatingBinding, &binding("c", 20));
+        assert!(!source.current().mutating_bindings.contains_key("c"));
+        // The kinds are apart: a validating binding of the same name is untouched.
+        source.observe(Kind::Binding, &binding("c", 22));
+        assert!(source.current().bindings.contains_key("c"));
+    }
 }
