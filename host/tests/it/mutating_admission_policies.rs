@@ -50,6 +50,11 @@ spec:
             string(authorizer.group("").resource("namespaces").check("delete").allowed()),
           "robot-may-delete-namespaces":
             string(authorizer.serviceAccount("team-a", "robot").group("").resource("namespaces").check("delete").allowed())}}}
+  - patchType: ApplyConfiguration
+    applyConfiguration:
+      expression: >
+        Object{metadata: Object.metadata{annotations: {
+          "requester-may-create-this": string(authorizer.requestResource.check("create").allowed())}}}
   - patchType: JSONPatch
     jsonPatch:
       expression: >
@@ -196,6 +201,8 @@ fn mutate_as_kube(backend: Backend) {
         "{cm}"
     );
     assert_eq!(annotations["robot-may-delete-namespaces"], "false", "{cm}");
+    // `authorizer.requestResource`: the request's own resource.
+    assert_eq!(annotations["requester-may-create-this"], "true", "{cm}");
     // No field manager of its own: the mutation is not a managedFields entry.
     let managers: Vec<&str> = cm["metadata"]["managedFields"]
         .as_array()

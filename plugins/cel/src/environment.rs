@@ -118,6 +118,10 @@ pub fn admission(variables: &[(&str, Type)]) -> Variables {
             "authorizer",
             Type::Opaque("kubernetes.authorization.Authorizer"),
         )
+        .with(
+            "authorizer.requestResource",
+            Type::Opaque("kubernetes.authorization.ResourceCheck"),
+        )
 }
 
 /// The variables of a claim mapping or claim validation rule: `claims`.

@@ -57,7 +57,14 @@
 //! - Lists with `x-kubernetes-list-type: set` or `map` compare in order here (kube compares
 //!   them as sets and by their keys) and `+` concatenates them (kube merges).
 //! - `namespaceObject` is `dyn` (kube types it as a Namespace); `sum()` of an empty list is
-//!   the `int` 0 whatever the list's type.
+//!   the `int` 0 whatever the list's type. So a map literal mixing a value read from it with
+//!   a string (`{"team": namespaceObject.metadata.labels.team, "tier": "x"}`) is refused as
+//!   mixed types where kube accepts it; `string(…)` around the read makes both agree.
+//! - A MutatingAdmissionPolicy's `Object{…}` literals are typed without the target's schema
+//!   (kube's `dynamic.ObjectType`, which kube replaces by schema types when it knows them):
+//!   their type names are checked against their field paths when evaluated
+//!   ([`mutation::object_json`]), but not their fields against the schema (a value of the
+//!   wrong type is merged as a leaf; the strategy's validation then answers).
 //! - Costs: see [`static_cost`] (scalars from a schema have size 1, an int-or-string's size is
 //!   unknown) and [`runtime_cost`] (a loop iteration is charged both sides of `&&`, `||` and
 //!   the dearer branch of `?:`; a two-variable comprehension's variables cost 2 per use): both
@@ -299,11 +306,36 @@ impl Expression {
         self.run(variables, &[], Some(authorizer), limit)
     }
 
+    /// [`Expression::evaluate_authorized`] with `authorizer.requestResource` bound too: a
+    /// check of `request`'s resource (group, resource, subresource, namespace, name).
+    pub fn evaluate_authorized_request(
+        &self,
+        variables: &[(&str, &serde_json::Value)],
+        authorizer: Arc<dyn library::authz::Authorizer>,
+        request: library::authz::Attributes,
+        limit: u64,
+    ) -> Result<Evaluated, EvalError> {
+        self.run_with(variables, &[], Some((authorizer, Some(request))), limit)
+    }
+
     fn run(
         &self,
         variables: &[(&str, &serde_json::Value)],
         optionals: &[(&str, Option<&serde_json::Value>)],
         authorizer: Option<Arc<dyn library::authz::Authorizer>>,
+        limit: u64,
+    ) -> Result<Evaluated, EvalError> {
+        self.run_with(variables, optionals, authorizer.map(|a| (a, None)), limit)
+    }
+
+    fn run_with(
+        &self,
+        variables: &[(&str, &serde_json::Value)],
+        optionals: &[(&str, Option<&serde_json::Value>)],
+        authorizer: Option<(
+            Arc<dyn library::authz::Authorizer>,
+            Option<library::authz::Attributes>,
+        )>,
         limit: u64,
     ) -> Result<Evaluated, EvalError> {
         let mut context = cel::Context::with_env(self.env.clone());
@@ -318,8 +350,12 @@ impl Expression {
             };
             context.add_variable_as_val(*name, Box::new(optional));
         }
-        if let Some(a) = authorizer {
+        if let Some((a, request)) = authorizer {
             let value = library::authz::AuthorizerVal::new(a);
+            if let Some(request) = request {
+                let check = library::authz::ResourceCheckVal::for_request(value.clone(), request);
+                context.add_variable_as_val("authorizer.requestResource", Box::new(check));
+            }
             context.add_variable_as_val("authorizer", Box::new(value));
         }
         for (name, v) in variables {

@@ -1,5 +1,5 @@
-//! The `authorizer` variable of admission policy expressions: the server's [`Authorizer`]
-//! asked about the requesting user (or, through `authorizer.serviceAccount(ns, name)`, about a
+//! The `authorizer` and `authorizer.requestResource` variables of admission policy
+//! expressions: the server's [`Authorizer`] asked about the requesting user (or, through `authorizer.serviceAccount(ns, name)`, about a
 //! service account: `system:serviceaccount:<ns>:<name>` in the groups `system:serviceaccounts`
 //! and `system:serviceaccounts:<ns>`, as kube's `serviceaccount.UserInfo`), with each decision
 //! cached for the request (kube's `admission/plugin/authorizer.NewCachingAuthorizer`).
@@ -15,15 +15,30 @@ use wasm_apiserver_cel::library::authz;
 pub struct RequestAuthorizer {
     authorizer: Authorizer,
     user: UserInfo,
+    /// The request's resource, as `authorizer.requestResource` checks it.
+    pub request: authz::Attributes,
     cache: Mutex<HashMap<authz::Attributes, authz::Decision>>,
 }
 
 impl RequestAuthorizer {
-    /// `authorizer` deciding for `user`.
-    pub fn new(authorizer: Authorizer, user: UserInfo) -> Arc<RequestAuthorizer> {
+    /// `authorizer` deciding for the user of the request `a` (named `name`).
+    pub fn for_request(
+        authorizer: Authorizer,
+        a: &crate::admission::interface::Attributes<'_>,
+        name: &str,
+    ) -> Arc<RequestAuthorizer> {
+        let d = &a.store.description;
         Arc::new(RequestAuthorizer {
             authorizer,
-            user,
+            user: a.user.clone(),
+            request: authz::Attributes {
+                group: d.group.clone(),
+                resource: d.plural.clone(),
+                subresource: a.subresource.to_string(),
+                namespace: a.namespace.to_string(),
+                name: name.to_string(),
+                ..Default::default()
+            },
             cache: Mutex::default(),
         })
     }

@@ -103,8 +103,8 @@ pub(super) struct Inputs<'a> {
     pub request: &'a Value,
     pub namespace_object: &'a Value,
     pub params: &'a Value,
-    /// `authorizer`: the server's, for the requesting user.
-    pub authorizer: Option<Arc<dyn wasm_apiserver_cel::library::authz::Authorizer>>,
+    /// `authorizer` (and `authorizer.requestResource`): the server's, for the requesting user.
+    pub authorizer: Option<Arc<RequestAuthorizer>>,
 }
 
 /// The variables every expression is evaluated with, by reference: an expression converts
@@ -130,8 +130,8 @@ pub(super) fn evaluate_expression(
     inputs: &Inputs<'_>,
 ) -> Result<Cel, wasm_apiserver_cel::EvalError> {
     match &inputs.authorizer {
-        Some(a) if e.references("authorizer") => {
-            e.evaluate_authorized(vars, a.clone(), PER_CALL_LIMIT)
+        Some(a) if e.references("authorizer") || e.references("authorizer.requestResource") => {
+            e.evaluate_authorized_request(vars, a.clone(), a.request.clone(), PER_CALL_LIMIT)
         }
         _ => e.evaluate_with_limit(vars, PER_CALL_LIMIT),
     }
@@ -396,8 +396,7 @@ impl ValidatingAdmissionPolicy {
         }
         let strip = |o: Option<&Value>| without_managed_fields(o).into_owned();
         let base_request = base_request(a, name);
-        let authorizer: Arc<dyn wasm_apiserver_cel::library::authz::Authorizer> =
-            RequestAuthorizer::new(self.authorizer.clone(), a.user.clone());
+        let authorizer = RequestAuthorizer::for_request(self.authorizer.clone(), a, name);
         let inputs = (
             strip(object),
             strip(a.old_object),

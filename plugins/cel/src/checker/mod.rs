@@ -169,6 +169,11 @@ impl Checker<'_> {
         let t = match &e.expr {
             Expr::Literal(l) => literal_type(l),
             Expr::Ident(name) => self.check_ident(e, name),
+            // A declared variable with a qualified name (`authorizer.requestResource`), as
+            // cel-go resolves it, unless a comprehension variable shadows its first part.
+            Expr::Select(s) if !s.test && self.qualified_variable(e).is_some() => {
+                self.qualified_variable(e).unwrap_or(Type::Error)
+            }
             Expr::Select(s) => {
                 let t = self.check_select_field(e, &s.operand, &s.field, false);
                 if s.test {
@@ -257,6 +262,31 @@ impl Checker<'_> {
             crate::mutation::StructKind::Object => Type::Dyn,
             crate::mutation::StructKind::JsonPatch => Type::Opaque(crate::mutation::JSON_PATCH),
         }
+    }
+
+    /// The type of the declared variable `e` names, when `e` is a qualified name
+    /// (`a.b.c`) whose first part no comprehension variable shadows.
+    fn qualified_variable(&self, e: &IdedExpr) -> Option<Type> {
+        let mut segments = Vec::new();
+        let mut at = e;
+        loop {
+            match &at.expr {
+                Expr::Select(s) if !s.test => {
+                    segments.push(s.field.as_str());
+                    at = &s.operand;
+                }
+                Expr::Ident(name) => {
+                    segments.push(name.as_str());
+                    break;
+                }
+                _ => return None,
+            }
+        }
+        segments.reverse();
+        if segments.len() < 2 || self.scopes.iter().any(|(n, _)| n == segments[0]) {
+            return None;
+        }
+        self.variables.0.get(&segments.join(".")).cloned()
     }
 
     fn check_ident(&mut self, e: &IdedExpr, name: &str) -> Type {

@@ -200,6 +200,18 @@ fn resource(g: &GroupCheckVal, r: &CelString<'_>) -> ResourceCheckVal {
     ResourceCheckVal(c)
 }
 
+impl ResourceCheckVal {
+    /// `authorizer.requestResource`: a check of the request's own resource (kube's
+    /// `plugin/cel/compile.go` `RequestResourceAuthorizerVarName`), its verb still to be given
+    /// to `check`.
+    pub fn for_request(authorizer: AuthorizerVal, request: Attributes) -> ResourceCheckVal {
+        ResourceCheckVal(CheckVal {
+            authz: authorizer,
+            attributes: request,
+        })
+    }
+}
+
 /// The resource check with one attribute set by `set`.
 fn with(r: &ResourceCheckVal, set: impl FnOnce(&mut Attributes)) -> ResourceCheckVal {
     let mut c = r.0.clone();

@@ -148,6 +148,26 @@ fn authz() {
         (last.field_selector.as_str(), last.label_selector.as_str()),
         ("a=b", "c")
     );
+    // `authorizer.requestResource` (kube's `compile.go`): the request's resource, a verb away
+    // from a check.
+    let e = Expression::compile_checked("authorizer.requestResource.check('get').allowed()", &vars)
+        .unwrap();
+    let request = Attributes {
+        group: "apps".into(),
+        resource: "deployments".into(),
+        namespace: "default".into(),
+        name: "d".into(),
+        ..Default::default()
+    };
+    let out = e
+        .evaluate_authorized_request(&[], fake.clone(), request, limits::PER_CALL_LIMIT)
+        .unwrap();
+    assert_eq!(out.value, Value::Bool(true));
+    let last = fake.0.lock().unwrap().last().cloned().unwrap();
+    assert_eq!(
+        (last.resource.as_str(), last.name.as_str()),
+        ("deployments", "d")
+    );
     // Each check costs 350,000: three exceed the per-call limit, as in kube.
     let three = "authorizer.path('/a').check('get').allowed() || authorizer.path('/b').check('get').allowed() || authorizer.path('/c').check('get').allowed()";
     let e = Expression::compile_checked(three, &vars).unwrap();

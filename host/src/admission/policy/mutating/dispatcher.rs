@@ -183,7 +183,7 @@ struct OtherInputs {
     old_object: Value,
     namespace_object: Value,
     request: Value,
-    authorizer: Arc<dyn wasm_apiserver_cel::library::authz::Authorizer>,
+    authorizer: Arc<RequestAuthorizer>,
 }
 
 /// Every call of `matched`, in order: each binding of each policy, once per param object.
@@ -269,7 +269,7 @@ impl MutatingAdmissionPolicy {
             without_managed_fields(facts.namespace_object.as_deref()).into_owned();
         let field_manager = a.store.storage_field_manager.clone();
         let mut current = object.clone();
-        let authorizer = RequestAuthorizer::new(self.authorizer.clone(), a.user.clone());
+        let authorizer = RequestAuthorizer::for_request(self.authorizer.clone(), a, &name);
         // CEL runs off the async workers: its cost is bounded per expression, the objects'
         // size by the request body limit.
         let decided = tokio::task::spawn_blocking(move || {
