@@ -272,18 +272,23 @@ fn compile_bool(
         .ok()
 }
 
-/// A policy's `matchConditions` (each a bool) and `variables` (typed in order, each usable by
-/// the later ones), compiled; the variables' names and types. Compile errors go to `errs`.
-#[allow(clippy::type_complexity)]
-pub(super) fn compile_conditions_and_variables(
-    spec: &Value,
-    root: &Path,
-    errs: &mut Vec<FieldError>,
-) -> (
-    Vec<(String, Expression)>,
-    Vec<(String, Expression)>,
-    Vec<(String, Type)>,
-) {
+/// What both kinds of policy compile alike: `matchConstraints`, `matchConditions` (each a
+/// bool) and `variables` (typed in order, each usable by the later ones).
+pub(super) struct Common {
+    pub match_constraints: MatchResources,
+    pub match_conditions: Vec<(String, Expression)>,
+    pub variables: Vec<(String, Expression)>,
+    /// The variables' names and types, as later expressions declare them.
+    pub types: Vec<(String, Type)>,
+}
+
+/// Compile what both kinds of policy share ([`Common`]). Errors go to `errs`.
+pub(super) fn compile_common(spec: &Value, root: &Path, errs: &mut Vec<FieldError>) -> Common {
+    let match_constraints =
+        MatchResources::parse(spec.get("matchConstraints")).unwrap_or_else(|e| {
+            errs.push(field::invalid(&root.child("matchConstraints"), "", e));
+            MatchResources::default()
+        });
     let mut match_conditions = Vec::new();
     for (i, c) in spec["matchConditions"]
         .as_array()
@@ -318,7 +323,12 @@ pub(super) fn compile_conditions_and_variables(
             Err(e) => errs.push(compile_errors(&p, source, e)),
         }
     }
-    (match_conditions, variables, types)
+    Common {
+        match_constraints,
+        match_conditions,
+        variables,
+        types,
+    }
 }
 
 /// What validation.go checks alike for both kinds of policy: a `failurePolicy` of `Fail` or
@@ -368,13 +378,12 @@ pub fn compile_policy(obj: &Value) -> (CompiledPolicy, Vec<FieldError>) {
     let spec = obj.get("spec").unwrap_or(&Value::Null);
     let root = Path::new("spec");
     let mut errs = Vec::new();
-    let match_constraints =
-        MatchResources::parse(spec.get("matchConstraints")).unwrap_or_else(|e| {
-            errs.push(field::invalid(&root.child("matchConstraints"), "", e));
-            MatchResources::default()
-        });
-    let (match_conditions, variables, types) =
-        compile_conditions_and_variables(spec, &root, &mut errs);
+    let Common {
+        match_constraints,
+        match_conditions,
+        variables,
+        types,
+    } = compile_common(spec, &root, &mut errs);
     let declared: Vec<(&str, Type)> = types.iter().map(|(n, t)| (n.as_str(), t.clone())).collect();
     let mut validations = Vec::new();
     for (i, v) in spec["validations"]

@@ -150,7 +150,7 @@ pub(super) fn eval(
 }
 
 /// A policy's `matchConditions` (any false: `Ok(None)`, the policy does not apply; else an
-/// error is `Err`, decided by `failurePolicy`), then its `variables` ([`variables`]).
+/// error is `Err`, decided by `failurePolicy`), then its `variables` ([`evaluate_variables`]).
 pub(super) fn conditions_and_variables(
     match_conditions: &[(String, Expression)],
     variables: &[(String, Expression)],

@@ -9,8 +9,8 @@
 //! `validateMutatingAdmissionPolicyBindingSpec`).
 
 use super::super::compiled::{
-    compile_conditions_and_variables, compile_errors, param_kind, str_at, validate_param_ref,
-    validate_policy_common,
+    compile_common, compile_errors, param_kind, str_at, validate_param_ref, validate_policy_common,
+    Common,
 };
 use super::super::matching::MatchResources;
 use super::super::params::ParamKind;
@@ -84,13 +84,12 @@ pub fn compile_mutating_policy(obj: &Value) -> (CompiledMutatingPolicy, Vec<Fiel
     let spec = obj.get("spec").unwrap_or(&Value::Null);
     let root = Path::new("spec");
     let mut errs = Vec::new();
-    let match_constraints =
-        MatchResources::parse(spec.get("matchConstraints")).unwrap_or_else(|e| {
-            errs.push(field::invalid(&root.child("matchConstraints"), "", e));
-            MatchResources::default()
-        });
-    let (match_conditions, variables, types) =
-        compile_conditions_and_variables(spec, &root, &mut errs);
+    let Common {
+        match_constraints,
+        match_conditions,
+        variables,
+        types,
+    } = compile_common(spec, &root, &mut errs);
     let declared: Vec<(&str, Type)> = types.iter().map(|(n, t)| (n.as_str(), t.clone())).collect();
     let mut mutations = Vec::new();
     for (i, m) in spec["mutations"]

@@ -90,14 +90,7 @@ fn run(
     }
     let conditions = {
         let seen = without_managed_fields(Some(&*object));
-        let inputs = Inputs {
-            object: &seen,
-            old_object: &others.old_object,
-            request: &others.request,
-            namespace_object: &others.namespace_object,
-            params: &call.params,
-            authorizer: Some(others.authorizer.clone()),
-        };
+        let inputs = others.inputs(&seen, &call.params);
         conditions_hold(&policy.match_conditions, &inputs)
     };
     match conditions {
@@ -112,14 +105,7 @@ fn run(
         // evaluated on it (kube binds them lazily per evaluation).
         let evaluated = {
             let seen = without_managed_fields(Some(&*object));
-            let inputs = Inputs {
-                object: &seen,
-                old_object: &others.old_object,
-                request: &others.request,
-                namespace_object: &others.namespace_object,
-                params: &call.params,
-                authorizer: Some(others.authorizer.clone()),
-            };
+            let inputs = others.inputs(&seen, &call.params);
             let variables = Value::Object(evaluate_variables(&policy.variables, &inputs));
             eval(
                 &m.expression,
@@ -184,6 +170,20 @@ struct OtherInputs {
     namespace_object: Value,
     request: Value,
     authorizer: Arc<RequestAuthorizer>,
+}
+
+impl OtherInputs {
+    /// The variables of one evaluation, on `object` with `params`.
+    fn inputs<'a>(&'a self, object: &'a Value, params: &'a Value) -> Inputs<'a> {
+        Inputs {
+            object,
+            old_object: &self.old_object,
+            request: &self.request,
+            namespace_object: &self.namespace_object,
+            params,
+            authorizer: Some(self.authorizer.clone()),
+        }
+    }
 }
 
 /// Every call of `matched`, in order: each binding of each policy, once per param object.
