@@ -5,7 +5,8 @@
 //!
 //! 1. **The policy members with no policy**: the server with its standard admission chain
 //!    against the same server with `--disable-admission-plugins=MutatingAdmissionPolicy,
-//!    ValidatingAdmissionPolicy,WasmAdmissionPolicy`, closed loop at 16 in flight, alternating A/B per round; the figure
+//!    MutatingAdmissionWebhook,ValidatingAdmissionPolicy,ValidatingAdmissionWebhook,
+//!    WasmAdmissionPolicy`, closed loop at 16 in flight, alternating A/B per round; the figure
 //!    is the server's CPU per create (`/proc/<pid>/stat`), and the mean latency beside it.
 //!    Target: ≤ 2% of a create.
 //! 2. **20 policies matching every create** (10 ValidatingAdmissionPolicies with one CEL
@@ -15,7 +16,10 @@
 //!    millisecond, whatever the answers do), p50 and p99 latency with the policies minus
 //!    without them, same server, alternating per round (the policies created, then deleted).
 //!    Target: p99 + ≤ 1 ms. `POLICY_KINDS=map` measures 10 MutatingAdmissionPolicies instead
-//!    (each one `ApplyConfiguration` adding a label, merged by the schema).
+//!    (each one `ApplyConfiguration` adding a label, merged by the schema); `=wasm` the 10
+//!    wasm policies alone; `=webhook` 10 ValidatingWebhookConfigurations calling an HTTPS
+//!    webhook in this process that decodes the review and allows (the wasm policies' rule as a
+//!    URL webhook; its own CPU, in this process, is not in the server's figure).
 //!
 //! 3. **One wasm policy call, in-process** (no server): `WasmAdmissionPlugin::admit` on the
 //!    request a ConfigMap create sends (the test-only policy decoding it and allowing), against
@@ -26,11 +30,13 @@
 //! section.
 
 mod common;
+#[path = "../tests/it/common/conversion_webhook.rs"]
+mod webhook;
 
 use common::{proc_cpu_us, root, Server};
 use serde_json::json;
 use sha2::{Digest, Sha256};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -49,7 +55,7 @@ fn start(disabled: bool) -> Server {
             "--max-mutating-requests-inflight=0",
         ]);
         if disabled {
-            cmd.arg("--disable-admission-plugins=MutatingAdmissionPolicy,ValidatingAdmissionPolicy,WasmAdmissionPolicy");
+            cmd.arg("--disable-admission-plugins=MutatingAdmissionPolicy,MutatingAdmissionWebhook,ValidatingAdmissionPolicy,ValidatingAdmissionWebhook,WasmAdmissionPolicy");
         }
     })
 }
@@ -168,6 +174,23 @@ async fn upload(c: &reqwest::Client, url: &str) -> String {
 const ADMISSION: &str = "/apis/admissionregistration.k8s.io/v1";
 const HOST: &str = "/apis/wasm-apiserver.dev/v1";
 
+/// The bench's HTTPS webhook (started once): the CA's PEM and the port.
+fn webhook_server() -> &'static (String, u16) {
+    static SERVER: std::sync::OnceLock<(String, u16)> = std::sync::OnceLock::new();
+    SERVER.get_or_init(|| {
+        let (ca, cert, key) = webhook::certificates("bench-webhook-ca");
+        // Decodes the review (as the wasm policy decodes its request) and allows.
+        fn allow(review: &serde_json::Value) -> serde_json::Value {
+            let request = &review["request"];
+            assert!(request["object"]["metadata"]["name"].is_string());
+            json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                "response": {"uid": request["uid"], "allowed": true}})
+        }
+        let port = webhook::start(&cert, &key, allow, Arc::new(AtomicUsize::new(0)));
+        (ca, port)
+    })
+}
+
 /// Create the 20 policies (enforced once each create returns).
 async fn add_policies(c: &reqwest::Client, url: &str, sha: &str) {
     // `POLICY_KINDS=cel` or `=wasm` adds only that half (to tell their costs apart); `=map`
@@ -214,6 +237,26 @@ async fn add_policies(c: &reqwest::Client, url: &str, sha: &str) {
                 );
             }
         }
+        if kinds.contains("webhook") {
+            use base64::Engine;
+            let (ca, port) = webhook_server();
+            let config = json!({"metadata": {"name": format!("hook-{i}")}, "webhooks": [{
+                "name": format!("hook-{i}.bench.example.com"),
+                "clientConfig": {"url": format!("https://127.0.0.1:{port}/validate"),
+                    "caBundle": base64::engine::general_purpose::STANDARD.encode(ca)},
+                "rules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                    "operations": ["CREATE", "UPDATE"], "resources": ["configmaps"]}],
+                "sideEffects": "None", "admissionReviewVersions": ["v1"]}]});
+            assert_eq!(
+                post(
+                    c,
+                    &format!("{url}{ADMISSION}/validatingwebhookconfigurations"),
+                    config
+                )
+                .await,
+                201
+            );
+        }
         if kinds.contains("wasm") {
             assert_eq!(
                 post(c, &format!("{url}{HOST}/admissionplugins"), plugin).await,
@@ -229,6 +272,7 @@ async fn remove_policies(c: &reqwest::Client, url: &str) {
         format!("{ADMISSION}/validatingadmissionpolicybindings"),
         format!("{ADMISSION}/mutatingadmissionpolicies"),
         format!("{ADMISSION}/mutatingadmissionpolicybindings"),
+        format!("{ADMISSION}/validatingwebhookconfigurations"),
         format!("{HOST}/admissionplugins"),
     ] {
         let r = c.delete(format!("{url}{path}")).send().await.unwrap();

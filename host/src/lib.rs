@@ -18,3 +18,4 @@ pub mod reload;
 pub mod server;
 pub mod status;
 pub mod strategy;
+pub mod webhook;

@@ -25,6 +25,7 @@ pub mod policy;
 pub mod policy_authorization;
 pub mod rbac_escalation;
 pub mod wasm;
+pub mod webhook;
 
 pub use chain::{AdmissionRequest, Chain};
 pub use interface::{Admission, AdmissionFuture, Attributes, AuditSink, Operation};

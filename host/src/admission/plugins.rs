@@ -14,6 +14,7 @@ use super::policy_authorization::PolicyAuthorization;
 use super::rbac_escalation::RbacEscalation;
 use super::wasm::dispatcher::WasmAdmissionPolicy;
 use super::wasm::source::WasmPolicySource;
+use super::webhook::dispatcher::{MutatingAdmissionWebhook, ValidatingAdmissionWebhook};
 use crate::authorization::Authorizer;
 use std::sync::Arc;
 
@@ -42,10 +43,9 @@ pub struct Plugins {
 
 impl Plugins {
     /// The standard members: `NamespaceLifecycle`, the RBAC escalation checks, the policy
-    /// authorization checks, `MutatingAdmissionPolicy`, `ValidatingAdmissionPolicy`, then
-    /// `WasmAdmissionPolicy` (where kube runs its webhooks:
-    /// `MutatingAdmissionWebhook` before and `ValidatingAdmissionWebhook` after the
-    /// policies, in kube-apiserver's `AllOrderedPlugins`; its mutating stage runs before
+    /// authorization checks, `MutatingAdmissionPolicy`, `MutatingAdmissionWebhook`,
+    /// `ValidatingAdmissionPolicy`, `ValidatingAdmissionWebhook` (kube-apiserver's
+    /// `AllOrderedPlugins` order), then `WasmAdmissionPolicy` (its mutating stage runs before
     /// every member's validating one in any case).
     pub fn standard() -> Plugins {
         let mut p = Plugins::default();
@@ -80,9 +80,27 @@ impl Plugins {
             }),
         );
         p.register(
+            "MutatingAdmissionWebhook",
+            Arc::new(|i: &Initializer| {
+                Arc::new(MutatingAdmissionWebhook {
+                    source: i.policies.clone(),
+                    authorizer: i.authorizer.clone(),
+                })
+            }),
+        );
+        p.register(
             "ValidatingAdmissionPolicy",
             Arc::new(|i: &Initializer| {
                 Arc::new(ValidatingAdmissionPolicy {
+                    source: i.policies.clone(),
+                    authorizer: i.authorizer.clone(),
+                })
+            }),
+        );
+        p.register(
+            "ValidatingAdmissionWebhook",
+            Arc::new(|i: &Initializer| {
+                Arc::new(ValidatingAdmissionWebhook {
                     source: i.policies.clone(),
                     authorizer: i.authorizer.clone(),
                 })
@@ -145,7 +163,9 @@ mod tests {
         let mut p = Plugins::standard();
         p.disable(&[
             "MutatingAdmissionPolicy".into(),
+            "MutatingAdmissionWebhook".into(),
             "ValidatingAdmissionPolicy".into(),
+            "ValidatingAdmissionWebhook".into(),
             "WasmAdmissionPolicy".into(),
         ])
         .unwrap();

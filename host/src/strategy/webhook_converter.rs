@@ -6,28 +6,16 @@
 //! answer that cannot be used, is a [`PluginFault::ConversionWebhook`] (500 with kube's text:
 //! `conversion webhook for <group/version>, Kind=<kind> failed: …`).
 //!
-//! Bounds: [`TIMEOUT`] per call (kube's webhook client default, `defaultRequestTimeout` in
-//! k8s.io/apiserver/pkg/util/webhook/client.go) and [`MAX_RESPONSE_BYTES`] per answer. The
-//! calls run on a runtime of their own (see `block_on`).
+//! The call is [`WebhookClient`]'s (bounded by its `TIMEOUT` and `MAX_RESPONSE_BYTES`), on a
+//! runtime of its own (see `block_on`).
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use base64::Engine;
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::CertificateDer;
 use serde_json::Value;
 use wasm_apiserver_apiextensions::conversion;
 
 use super::{PluginFault, StrategyError, StrategyResult};
-
-/// How long one conversion call may take, connecting and reading the answer included: 30 s,
-/// kube's `defaultRequestTimeout` for webhook clients.
-pub const TIMEOUT: Duration = Duration::from_secs(30);
-
-/// The largest answer read from a webhook: 64 MiB (a converted object is at most etcd's
-/// 1.5 MiB request limit; the rest is room for the review around it).
-pub const MAX_RESPONSE_BYTES: usize = 64 << 20;
+use crate::webhook::client::WebhookClient;
 
 /// The most objects sent in one review by [`WebhookConverter::convert_list`].
 pub const BATCH_OBJECTS: usize = 500;
@@ -66,16 +54,15 @@ fn json_len(v: &Value) -> usize {
 /// One CRD's conversion webhook, with its own HTTPS client (connections are kept alive).
 pub struct WebhookConverter {
     crd: String,
-    url: reqwest::Url,
     review_version: &'static str,
-    client: reqwest::Client,
+    client: WebhookClient,
 }
 
 impl std::fmt::Debug for WebhookConverter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("WebhookConverter")
             .field("crd", &self.crd)
-            .field("url", &self.url.as_str())
+            .field("url", &self.client.url())
             .finish()
     }
 }
@@ -98,29 +85,22 @@ impl WebhookConverter {
             .and_then(|c| c.get("url"))
             .and_then(Value::as_str)
             .ok_or("the conversion webhook has no url (this server has no Services)")?;
-        let url = reqwest::Url::parse(url).map_err(|e| format!("url {url:?}: {e}"))?;
         let review_version =
             conversion::review_version(crd).ok_or("no supported conversion review versions")?;
         let ca = cc
             .and_then(|c| c.get("caBundle"))
             .and_then(Value::as_str)
             .unwrap_or("");
-        let tls = client_config(ca)?;
-        let client = reqwest::Client::builder()
-            .use_preconfigured_tls(tls)
-            .timeout(TIMEOUT)
-            .build()
-            .map_err(|e| format!("building the webhook client: {e}"))?;
+        let client = WebhookClient::new(url, ca)?;
         Ok(Some(Arc::new(WebhookConverter {
             crd: name.unwrap_or_default().to_string(),
-            url,
             review_version,
             client,
         })))
     }
 
     /// `obj` (a custom resource, JSON) in `desired_api_version`, converted by the webhook.
-    /// Blocking: it waits for the call (at most [`TIMEOUT`]). An object already in that
+    /// Blocking: it waits for the call (at most [`crate::webhook::client::TIMEOUT`]). An object already in that
     /// version, or one with nothing but `apiVersion` and `kind` (kube's
     /// `isEmptyUnstructuredObject`), is not sent. Errors: [`PluginFault::ConversionWebhook`].
     pub fn convert(
@@ -150,7 +130,7 @@ impl WebhookConverter {
     /// `objs` in `desired_api_version`, in order: those that need it converted in reviews of
     /// at most [`BATCH_OBJECTS`] objects and about [`BATCH_BYTES`] of JSON each (kube sends a
     /// list's objects in one review; the bound keeps a review and its answer within
-    /// [`MAX_RESPONSE_BYTES`]). Blocking. Errors: the first failing review's, as
+    /// [`crate::webhook::client::MAX_RESPONSE_BYTES`]). Blocking. Errors: the first failing review's, as
     /// [`WebhookConverter::convert`]'s.
     pub fn convert_list(
         self: &Arc<Self>,
@@ -208,7 +188,8 @@ impl WebhookConverter {
     /// One review sent and its answer read, on the webhooks' runtime. Errors: the call's,
     /// as kube words them, naming `first`'s kind.
     fn send(self: &Arc<Self>, review: Value, first: &Value) -> StrategyResult<Value> {
-        block_on(self.clone().call(review))
+        let this = self.clone();
+        block_on(async move { this.client.post(&review, None).await.map_err(|e| e.message) })
             .and_then(|answer| answer)
             .map_err(|e| {
                 self.fault(format!(
@@ -224,86 +205,6 @@ impl WebhookConverter {
             message,
         })
     }
-
-    /// POST `review`; the answer's JSON. Errors as client-go words them: `Post "<url>": …`
-    /// for a failed call, the status and body for an answer other than 2xx.
-    async fn call(self: Arc<Self>, review: Value) -> Result<Value, String> {
-        let post_failed =
-            |e: reqwest::Error| format!("Post {:?}: {}", self.url.as_str(), chain(&e));
-        let mut response = self
-            .client
-            .post(self.url.clone())
-            .header(http::header::ACCEPT, "application/json")
-            .json(&review)
-            .send()
-            .await
-            .map_err(post_failed)?;
-        let mut body = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(post_failed)? {
-            if body.len() + chunk.len() > MAX_RESPONSE_BYTES {
-                return Err(format!(
-                    "the answer is larger than {MAX_RESPONSE_BYTES} bytes"
-                ));
-            }
-            body.extend_from_slice(&chunk);
-        }
-        let status = response.status();
-        if !status.is_success() {
-            let text = String::from_utf8_lossy(&body[..body.len().min(1024)]).into_owned();
-            return Err(format!(
-                "an error on the server ({text:?}) has prevented the request from succeeding \
-                 (post {status})"
-            ));
-        }
-        serde_json::from_slice(&body).map_err(|e| format!("the answer is not JSON: {e}"))
-    }
-}
-
-/// rustls client configuration trusting `ca_bundle` (base64 of PEM certificates), or the
-/// system's roots when it is empty (kube treats a whitespace-only bundle as none).
-fn client_config(ca_bundle: &str) -> Result<rustls::ClientConfig, String> {
-    let pem = base64::engine::general_purpose::STANDARD
-        .decode(ca_bundle.trim())
-        .map_err(|e| format!("caBundle: {e}"))?;
-    let mut roots = rustls::RootCertStore::empty();
-    if pem.iter().all(u8::is_ascii_whitespace) {
-        let native = rustls_native_certs::load_native_certs();
-        roots.add_parsable_certificates(native.certs);
-    } else {
-        for cert in CertificateDer::pem_slice_iter(&pem) {
-            let cert = cert.map_err(|e| format!("caBundle: {e}"))?;
-            roots
-                .add(cert)
-                .map_err(|e| format!("caBundle: unable to load root certificates: {e}"))?;
-        }
-        if roots.is_empty() {
-            return Err("caBundle: unable to load root certificates: no certificates".into());
-        }
-    }
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    Ok(rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| e.to_string())?
-        .with_root_certificates(roots)
-        .with_no_client_auth())
-}
-
-/// A reqwest error's causes, `a: b: c` as Go wraps them; reqwest's own `error sending
-/// request for url (…)` is left out when there is a cause (the caller names the URL).
-fn chain(e: &reqwest::Error) -> String {
-    use std::error::Error;
-    let mut source = e.source();
-    let Some(first) = source else {
-        return e.to_string();
-    };
-    let mut text = first.to_string();
-    source = first.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
 }
 
 /// Run `fut` on the webhook calls' own runtime (one thread, started on first use) and wait for

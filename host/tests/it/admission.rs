@@ -110,7 +110,9 @@ async fn a_member_registered_from_one_file_runs_at_kubes_points() {
             "RBACEscalation",
             "PolicyAuthorization",
             "MutatingAdmissionPolicy",
+            "MutatingAdmissionWebhook",
             "ValidatingAdmissionPolicy",
+            "ValidatingAdmissionWebhook",
             "WasmAdmissionPolicy",
             "ConfigMapGuard"
         ]

@@ -7,6 +7,7 @@ mod common;
 
 mod admission;
 mod admission_policies;
+mod admission_webhooks;
 mod architecture;
 mod attached_plugins;
 mod audit_and_limits;

@@ -249,7 +249,7 @@ pub(super) fn validate_param_ref(spec: &Value, root: &Path, errs: &mut Vec<Field
     }
 }
 
-pub(super) fn str_at<'a>(v: &'a Value, key: &str) -> &'a str {
+pub(crate) fn str_at<'a>(v: &'a Value, key: &str) -> &'a str {
     v.get(key).and_then(Value::as_str).unwrap_or("")
 }
 
@@ -258,7 +258,7 @@ pub(super) fn compile_errors(path: &Path, source: &str, e: impl std::fmt::Displa
 }
 
 /// A bool expression with `vars` declared, or `None` and its error in `errs`.
-fn compile_bool(
+pub(crate) fn compile_bool(
     path: &Path,
     source: &str,
     vars: &[(&str, Type)],

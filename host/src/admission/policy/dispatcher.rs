@@ -97,7 +97,7 @@ fn cel_type_name(v: &Cel) -> &'static str {
 const MAX_AUDIT_ANNOTATION_VALUE: usize = 10 * 1024;
 
 /// The variables every expression of a request sees.
-pub(super) struct Inputs<'a> {
+pub(crate) struct Inputs<'a> {
     pub object: &'a Value,
     pub old_object: &'a Value,
     pub request: &'a Value,
@@ -163,7 +163,7 @@ pub(super) fn conditions_and_variables(
 }
 
 /// Whether every `matchConditions` entry holds (`Err`: one failed, and none was false).
-pub(super) fn conditions_hold(
+pub(crate) fn conditions_hold(
     match_conditions: &[(String, Expression)],
     inputs: &Inputs<'_>,
 ) -> Result<bool, String> {
@@ -316,7 +316,7 @@ fn evaluate(policy: &CompiledPolicy, inputs: &Inputs<'_>) -> Evaluation {
 
 /// `o` without `metadata.managedFields` (`null` for no object): what expressions see —
 /// borrowed when there are none to strip (a create's object, before the field manager ran).
-pub(super) fn without_managed_fields(o: Option<&Value>) -> std::borrow::Cow<'_, Value> {
+pub(crate) fn without_managed_fields(o: Option<&Value>) -> std::borrow::Cow<'_, Value> {
     use std::borrow::Cow;
     match o {
         None => Cow::Owned(Value::Null),
@@ -333,7 +333,7 @@ pub(super) fn without_managed_fields(o: Option<&Value>) -> std::borrow::Cow<'_, 
 
 /// The `request` variable of `a` (`CreateAdmissionRequest`), without the matched `kind` and
 /// `resource` ([`matched_request`] adds them).
-pub(super) fn base_request(a: &Attributes<'_>, name: &str) -> Value {
+pub(crate) fn base_request(a: &Attributes<'_>, name: &str) -> Value {
     let d = &a.store.description;
     let user = json!({"username": a.user.name, "uid": a.user.uid,
         "groups": a.user.groups, "extra": a.user.extra});
@@ -347,7 +347,7 @@ pub(super) fn base_request(a: &Attributes<'_>, name: &str) -> Value {
 }
 
 /// `base` with the `kind` and `resource` a policy matched in `version`.
-pub(super) fn matched_request(
+pub(crate) fn matched_request(
     base: &Value,
     group: &str,
     version: &str,

@@ -1,18 +1,22 @@
 //! The host-side strategies of `validatingadmissionpolicies`,
-//! `validatingadmissionpolicybindings`, `mutatingadmissionpolicies` and
-//! `mutatingadmissionpolicybindings.admissionregistration.k8s.io/v1`, as kube's
+//! `validatingadmissionpolicybindings`, `mutatingadmissionpolicies`,
+//! `mutatingadmissionpolicybindings`, `validatingwebhookconfigurations` and
+//! `mutatingwebhookconfigurations.admissionregistration.k8s.io/v1`, as kube's
 //! (`k8s.io/kubernetes/pkg/registry/admissionregistration/{validatingadmissionpolicy,
-//! validatingadmissionpolicybinding,mutatingadmissionpolicy,mutatingadmissionpolicybinding}/strategy.go`):
+//! validatingadmissionpolicybinding,mutatingadmissionpolicy,mutatingadmissionpolicybinding,
+//! validatingwebhookconfiguration,mutatingwebhookconfiguration}/strategy.go`):
 //! cluster-scoped; a validating policy's status (its type checking) is written through its
-//! status subresource; a policy's `generation` counts spec changes; a binding has neither, nor
-//! has a mutating policy a status. Their validation is [`super::compiled`]'s and
-//! [`super::mutating::compiled`]'s. Each Store runs
+//! status subresource; a policy's `generation` counts spec changes, a webhook configuration's
+//! changes of its `webhooks`; a binding has neither, nor has a mutating policy or a webhook
+//! configuration a status. Their validation is [`super::compiled`]'s,
+//! [`super::mutating::compiled`]'s and [`crate::admission::webhook::configuration`]'s. Each Store runs
 //! an [`AfterWrite`] hook that hands the written object to the [`PolicySource`], so a policy
 //! is enforced on this server before its create returns.
 
 use super::compiled::{validate_binding, validate_policy};
 use super::mutating::compiled::{validate_mutating_binding, validate_mutating_policy};
 use super::source::{Kind, PolicySource};
+use crate::admission::webhook::configuration::{self as webhooks, validate_configuration};
 use crate::registry::after_write::AfterWrite;
 use crate::registry::Store;
 use crate::strategy::{
@@ -48,11 +52,25 @@ impl PolicyStrategy {
                 "MutatingAdmissionPolicyBinding",
                 "mutatingadmissionpolicybindings",
             ),
+            Kind::ValidatingWebhooks => (
+                "ValidatingWebhookConfiguration",
+                "validatingwebhookconfigurations",
+            ),
+            Kind::MutatingWebhooks => (
+                "MutatingWebhookConfiguration",
+                "mutatingwebhookconfigurations",
+            ),
         };
         let mut d = ResourceDescription::new(GROUP, "v1", k, plural);
         d.namespaced = false;
         d.categories = vec!["api-extensions".into()];
         d.printer_columns = vec![PrinterColumn::name()];
+        if is_webhooks(kind) {
+            // kube's printer (`printValidatingWebhook`): NAME, WEBHOOKS, AGE.
+            d.printer_columns
+                .push(PrinterColumn::new("Webhooks", "integer", ""));
+            d.printer_columns.push(PrinterColumn::age());
+        }
         if kind == Kind::Policy {
             d.subresources = vec!["status".into()];
         }
@@ -74,6 +92,24 @@ impl PolicyStrategy {
                         "required": ["name"],
                         "properties": {"name": {"type": "string"}}}}}}});
         }
+        if is_webhooks(kind) {
+            // `webhooks` (`+listType=map`, `+listMapKey=name`, `patchMergeKey=name`) and each
+            // webhook's `matchConditions` merge by name.
+            let by_name = |items: Value| {
+                json!({"type": "array",
+                    "x-kubernetes-list-type": "map",
+                    "x-kubernetes-list-map-keys": ["name"],
+                    "x-kubernetes-patch-merge-key": "name",
+                    "x-kubernetes-patch-strategy": "merge",
+                    "items": items})
+            };
+            let condition = json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+                "required": ["name"], "properties": {"name": {"type": "string"}}});
+            let webhook = json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+                "required": ["name"], "properties": {"name": {"type": "string"},
+                    "matchConditions": by_name(condition)}});
+            d.openapi_schema["properties"] = json!({"webhooks": by_name(webhook)});
+        }
         PolicyStrategy {
             kind,
             description: d,
@@ -86,6 +122,8 @@ impl PolicyStrategy {
             Kind::Binding => validate_binding(obj),
             Kind::MutatingPolicy => validate_mutating_policy(obj),
             Kind::MutatingBinding => validate_mutating_binding(obj),
+            Kind::ValidatingWebhooks => validate_configuration(obj, false),
+            Kind::MutatingWebhooks => validate_configuration(obj, true),
         }
     }
 }
@@ -95,6 +133,9 @@ impl PolicyStrategy {
 /// `matchPolicy: Equivalent`, empty namespace and object selectors, each rule's `scope: "*"`
 /// (a mutating policy's `reinvocationPolicy` has no default: it is required).
 fn set_defaults(obj: &mut Value, kind: Kind) {
+    if is_webhooks(kind) {
+        return webhooks::set_defaults(obj, kind == Kind::MutatingWebhooks);
+    }
     let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
         return;
     };
@@ -163,13 +204,18 @@ impl Strategy for PolicyStrategy {
         with_status_of(&mut new, old);
         set_defaults(&mut new, self.kind);
         let generation = accessor(old).generation().unwrap_or(1);
-        if matches!(self.kind, Kind::MutatingPolicy | Kind::MutatingBinding) {
+        if self.kind != Kind::Policy {
             // No status subresource: an update may not write one either.
             if let Some(m) = new.as_object_mut() {
                 m.remove("status");
             }
         }
-        let changed = new.get("spec") != old.get("spec");
+        let field = if is_webhooks(self.kind) {
+            "webhooks"
+        } else {
+            "spec"
+        };
+        let changed = new.get(field) != old.get(field);
         accessor_mut(&mut new).set("generation", generation + i64::from(changed));
         Ok(new)
     }
@@ -196,8 +242,12 @@ impl Strategy for PolicyStrategy {
     fn validate_delete(&self, _: &Value) -> StrategyResult<Vec<FieldError>> {
         Ok(Vec::new())
     }
-    fn printer_cells(&self, _: &Value) -> StrategyResult<Vec<Value>> {
-        Ok(Vec::new())
+    fn printer_cells(&self, obj: &Value) -> StrategyResult<Vec<Value>> {
+        if !is_webhooks(self.kind) {
+            return Ok(Vec::new());
+        }
+        let n = obj["webhooks"].as_array().map_or(0, Vec::len);
+        Ok(vec![json!(n)])
     }
     fn get_attrs(&self, obj: &Value) -> StrategyResult<Attributes> {
         let labels = accessor(obj)
@@ -215,6 +265,11 @@ impl Strategy for PolicyStrategy {
     }
 }
 
+/// Whether `kind` is one of the two webhook configurations.
+fn is_webhooks(kind: Kind) -> bool {
+    matches!(kind, Kind::ValidatingWebhooks | Kind::MutatingWebhooks)
+}
+
 /// Hands each written policy or binding to the source.
 struct Observe {
     source: Arc<PolicySource>,
@@ -227,7 +282,7 @@ impl AfterWrite for Observe {
     }
 }
 
-/// The four resources' Stores over `factory`'s storage (in [`Kind::ALL`]'s order), each
+/// The six resources' Stores over `factory`'s storage (in [`Kind::ALL`]'s order), each
 /// telling `source` what it wrote.
 pub fn stores(factory: &StorageFactory, source: &Arc<PolicySource>) -> Vec<Store> {
     Kind::ALL

@@ -1,12 +1,17 @@
-//! The admission policies and bindings this server enforces (validating and mutating), compiled: kube's policy source
-//! (`k8s.io/apiserver/pkg/admission/plugin/policy/generic/policy_source.go`), fed by a list
-//! and a watch of the four resources through their Stores (served by the watch cache) and by each
+//! The admission policies and bindings this server enforces (validating and mutating), and
+//! the webhook configurations it calls, compiled: kube's policy source
+//! (`k8s.io/apiserver/pkg/admission/plugin/policy/generic/policy_source.go`) and webhook
+//! source (`…/webhook/configuration/*_webhook_manager.go`), fed by a list
+//! and a watch of the six resources through their Stores (served by the watch cache) and by each
 //! write's [`AfterWrite`](crate::registry::after_write::AfterWrite) hook, so a policy created
 //! on this server is enforced before its create returns and on the others within a watch
 //! event. An older view of an object (by resourceVersion) never replaces a newer one.
 
 use super::compiled::{compile_binding, compile_policy, CompiledBinding, CompiledPolicy};
 use super::mutating::compiled::{compile_mutating_policy, CompiledMutatingPolicy};
+use crate::admission::webhook::configuration::{
+    compile_configuration, CompiledWebhookConfiguration,
+};
 use crate::registry::{ListOptions, Store};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -15,22 +20,28 @@ use std::time::Duration;
 use wasm_apiserver_apimachinery::meta::accessor;
 use wasm_apiserver_storage::WatchEvent;
 
-/// Which of the four resources.
+/// Which of the six resources.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Kind {
     Policy,
     Binding,
     MutatingPolicy,
     MutatingBinding,
+    /// `ValidatingWebhookConfiguration`.
+    ValidatingWebhooks,
+    /// `MutatingWebhookConfiguration`.
+    MutatingWebhooks,
 }
 
 impl Kind {
-    /// All four, in the order their Stores are made.
-    pub const ALL: [Kind; 4] = [
+    /// All six, in the order their Stores are made.
+    pub const ALL: [Kind; 6] = [
         Kind::Policy,
         Kind::Binding,
         Kind::MutatingPolicy,
         Kind::MutatingBinding,
+        Kind::ValidatingWebhooks,
+        Kind::MutatingWebhooks,
     ];
 
     fn bit(self) -> u8 {
@@ -41,13 +52,15 @@ impl Kind {
 /// Compiled objects by name, with the resourceVersion each was compiled from.
 pub type Compiled<T> = BTreeMap<String, (u64, Arc<T>)>;
 
-/// What is enforced now: every compiled policy and binding by name.
+/// What is enforced now: every compiled policy, binding and webhook configuration by name.
 #[derive(Default, Clone)]
 pub struct PolicySet {
     pub policies: Compiled<CompiledPolicy>,
     pub bindings: Compiled<CompiledBinding>,
     pub mutating_policies: Compiled<CompiledMutatingPolicy>,
     pub mutating_bindings: Compiled<CompiledBinding>,
+    pub validating_webhooks: Compiled<CompiledWebhookConfiguration>,
+    pub mutating_webhooks: Compiled<CompiledWebhookConfiguration>,
 }
 
 /// One compiled object of any kind.
@@ -55,6 +68,7 @@ enum One {
     Policy(Arc<CompiledPolicy>),
     Binding(Arc<CompiledBinding>),
     MutatingPolicy(Arc<CompiledMutatingPolicy>),
+    Webhooks(Arc<CompiledWebhookConfiguration>),
 }
 
 impl PolicySet {
@@ -84,6 +98,8 @@ impl PolicySet {
             Kind::Binding => self.bindings.get(name).map(|(r, _)| *r),
             Kind::MutatingPolicy => self.mutating_policies.get(name).map(|(r, _)| *r),
             Kind::MutatingBinding => self.mutating_bindings.get(name).map(|(r, _)| *r),
+            Kind::ValidatingWebhooks => self.validating_webhooks.get(name).map(|(r, _)| *r),
+            Kind::MutatingWebhooks => self.mutating_webhooks.get(name).map(|(r, _)| *r),
         }
     }
 
@@ -97,6 +113,12 @@ impl PolicySet {
             (Kind::MutatingBinding, One::Binding(b)) => {
                 drop(self.mutating_bindings.insert(name, (rv, b)))
             }
+            (Kind::ValidatingWebhooks, One::Webhooks(w)) => {
+                drop(self.validating_webhooks.insert(name, (rv, w)))
+            }
+            (Kind::MutatingWebhooks, One::Webhooks(w)) => {
+                drop(self.mutating_webhooks.insert(name, (rv, w)))
+            }
             _ => {}
         }
     }
@@ -108,6 +130,8 @@ impl PolicySet {
             Kind::Binding => self.bindings.retain(|n, (rv, _)| keep(n, *rv)),
             Kind::MutatingPolicy => self.mutating_policies.retain(|n, (rv, _)| keep(n, *rv)),
             Kind::MutatingBinding => self.mutating_bindings.retain(|n, (rv, _)| keep(n, *rv)),
+            Kind::ValidatingWebhooks => self.validating_webhooks.retain(|n, (rv, _)| keep(n, *rv)),
+            Kind::MutatingWebhooks => self.mutating_webhooks.retain(|n, (rv, _)| keep(n, *rv)),
         }
     }
 }
@@ -136,7 +160,7 @@ fn rv(obj: &Value) -> u64 {
 }
 
 impl PolicySource {
-    /// Whether the four resources have been listed once (until then the members cannot tell
+    /// Whether the six resources have been listed once (until then the members cannot tell
     /// whether a policy applies).
     pub fn synced(&self) -> bool {
         let all = Kind::ALL.iter().fold(0, |b, k| b | k.bit());
@@ -176,6 +200,8 @@ impl PolicySource {
             Kind::Policy => One::Policy(Arc::new(compile_policy(obj).0)),
             Kind::Binding | Kind::MutatingBinding => One::Binding(Arc::new(compile_binding(obj))),
             Kind::MutatingPolicy => One::MutatingPolicy(Arc::new(compile_mutating_policy(obj).0)),
+            Kind::ValidatingWebhooks => One::Webhooks(Arc::new(compile_configuration(obj, false))),
+            Kind::MutatingWebhooks => One::Webhooks(Arc::new(compile_configuration(obj, true))),
         };
         let mut current = self.current.write().unwrap();
         if stale(&current) {
@@ -211,7 +237,7 @@ impl PolicySource {
     }
 }
 
-/// Keep `source` in step with the four Stores (in [`Kind::ALL`]'s order): list, then watch; on a
+/// Keep `source` in step with the six Stores (in [`Kind::ALL`]'s order): list, then watch; on a
 /// failed watch, list again after half a second. Runs on a spawned task until the process ends.
 pub fn watch_policies(stores: Vec<Arc<Store>>, source: Arc<PolicySource>) {
     tokio::spawn(async move {

@@ -1,6 +1,6 @@
-//! A conversion webhook over HTTPS for tests and benchmarks (the benchmark includes this file):
-//! a CA and a serving certificate for 127.0.0.1, and a server answering `ConversionReview`s
-//! with a given function.
+//! A webhook over HTTPS for tests and benchmarks (the benchmark includes this file): a CA and a
+//! serving certificate for 127.0.0.1, and a server answering reviews (`ConversionReview`,
+//! `AdmissionReview`) with a given function.
 
 use serde_json::Value;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -22,7 +22,7 @@ pub fn certificates(ca_name: &str) -> (String, String, String) {
     (ca_cert.pem(), cert.pem(), key.serialize_pem())
 }
 
-/// A webhook answering each `ConversionReview` with `convert(review)`, on a free loopback port
+/// A webhook answering each review with `convert(review)`, on a free loopback port
 /// over HTTPS, counting the reviews it answers; it runs as long as the process.
 pub fn start(
     cert_pem: &str,
@@ -57,7 +57,13 @@ pub fn start(
                                 let body = req.into_body().collect().await?.to_bytes();
                                 let review: Value = serde_json::from_slice(&body).unwrap();
                                 calls.fetch_add(1, Ordering::SeqCst);
-                                let answer = serde_json::to_vec(&convert(&review)).unwrap();
+                                // Off the server's one thread: a slow answer delays
+                                // only its own call.
+                                let answer = tokio::task::spawn_blocking(move || {
+                                    serde_json::to_vec(&convert(&review)).unwrap()
+                                })
+                                .await
+                                .unwrap();
                                 Ok::<_, hyper::Error>(hyper::Response::new(Full::new(
                                     bytes::Bytes::from(answer),
                                 )))

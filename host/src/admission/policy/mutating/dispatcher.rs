@@ -148,7 +148,7 @@ fn run(
 
 /// A mutated object must keep its apiVersion, kind, name and namespace (kube converts it back
 /// to the request's kind and the store refuses a renamed object; here it is refused at once).
-fn keeps_identity(old: &Value, new: Value) -> Result<Value, String> {
+pub(crate) fn keeps_identity(old: &Value, new: Value) -> Result<Value, String> {
     let id = |o: &Value| {
         (
             o.get("apiVersion").cloned(),
