@@ -20,6 +20,7 @@
 //!    wasm policies alone; `=webhook` 10 ValidatingWebhookConfigurations calling an HTTPS
 //!    webhook in this process that decodes the review and allows (the wasm policies' rule as a
 //!    URL webhook; its own CPU, in this process, is not in the server's figure).
+//!    `ADMISSION_RATE` changes the offered load (10 webhooks cannot take 1,000/s here).
 //!
 //! 3. **One wasm policy call, in-process** (no server): `WasmAdmissionPlugin::admit` on the
 //!    request a ConfigMap create sends (the test-only policy decoding it and allowing), against
@@ -43,7 +44,13 @@ use std::time::{Duration, Instant};
 const IN_FLIGHT: usize = 16;
 const MEASURE: Duration = Duration::from_secs(8);
 const WARM_UP: Duration = Duration::from_secs(2);
-const RATE_PER_SECOND: u64 = 1000;
+/// The open loop's offered load (creates/s): 1,000, or `ADMISSION_RATE`.
+fn rate_per_second() -> u64 {
+    std::env::var("ADMISSION_RATE")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(1000)
+}
 const POLICIES: usize = 10;
 
 fn start(disabled: bool) -> Server {
@@ -127,11 +134,12 @@ async fn closed_loop(c: &reqwest::Client, s: &Server, tag: &str) -> (f64, f64, f
     )
 }
 
-/// Open loop at [`RATE_PER_SECOND`] for [`MEASURE`]: p50 and p99 latency, ms.
+/// Open loop at [`rate_per_second`] for [`MEASURE`]: p50 and p99 latency, ms.
 async fn open_loop(c: &reqwest::Client, s: &Server, tag: &str) -> (f64, f64) {
     let url = format!("{}/api/v1/namespaces/bench/configmaps", s.url);
-    let total = RATE_PER_SECOND * MEASURE.as_secs();
-    let mut tick = tokio::time::interval(Duration::from_micros(1_000_000 / RATE_PER_SECOND));
+    let rate = rate_per_second();
+    let total = rate * MEASURE.as_secs();
+    let mut tick = tokio::time::interval(Duration::from_micros(1_000_000 / rate));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
     let mut tasks = Vec::with_capacity(total as usize);
     for i in 0..total {
@@ -397,11 +405,17 @@ async fn main() {
             println!("2 round {round} with policies: {cpu:6.0} µs server CPU/create, {rps:6.0} creates/s at {IN_FLIGHT} in flight");
             remove_policies(&c, &s.url).await;
             let (p50, p99) = open_loop(&c, &s, &format!("a{round}")).await;
-            println!("2 round {round} no policy:   p50 {p50:6.2} ms, p99 {p99:6.2} ms at {RATE_PER_SECOND}/s");
+            println!(
+                "2 round {round} no policy:   p50 {p50:6.2} ms, p99 {p99:6.2} ms at {}/s",
+                rate_per_second()
+            );
             without.push((p50, p99));
             add_policies(&c, &s.url, &sha).await;
             let (p50, p99) = open_loop(&c, &s, &format!("b{round}")).await;
-            println!("2 round {round} with policies: p50 {p50:6.2} ms, p99 {p99:6.2} ms at {RATE_PER_SECOND}/s");
+            println!(
+                "2 round {round} with policies: p50 {p50:6.2} ms, p99 {p99:6.2} ms at {}/s",
+                rate_per_second()
+            );
             with.push((p50, p99));
             remove_policies(&c, &s.url).await;
         }
@@ -413,8 +427,9 @@ async fn main() {
             )
         };
         println!(
-            "2 policies ({}) at {RATE_PER_SECOND} creates/s: p50 {:.2} → {:.2} ms ({:+.2} ms), p99 {:.2} → {:.2} ms ({:+.2} ms)",
+            "2 policies ({}) at {} creates/s: p50 {:.2} → {:.2} ms ({:+.2} ms), p99 {:.2} → {:.2} ms ({:+.2} ms)",
             std::env::var("POLICY_KINDS").unwrap_or_else(|_| "10 CEL, 10 wasm".into()),
+            rate_per_second(),
             q(&without, 0),
             q(&with, 0),
             q(&with, 0) - q(&without, 0),

@@ -39,7 +39,8 @@ pub enum PluginCommand {
         #[command(flatten)]
         limits: PluginLimits,
     },
-    /// Run a plugin over the fixture cases (`*.json`) in DIR and compare with their expectations.
+    /// Run a plugin (a strategy or an admission policy) over the fixture cases (`*.json`) in
+    /// DIR and compare with their expectations.
     Test {
         /// The component (`*.wasm`).
         file: PathBuf,

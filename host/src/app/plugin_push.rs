@@ -51,13 +51,6 @@ pub fn manifest_object(name: &str, sha256: &str, active: bool, extends: Option<&
     o
 }
 
-/// Whether `bytes` are an admission policy component: they name the export
-/// `wasm-apiserver:admission/admission@…` (a strategy component never does).
-fn is_admission(bytes: &[u8]) -> bool {
-    const EXPORT: &[u8] = b"wasm-apiserver:admission/admission@";
-    bytes.windows(EXPORT.len()).any(|w| w == EXPORT)
-}
-
 /// The `AdmissionPlugin` object for an admission component: `spec.sha256`, and
 /// `spec.contextReads` granting what the component declares it reads (loaded offline).
 /// Errors: the component does not load.
@@ -96,7 +89,7 @@ pub fn manifest(
 ) -> anyhow::Result<i32> {
     let (bytes, sha) = read(file)?;
     let name = object_name(file, name);
-    let object = if is_admission(&bytes) {
+    let object = if crate::plugin::admission_fixtures::is_admission(&bytes) {
         refuse_strategy_flags(inactive, extends)?;
         admission_object(&name, &sha, &bytes)?
     } else {
@@ -153,7 +146,7 @@ pub async fn push(
 ) -> anyhow::Result<i32> {
     let (bytes, sha) = read(file)?;
     // An admission policy's object is built from its `describe`, loaded from these bytes.
-    let admission = is_admission(&bytes).then(|| bytes.clone());
+    let admission = crate::plugin::admission_fixtures::is_admission(&bytes).then(|| bytes.clone());
     if admission.is_some() {
         refuse_strategy_flags(inactive, extends)?;
     }

@@ -2,7 +2,7 @@
 //! component file.
 
 use crate::cli::PluginLimits;
-use crate::plugin::{fixtures, PluginRuntime};
+use crate::plugin::{admission_fixtures, fixtures, PluginRuntime};
 
 /// `plugin check FILE`: load, validate and describe. Exit code 0 when it loads, 1 otherwise.
 /// Errors: the runtime cannot start.
@@ -37,7 +37,8 @@ pub fn check(file: &std::path::Path, limits: &PluginLimits) -> anyhow::Result<i3
     }
 }
 
-/// `plugin test FILE DIR`: run the fixture cases. Exit code 0 when every case passes (and
+/// `plugin test FILE DIR`: run the fixture cases (a strategy's, `plugin/fixtures.rs`, or an
+/// admission policy's, `plugin/admission_fixtures.rs`). Exit code 0 when every case passes (and
 /// there is one), 1 otherwise. Errors: the runtime cannot start, DIR cannot be read.
 pub fn test(
     file: &std::path::Path,
@@ -45,20 +46,40 @@ pub fn test(
     limits: &PluginLimits,
 ) -> anyhow::Result<i32> {
     let runtime = PluginRuntime::new(limits.runtime_config())?;
-    let strategy = match runtime.load_file(file) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Ok(1);
-        }
+    let bytes = std::fs::read(file)?;
+    // (name, passed, report) per case.
+    let results: Vec<(String, bool, String)> = if admission_fixtures::is_admission(&bytes) {
+        let name = file.file_stem().unwrap_or_default().to_string_lossy();
+        let policy = match runtime.load_admission(&name, &bytes) {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Ok(1);
+            }
+        };
+        admission_fixtures::run_dir(&policy, dir)?
+            .into_iter()
+            .map(|r| (r.name, r.passed, r.report))
+            .collect()
+    } else {
+        let strategy = match runtime.load_file(file) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Ok(1);
+            }
+        };
+        fixtures::run_dir(&strategy, dir)?
+            .into_iter()
+            .map(|r| (r.name, r.passed, r.report))
+            .collect()
     };
-    let results = fixtures::run_dir(&strategy, dir)?;
-    let failed = results.iter().filter(|r| !r.passed).count();
-    for r in &results {
-        if r.passed {
-            println!("PASS {}", r.name);
+    let failed = results.iter().filter(|r| !r.1).count();
+    for (name, passed, report) in &results {
+        if *passed {
+            println!("PASS {name}");
         } else {
-            println!("FAIL {}\n{}", r.name, r.report);
+            println!("FAIL {name}\n{report}");
         }
     }
     println!(

@@ -24,6 +24,7 @@
 //! Measurements: BENCHMARKS.md (strategy hooks, hot reload, server memory after start).
 //! Files here import each other, never this module (it only declares and re-exports).
 
+pub mod admission_fixtures;
 pub mod admission_plugin;
 pub mod config;
 pub mod context_reads;

@@ -19,14 +19,15 @@ pub const TIMEOUT: Duration = Duration::from_secs(30);
 /// limit; the rest is room for the review around it).
 pub const MAX_RESPONSE_BYTES: usize = 64 << 20;
 
-/// A failed call: client-go's text, and whether it ran out of time (a caller words a timeout
-/// as kube does: `context deadline exceeded`).
+/// A failed call: client-go's text, and the HTTP status of an answer other than 2xx.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallError {
-    /// `Post "<url>": <cause>`, or the answer's status and body for an answer other than 2xx.
+    /// `Post "<url>": <cause>` (a timeout is Go's `context deadline exceeded`); for an answer
+    /// other than 2xx, the message of the `metav1.Status` it carries, else its status and body
+    /// as client-go words them.
     pub message: String,
-    /// The call's bound was reached.
-    pub timed_out: bool,
+    /// The answer's HTTP status, when there was one.
+    pub status: Option<u16>,
 }
 
 impl std::fmt::Display for CallError {
@@ -85,7 +86,7 @@ impl WebhookClient {
         }
         let failed = |e: reqwest::Error| CallError {
             message: format!("Post {:?}: {}", url.as_str(), chain(&e)),
-            timed_out: e.is_timeout(),
+            status: None,
         };
         let call = async {
             let mut request = self
@@ -102,7 +103,7 @@ impl WebhookClient {
                 if body.len() + chunk.len() > MAX_RESPONSE_BYTES {
                     return Err(CallError {
                         message: format!("the answer is larger than {MAX_RESPONSE_BYTES} bytes"),
-                        timed_out: false,
+                        status: Some(response.status().as_u16()),
                     });
                 }
                 body.extend_from_slice(&chunk);
@@ -111,18 +112,24 @@ impl WebhookClient {
         };
         let (status, body) = call.await?;
         if !status.is_success() {
+            // client-go's `StatusError` when the body is a Status with a message.
+            let status_message = serde_json::from_slice::<Value>(&body).ok().and_then(|v| {
+                (v["kind"] == "Status").then(|| v["message"].as_str().map(str::to_string))?
+            });
             let text = String::from_utf8_lossy(&body[..body.len().min(1024)]).into_owned();
             return Err(CallError {
-                message: format!(
-                    "an error on the server ({text:?}) has prevented the request from succeeding \
-                     (post {status})"
-                ),
-                timed_out: false,
+                message: status_message.unwrap_or_else(|| {
+                    format!(
+                        "an error on the server ({text:?}) has prevented the request from succeeding \
+                         (post {status})"
+                    )
+                }),
+                status: Some(status.as_u16()),
             });
         }
         serde_json::from_slice(&body).map_err(|e| CallError {
             message: format!("the answer is not JSON: {e}"),
-            timed_out: false,
+            status: Some(status.as_u16()),
         })
     }
 }

@@ -266,18 +266,16 @@ fn admit_as_kube(backend: Backend) {
     assert!(get(&s, "unchecked", "skipped")["metadata"]["labels"].is_null());
 
     // The validating webhook's denial, as kube answers it: its code, reason and message.
-    let err = s.fails(&[
-        "create",
-        "configmap",
-        "refused",
-        "-n",
-        "checked",
-        "--from-literal=forbidden=1",
-    ]);
+    let refused = s.file(
+        "refused.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: refused, namespace: checked}\ndata: {forbidden: \"1\"}\n",
+    );
+    let err = s.fails(&["create", "-f", refused.to_str().unwrap()]);
     assert!(
-        err.contains(
-            "admission webhook \"deny.example.com\" denied the request: the forbidden key is forbidden"
-        ),
+        err.contains("Error from server (Forbidden)")
+            && err.contains(
+                "admission webhook \"deny.example.com\" denied the request: the forbidden key is forbidden"
+            ),
         "{err}"
     );
     // Outside the namespace selector it is not called.
@@ -377,7 +375,8 @@ webhooks:
     // kube's metrics.
     let metrics = s.ok(&["get", "--raw", "/metrics"]);
     for want in [
-        "apiserver_admission_webhook_request_total{code=\"200\",name=\"deny.example.com\",operation=\"CREATE\",rejected=\"true\",type=\"validating\"}",
+        "apiserver_admission_webhook_request_total{code=\"403\",name=\"deny.example.com\",operation=\"CREATE\",rejected=\"true\",type=\"validating\"}",
+        "apiserver_admission_webhook_request_total{code=\"200\",name=\"deny.example.com\",operation=\"CREATE\",rejected=\"false\",type=\"validating\"}",
         "apiserver_admission_webhook_rejection_count{error_type=\"no_error\",name=\"deny.example.com\",operation=\"CREATE\",rejection_code=\"403\",type=\"validating\"}",
         "apiserver_admission_webhook_fail_open_count{name=\"down.example.com\",type=\"validating\"}",
         "apiserver_admission_webhook_admission_duration_seconds_count{name=\"team.example.com\",operation=\"CREATE\",rejected=\"false\",type=\"admit\"}",
@@ -422,6 +421,26 @@ webhooks:
     assert!(
         annotations["mutation.webhook.admission.k8s.io/round_1_index_0"].is_string(),
         "{event}"
+    );
+    // The webhook that could not be reached under `Ignore`: named in the request's audit
+    // event, indexed among the validating webhooks called (only it).
+    let mut failed_open = false;
+    s.eventually(
+        Duration::from_secs(10),
+        "the failed-open annotation",
+        || {
+            let text = std::fs::read_to_string(&audit_log).unwrap_or_default();
+            failed_open = text
+                .lines()
+                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                .any(|e| {
+                    e["stage"] == "ResponseComplete"
+                        && e["annotations"]
+                            ["failed-open.validating.webhook.admission.k8s.io/round_0_index_0"]
+                            == "down.example.com"
+                });
+            failed_open
+        },
     );
     assert!(calls.load(Ordering::SeqCst) > 0);
 }

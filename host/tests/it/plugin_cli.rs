@@ -87,3 +87,37 @@ fn plugin_test_fails_with_a_readable_diff_when_an_expectation_is_wrong() {
     );
     assert!(out.contains("0 passed, 2 failed"), "{out}");
 }
+
+/// An admission policy component is tested against its fixtures as the server calls it: the
+/// example `configmap-references` policy with its reads answered from each case's `context`;
+/// a wrong expectation fails, saying what differed.
+#[test]
+fn plugin_test_runs_an_admission_policy_over_its_fixtures() {
+    let p = common::server::repo_path("target/policies/configmap-references.wasm");
+    let dir = common::server::repo_path("examples/policies/configmap-references/fixtures");
+    let (ok, out) = cli(&["plugin", "test", p.to_str().unwrap(), dir.to_str().unwrap()]);
+    assert!(ok, "{out}");
+    assert!(out.contains(": 4 passed, 0 failed"), "{out}");
+
+    let wrong = tempfile::tempdir().unwrap();
+    std::fs::write(
+        wrong.path().join("wrong.json"),
+        r#"{"operation": "CREATE",
+            "object": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+                       "spec": {"volumes": [{"name": "v", "configMap": {"name": "gone"}}], "containers": []}},
+            "expect": {"allowed": true}}"#,
+    )
+    .unwrap();
+    let (ok, out) = cli(&[
+        "plugin",
+        "test",
+        p.to_str().unwrap(),
+        wrong.path().to_str().unwrap(),
+    ]);
+    assert!(!ok, "{out}");
+    assert!(out.contains("FAIL wrong.json"), "{out}");
+    assert!(
+        out.contains("allowed: expected true, got false") && out.contains("gone"),
+        "{out}"
+    );
+}

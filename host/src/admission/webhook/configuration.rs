@@ -5,7 +5,10 @@
 //! ([`set_defaults`]) are kube's (`k8s.io/kubernetes/pkg/apis/admissionregistration/validation/
 //! validation.go` `ValidateValidatingWebhookConfiguration`, `pkg/apis/admissionregistration/v1/
 //! defaults.go`), but for `clientConfig.service`: this server has no Services, so a webhook is
-//! reached by `url` only and a `service` is refused with a message saying so.
+//! reached by `url` only and a `service` is refused with a message saying so; and
+//! `matchConditions` are compiled in the admission policies' CEL environment (kube's webhook
+//! environment lacks `params`, `namespaceObject` and `variables`, which a condition here may
+//! name: the first two are `null`, the last empty).
 
 use crate::admission::policy::compiled::{compile_bool, str_at};
 use crate::admission::policy::matching::MatchResources;
@@ -16,6 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use wasm_apiserver_apimachinery::field::{self, Path};
 use wasm_apiserver_apimachinery::labels::LabelSelector;
+use wasm_apiserver_apimachinery::validation::{is_dns1123_subdomain, is_qualified_name};
 use wasm_apiserver_apimachinery::FieldError;
 use wasm_apiserver_cel::Expression;
 
@@ -38,6 +42,8 @@ pub struct CompiledWebhook {
     pub match_resources: Result<MatchResources, String>,
     /// Whether it has any rule.
     pub has_rules: bool,
+    /// The rules alone (when a selector does not parse, a request the rules match fails).
+    pub rules_only: MatchResources,
     /// `matchConditions` (name, expression), or the first compile error.
     pub match_conditions: Result<Vec<(String, Expression)>, String>,
     /// `failurePolicy: Fail` (the default).
@@ -168,13 +174,13 @@ fn validate_rule(r: &Value, p: &Path, errs: &mut Vec<FieldError>) {
 /// `ValidateWebhookURL` (`k8s.io/apiserver/pkg/util/webhook/validation.go`) for a webhook that
 /// must be called over HTTPS.
 fn validate_url(url: &str, p: &Path, errs: &mut Vec<FieldError>) {
+    const FORM: &str = "; desired format: https://host[/path]";
     let u = match reqwest::Url::parse(url) {
         Ok(u) => u,
         Err(e) => {
-            errs.push(field::invalid(
+            errs.push(field::required(
                 p,
-                url,
-                format!("url must be a valid URL: {e}"),
+                format!("url must be a valid URL: {e}{FORM}"),
             ));
             return;
         }
@@ -183,14 +189,14 @@ fn validate_url(url: &str, p: &Path, errs: &mut Vec<FieldError>) {
         errs.push(field::invalid(
             p,
             u.scheme(),
-            "'https' is the only allowed URL scheme",
+            format!("'https' is the only allowed URL scheme{FORM}"),
         ));
     }
     if u.host_str().is_none_or(str::is_empty) {
         errs.push(field::invalid(
             p,
-            u.host_str().unwrap_or(""),
-            "host must be specified",
+            "",
+            format!("host must be specified{FORM}"),
         ));
     }
     if !u.username().is_empty() || u.password().is_some() {
@@ -200,17 +206,17 @@ fn validate_url(url: &str, p: &Path, errs: &mut Vec<FieldError>) {
             "user information is not permitted in the URL",
         ));
     }
-    if u.fragment().is_some() {
+    if let Some(f) = u.fragment().filter(|f| !f.is_empty()) {
         errs.push(field::invalid(
             p,
-            u.fragment().unwrap_or(""),
+            f,
             "fragments are not permitted in the URL",
         ));
     }
-    if u.query().is_some() {
+    if let Some(q) = u.query().filter(|q| !q.is_empty()) {
         errs.push(field::invalid(
             p,
-            u.query().unwrap_or(""),
+            q,
             "query parameters are not permitted in the URL",
         ));
     }
@@ -223,9 +229,13 @@ pub fn validate_configuration(obj: &Value, mutating: bool) -> Vec<FieldError> {
     let mut names = BTreeSet::new();
     for (i, w) in obj["webhooks"].as_array().into_iter().flatten().enumerate() {
         let p = Path::new("webhooks").index(i);
+        // `IsFullyQualifiedName`: a DNS-1123 subdomain of at least three segments.
         let name = str_at(w, "name");
+        let subdomain = is_dns1123_subdomain(name);
         if name.is_empty() {
             errs.push(field::required(&p.child("name"), ""));
+        } else if !subdomain.is_empty() {
+            errs.push(field::invalid(&p.child("name"), name, subdomain.join(",")));
         } else if name.split('.').count() < 3 {
             errs.push(field::invalid(
                 &p.child("name"),
@@ -313,7 +323,12 @@ pub fn validate_configuration(obj: &Value, mutating: bool) -> Vec<FieldError> {
             )),
             (Some(url), None) => validate_url(url, &cp.child("url"), &mut errs),
         }
-        if let Some(ca) = cc.get("caBundle").and_then(Value::as_str) {
+        // (An empty bundle means the system's roots: nothing to check.)
+        if let Some(ca) = cc
+            .get("caBundle")
+            .and_then(Value::as_str)
+            .filter(|c| !c.trim().is_empty())
+        {
             if let Err(e) = WebhookClient::new("https://ca.check", ca) {
                 errs.push(field::invalid(&cp.child("caBundle"), "<omitted>", e));
             }
@@ -343,8 +358,11 @@ pub fn validate_configuration(obj: &Value, mutating: bool) -> Vec<FieldError> {
         for (j, c) in conditions.iter().enumerate() {
             let cp = p.child("matchConditions").index(j);
             let n = str_at(c, "name");
+            let qualified = is_qualified_name(n);
             if n.is_empty() {
                 errs.push(field::required(&cp.child("name"), ""));
+            } else if !qualified.is_empty() {
+                errs.push(field::invalid(&cp.child("name"), n, qualified.join(",")));
             } else if !condition_names.insert(n) {
                 errs.push(field::duplicate(&cp.child("name"), n));
             }
@@ -381,6 +399,9 @@ pub fn compile_configuration(obj: &Value, mutating: bool) -> CompiledWebhookConf
             };
             let rules = w.get("rules").cloned().unwrap_or(Value::Null);
             let has_rules = rules.as_array().is_some_and(|r| !r.is_empty());
+            let rules_only = MatchResources::parse(Some(&json!({
+                "resourceRules": rules, "matchPolicy": w.get("matchPolicy")})))
+            .unwrap_or_default();
             let match_resources = MatchResources::parse(Some(&json!({
                 "resourceRules": rules,
                 "namespaceSelector": w.get("namespaceSelector"),
@@ -411,6 +432,7 @@ pub fn compile_configuration(obj: &Value, mutating: bool) -> CompiledWebhookConf
                 client,
                 match_resources,
                 has_rules,
+                rules_only,
                 match_conditions,
                 fail: str_at(w, "failurePolicy") != "Ignore",
                 dry_run_safe: matches!(str_at(w, "sideEffects"), "None" | "NoneOnDryRun"),

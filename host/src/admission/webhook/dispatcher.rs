@@ -16,7 +16,8 @@
 //!   and `resource` in the storage version the objects are in (kube converts the objects to
 //!   the version the rule matched; this server hands every admission member the storage
 //!   version), `requestKind`/`requestResource` in the request's, `options` the operation's
-//!   options object. POSTed with the webhook's `timeoutSeconds` (also sent as `?timeout=`).
+//!   options object. POSTed with the webhook's `timeoutSeconds` (also sent as `?timeout=`;
+//!   kube sends the lesser of it and the request's remaining time).
 //! - The answer (`VerifyAdmissionResponse`, `review.rs`): warnings become `Warning` headers,
 //!   `auditAnnotations` audit annotations `<webhook>/<key>`; a denial is the request's answer
 //!   (`ToStatusErr`: `admission webhook "<name>" denied the request: <message>`, the webhook's
@@ -24,15 +25,20 @@
 //! - A failed call (connection, timeout, an answer that does not verify) is, under
 //!   `failurePolicy: Fail`, a 500 `failed calling webhook "<name>": …`; under `Ignore` the
 //!   webhook is skipped and the audit annotation
-//!   `failed-open.{validating,mutation}.webhook.admission.k8s.io/round_<r>_index_<i>` names it.
-//! - Validating webhooks are called concurrently; the first refusal in webhook order answers.
+//!   `failed-open.{validating,mutation}.webhook.admission.k8s.io/round_<r>_index_<i>` names it
+//!   (`i` counts the validating webhooks called for the request, every mutating webhook).
+//! - Validating webhooks are called concurrently; the first refusal in webhook order answers
+//!   (kube answers with the first to finish; here the answer does not depend on timing).
 //! - Mutating webhooks run one after another on the object as the previous left it; a JSON
 //!   Patch answer is applied within a PATCH request's bounds (`limits::apply_json_patch`) and
-//!   may not change apiVersion, kind, name or namespace (500, as kube's failed decode). Each
-//!   call adds `mutation.webhook.admission.k8s.io/round_<r>_index_<i>` (`{"configuration",
+//!   may not change apiVersion, kind, name or namespace (500; kube lets a create's patch rename
+//!   the object and answers an update's with 400). Each call adds `mutation.webhook.admission.k8s.io/round_<r>_index_<i>` (`{"configuration",
 //!   "webhook", "mutated"}`). `reinvocationPolicy: IfNeeded`: when a webhook changes the
 //!   object, the `IfNeeded` webhooks called before it are called again once, in order
-//!   (kube's reinvocation round, here within this member).
+//!   (kube's reinvocation round, here within this member: a change made by a
+//!   MutatingAdmissionPolicy or a wasm policy does not call webhooks again). The
+//!   `patch.webhook.admission.k8s.io/…` annotation (kube's, at `Request` level) is not
+//!   written: the audit annotations here have no level, and a patch may carry data.
 //! - Admission configuration resources are exempt (`IsExemptAdmissionConfigurationResource`).
 //!
 //! Each call is counted in kube's webhook metrics (`metrics.rs`).
@@ -127,8 +133,20 @@ impl Request<'_> {
         if !hook.has_rules {
             return Ok(false);
         }
-        let rules = hook.match_resources.as_ref().map_err(ApiError::internal)?;
-        match rules.matches_equivalent(&facts.request(self.a), storage_version(self.a)) {
+        let request = facts.request(self.a);
+        let storage = storage_version(self.a);
+        let rules = match &hook.match_resources {
+            Ok(rules) => rules,
+            // A selector that does not parse fails only the requests the rules match (kube's
+            // matchers run after the rules decide).
+            Err(e) => {
+                return match hook.rules_only.matches_equivalent(&request, storage) {
+                    Ok(None) => Ok(false),
+                    _ => Err(ApiError::internal(e)),
+                }
+            }
+        };
+        match rules.matches_equivalent(&request, storage) {
             Ok(None) => return Ok(false),
             Ok(Some(_)) => {}
             Err(_) => {
@@ -197,7 +215,12 @@ impl Request<'_> {
         let answer = client
             .post(&review, Some(hook.timeout))
             .await
-            .map_err(|e| CallFailure::Calling(format!("failed to call webhook: {e}"), 503))?;
+            .map_err(|e| {
+                CallFailure::Calling(
+                    format!("failed to call webhook: {e}"),
+                    e.status.unwrap_or(503),
+                )
+            })?;
         verify_response(version, &uid, mutating, &answer).map_err(|e| {
             CallFailure::Calling(format!("received invalid webhook response: {e}"), 503)
         })
@@ -256,9 +279,9 @@ impl ValidatingAdmissionWebhook {
         let facts = RequestFacts::of(a, object).await;
         let request = Request::new(a, &facts.name, &self.authorizer);
         let mut matched = Vec::new();
-        for (i, hook) in hooks.iter().enumerate() {
+        for hook in &hooks {
             if request.should_call(hook, &facts, object)? {
-                matched.push((i, hook));
+                matched.push(hook);
             }
         }
         if matched.is_empty() {
@@ -267,23 +290,25 @@ impl ValidatingAdmissionWebhook {
         let null = Value::Null;
         let object = object.unwrap_or(&null);
         let operation = a.operation.as_str();
-        let calls = matched.iter().map(|(_, hook)| async {
+        let calls = matched.iter().map(|hook| async {
             let start = Instant::now();
             let r = request.call(hook, object, false).await;
             (r, start.elapsed())
         });
         let answers = futures::future::join_all(calls).await;
         let mut first: Option<ApiError> = None;
-        for ((i, hook), (answer, elapsed)) in matched.into_iter().zip(answers) {
+        // The index in the failed-open annotation is among the webhooks called, as kube's.
+        for (i, (hook, (answer, elapsed))) in matched.into_iter().zip(answers).enumerate() {
             let kind = "validating";
             let refusal = match answer {
                 Ok(r) => {
                     request.record(hook, &r);
-                    metrics::observe_call(&hook.name, kind, operation, 200, !r.allowed, elapsed);
                     if r.allowed {
+                        metrics::observe_call(&hook.name, kind, operation, 200, false, elapsed);
                         continue;
                     }
                     let e = denial(&hook.name, r.result.as_ref());
+                    metrics::observe_call(&hook.name, kind, operation, e.code, true, elapsed);
                     metrics::observe_rejection(&hook.name, kind, operation, "no_error", e.code);
                     e
                 }
@@ -352,12 +377,11 @@ impl MutatingAdmissionWebhook {
                 }
                 let changed = self.call(&request, hook, round, i, &mut current).await?;
                 if changed {
-                    if round == 0 {
-                        reinvoke.append(&mut invoked);
-                    }
+                    // Those called before are called again (in round 1: those still ahead).
+                    reinvoke.append(&mut invoked);
                     facts = RequestFacts::of(a, current.as_ref()).await;
                 }
-                if round == 0 && hook.reinvoke {
+                if hook.reinvoke {
                     invoked.insert(i);
                 }
             }
@@ -384,28 +408,53 @@ impl MutatingAdmissionWebhook {
         let (a, kind, operation) = (request.a, "admit", request.a.operation.as_str());
         let start = Instant::now();
         let null = Value::Null;
+        // The patch is read once the answer allows; one that cannot be read is a failed call.
         let answer = request
             .call(hook, current.as_ref().unwrap_or(&null), true)
-            .await;
+            .await
+            .and_then(|r| {
+                let ops = match r.allowed {
+                    true => decode_patch(&r).map_err(|e| CallFailure::Calling(e, 503))?,
+                    false => None,
+                };
+                Ok((r, ops))
+            });
         let elapsed = start.elapsed();
         let mut changed = false;
         let outcome = match answer {
-            Ok(r) => {
+            Ok((r, ops)) => {
                 request.record(hook, &r);
-                metrics::observe_call(&hook.name, kind, operation, 200, !r.allowed, elapsed);
                 if !r.allowed {
                     let e = denial(&hook.name, r.result.as_ref());
+                    metrics::observe_call(&hook.name, kind, operation, e.code, true, elapsed);
                     metrics::observe_rejection(&hook.name, kind, operation, "no_error", e.code);
                     Err(e)
                 } else {
-                    match (r.patch, current.as_mut()) {
-                        (None, _) => Ok(()),
-                        (Some(p), _) if p.as_array().is_some_and(Vec::is_empty) => Ok(()),
+                    let applied = match (ops, current.as_mut()) {
+                        (None, _) => Ok(false),
                         (Some(_), None) => Err(ApiError::internal(format!(
                             "admission webhook {:?} attempted to modify the object, which is not supported for this operation",
                             hook.name
                         ))),
-                        (Some(p), Some(obj)) => apply(obj, p).map(|c| changed = c),
+                        (Some(ops), Some(obj)) => apply(obj, &ops),
+                    };
+                    match applied {
+                        Ok(c) => {
+                            changed = c;
+                            metrics::observe_call(&hook.name, kind, operation, 200, false, elapsed);
+                            Ok(())
+                        }
+                        Err(e) => {
+                            metrics::observe_call(&hook.name, kind, operation, 0, true, elapsed);
+                            metrics::observe_rejection(
+                                &hook.name,
+                                kind,
+                                operation,
+                                "apiserver_internal_error",
+                                0,
+                            );
+                            Err(e)
+                        }
                     }
                 }
             }
@@ -453,11 +502,26 @@ impl MutatingAdmissionWebhook {
     }
 }
 
-/// Apply a webhook's JSON Patch `patch` to `obj`: whether it changed. Errors (500, as kube's
-/// `NewInternalError`): a patch that does not apply or is too large, one that changes the
-/// object's identity.
-fn apply(obj: &mut Value, patch: Value) -> ApiResult<bool> {
-    let ops: json_patch::Patch = serde_json::from_value(patch).map_err(ApiError::internal)?;
+/// The JSON Patch of an allowing answer (`None`: none, or no operation). Errors, as kube's
+/// mutating dispatcher words them: `unsupported patch type "…"`, `received undecodable patch
+/// in webhook response: …`.
+fn decode_patch(r: &AdmissionResponse) -> Result<Option<json_patch::Patch>, String> {
+    let Some((bytes, patch_type)) = &r.patch else {
+        return Ok(None);
+    };
+    if patch_type != "JSONPatch" {
+        return Err(format!("unsupported patch type {patch_type:?}"));
+    }
+    let ops: json_patch::Patch = serde_json::from_slice(bytes)
+        .map_err(|e| format!("received undecodable patch in webhook response: {e}"))?;
+    Ok((!ops.0.is_empty()).then_some(ops))
+}
+
+/// Apply a webhook's JSON Patch `ops` to `obj`: whether it changed. Errors (500, kube's
+/// `NewInternalError`): a patch that does not apply or is too large; one that changes the
+/// object's apiVersion, kind, name or namespace (kube decodes the patched object into its
+/// type and the registry refuses such a change later; refused here at once).
+fn apply(obj: &mut Value, ops: &json_patch::Patch) -> ApiResult<bool> {
     let patched = crate::limits::apply_json_patch(obj, &ops.0)
         .map_err(|e| ApiError::internal(e.message))
         .and_then(|p| within_size(p).map_err(ApiError::internal))

@@ -3,8 +3,9 @@
 //!
 //! - `apiserver_admission_webhook_admission_duration_seconds{name, type, operation, rejected}`
 //!   and `apiserver_admission_webhook_request_total{name, type, operation, code, rejected}`:
-//!   one per call (`type` is `admit` or `validating`; `code` the answer's HTTP code, 200 for an
-//!   answer, the error's for a failed call, 0 for this server's own error);
+//!   one per call (`type` is `admit` or `validating`; `code` 200 for an answer that allows, a
+//!   denial's Status code, a failed call's HTTP status — 503 when there was no answer —, 0 for
+//!   this server's own error);
 //! - `apiserver_admission_webhook_rejection_count{name, type, operation, error_type,
 //!   rejection_code}`: one per refusal (`error_type` `no_error` for a denial,
 //!   `calling_webhook_error` for a failed call under `failurePolicy: Fail`,

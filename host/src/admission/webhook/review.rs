@@ -50,13 +50,19 @@ pub struct AdmissionResponse {
     /// `auditAnnotations`, as given.
     pub audit_annotations: Vec<(String, String)>,
     pub warnings: Vec<String>,
-    /// The decoded JSON Patch (RFC 6902 operations) of a mutating webhook, when it sent one.
-    pub patch: Option<Value>,
+    /// A mutating webhook's `patch` (base64-decoded; read only once the answer allows), with
+    /// its `patchType` (`JSONPatch` for v1beta1).
+    pub patch: Option<(Vec<u8>, String)>,
 }
+
+/// The most warnings and audit annotations kept from one answer (a bound of this server's: an
+/// answer may be 64 MiB, and each entry is checked against those kept before it).
+pub const MAX_ENTRIES: usize = 64;
 
 /// `VerifyAdmissionResponse`: `answer` to the review of `version` with `uid`, from a mutating
 /// webhook or not. Errors: kube's texts (`webhook response was absent`, `expected
-/// response.uid="…", got "…"`, …).
+/// response.uid="…", got "…"`, …), and a `patch` that is not base64 (kube's decode of the
+/// review fails there). At most [`MAX_ENTRIES`] warnings and audit annotations are kept.
 pub fn verify_response(
     version: &str,
     uid: &str,
@@ -94,14 +100,10 @@ pub fn verify_response(
                 return Err("webhook returned response.patchType but not response.patch".into());
             }
             if let Some(t) = patch_type {
-                match t.as_str() {
-                    Some("JSONPatch") => {}
-                    Some("") | None => {
-                        return Err(format!(
-                            "webhook returned invalid response.patchType of {t}"
-                        ))
-                    }
-                    Some(other) => return Err(format!("unsupported patch type {other:?}")),
+                if t.as_str().is_none_or(str::is_empty) {
+                    return Err(format!(
+                        "webhook returned invalid response.patchType of {t}"
+                    ));
                 }
             }
         } else {
@@ -116,33 +118,33 @@ pub fn verify_response(
     let patch = if mutating && !patch_text.is_empty() {
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(patch_text)
-            .map_err(|e| format!("received undecodable patch in webhook response: {e}"))?;
-        let ops: Value = serde_json::from_slice(&bytes)
-            .map_err(|e| format!("received undecodable patch in webhook response: {e}"))?;
-        if !ops.is_array() {
-            return Err("received undecodable patch in webhook response: not a JSON array".into());
-        }
-        Some(ops)
+            .map_err(|e| format!("response.patch: {e}"))?;
+        let patch_type = patch_type
+            .and_then(Value::as_str)
+            .unwrap_or("JSONPatch")
+            .to_string();
+        Some((bytes, patch_type))
     } else {
         None
     };
-    let strings = |k: &str| -> Vec<String> {
-        r.get(k)
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
+    let warnings = r
+        .get("warnings")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .take(MAX_ENTRIES)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
     let audit_annotations = r
         .get("auditAnnotations")
         .and_then(Value::as_object)
         .map(|m| {
             m.iter()
                 .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                .take(MAX_ENTRIES)
                 .collect()
         })
         .unwrap_or_default();
@@ -150,7 +152,7 @@ pub fn verify_response(
         allowed: r.get("allowed").and_then(Value::as_bool).unwrap_or(false),
         result: r.get("result").filter(|v| v.is_object()).cloned(),
         audit_annotations,
-        warnings: strings("warnings"),
+        warnings,
         patch,
     })
 }
@@ -250,9 +252,16 @@ mod tests {
             "validating webhook may not return response.patch"
         );
         let r = verify_response("v1", "u", true, &patched).unwrap();
+        let (bytes, patch_type) = r.patch.unwrap();
         assert_eq!(
-            r.patch,
-            Some(json!([{"op": "add", "path": "/a", "value": 1}]))
+            (
+                serde_json::from_slice::<Value>(&bytes).unwrap(),
+                patch_type.as_str()
+            ),
+            (
+                json!([{"op": "add", "path": "/a", "value": 1}]),
+                "JSONPatch"
+            )
         );
         let no_type = answer(json!({"uid": "u", "allowed": true, "patch": patch}));
         assert_eq!(
