@@ -224,6 +224,11 @@ pub async fn serve_with_admission(
         &server_id,
         wasm_policy_store.clone(),
     );
+    crate::admission::wasm::folder::watch(
+        wasm_policies.clone(),
+        runtime.clone(),
+        args.plugin_dir.clone(),
+    );
     crate::admission::policy::source::watch_policies(
         policy_stores.iter().cloned().map(Arc::new).collect(),
         policies,

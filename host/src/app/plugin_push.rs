@@ -89,7 +89,7 @@ pub fn manifest(
 ) -> anyhow::Result<i32> {
     let (bytes, sha) = read(file)?;
     let name = object_name(file, name);
-    let object = if crate::plugin::admission_fixtures::is_admission(&bytes) {
+    let object = if crate::plugin::admission_plugin::is_admission(&bytes) {
         refuse_strategy_flags(inactive, extends)?;
         admission_object(&name, &sha, &bytes)?
     } else {
@@ -146,7 +146,7 @@ pub async fn push(
 ) -> anyhow::Result<i32> {
     let (bytes, sha) = read(file)?;
     // An admission policy's object is built from its `describe`, loaded from these bytes.
-    let admission = crate::plugin::admission_fixtures::is_admission(&bytes).then(|| bytes.clone());
+    let admission = crate::plugin::admission_plugin::is_admission(&bytes).then(|| bytes.clone());
     if admission.is_some() {
         refuse_strategy_flags(inactive, extends)?;
     }

@@ -48,32 +48,33 @@ pub fn test(
     let runtime = PluginRuntime::new(limits.runtime_config())?;
     let bytes = std::fs::read(file)?;
     // (name, passed, report) per case.
-    let results: Vec<(String, bool, String)> = if admission_fixtures::is_admission(&bytes) {
-        let name = file.file_stem().unwrap_or_default().to_string_lossy();
-        let policy = match runtime.load_admission(&name, &bytes) {
-            Ok(p) => p,
-            Err(e) => {
-                eprintln!("error: {e}");
-                return Ok(1);
-            }
+    let results: Vec<(String, bool, String)> =
+        if crate::plugin::admission_plugin::is_admission(&bytes) {
+            let name = file.file_stem().unwrap_or_default().to_string_lossy();
+            let policy = match runtime.load_admission(&name, &bytes) {
+                Ok(p) => p,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return Ok(1);
+                }
+            };
+            admission_fixtures::run_dir(&policy, dir)?
+                .into_iter()
+                .map(|r| (r.name, r.passed, r.report))
+                .collect()
+        } else {
+            let strategy = match runtime.load_file(file) {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return Ok(1);
+                }
+            };
+            fixtures::run_dir(&strategy, dir)?
+                .into_iter()
+                .map(|r| (r.name, r.passed, r.report))
+                .collect()
         };
-        admission_fixtures::run_dir(&policy, dir)?
-            .into_iter()
-            .map(|r| (r.name, r.passed, r.report))
-            .collect()
-    } else {
-        let strategy = match runtime.load_file(file) {
-            Ok(s) => s,
-            Err(e) => {
-                eprintln!("error: {e}");
-                return Ok(1);
-            }
-        };
-        fixtures::run_dir(&strategy, dir)?
-            .into_iter()
-            .map(|r| (r.name, r.passed, r.report))
-            .collect()
-    };
     let failed = results.iter().filter(|r| !r.1).count();
     for (name, passed, report) in &results {
         if *passed {

@@ -327,13 +327,6 @@ pub fn run_dir(
         .collect())
 }
 
-/// Whether `bytes` are an admission policy component: they name the export
-/// `wasm-apiserver:admission/admission@…` (a strategy component never does).
-pub fn is_admission(bytes: &[u8]) -> bool {
-    const EXPORT: &[u8] = b"wasm-apiserver:admission/admission@";
-    bytes.windows(EXPORT.len()).any(|w| w == EXPORT)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

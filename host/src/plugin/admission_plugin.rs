@@ -163,3 +163,10 @@ impl WasmAdmissionPlugin {
             .map(response)
     }
 }
+
+/// Whether `bytes` are an admission policy component: they name the export
+/// `wasm-apiserver:admission/admission@…` (a strategy component never does).
+pub fn is_admission(bytes: &[u8]) -> bool {
+    const EXPORT: &[u8] = b"wasm-apiserver:admission/admission@";
+    bytes.windows(EXPORT.len()).any(|w| w == EXPORT)
+}

@@ -16,7 +16,7 @@ pub fn plugin_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
 
 /// Read a file twice, 10 ms apart; `None` unless both reads give the same bytes (a file still
 /// being written is left for a later rescan).
-pub(super) async fn stable_read(path: &Path) -> Option<Vec<u8>> {
+pub async fn stable_read(path: &Path) -> Option<Vec<u8>> {
     let first = tokio::fs::read(path).await.ok()?;
     tokio::time::sleep(Duration::from_millis(10)).await;
     let second = tokio::fs::read(path).await.ok()?;

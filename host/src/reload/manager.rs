@@ -375,6 +375,11 @@ impl PluginManager {
                 Some(b) => b,
                 None => continue, // still being written; a later event retries
             };
+            // An admission policy component is the wasm policy source's (it reads the folder
+            // too: `admission/wasm/source.rs`), not a strategy to serve.
+            if crate::plugin::admission_plugin::is_admission(&bytes) {
+                continue;
+            }
             let sha = hex::encode(Sha256::digest(&bytes));
             {
                 let mut entries = self.entries.lock().unwrap();

@@ -6,7 +6,8 @@
 //!
 //! - [`PluginManager::rescan`] compares the folder with what is loaded: a new or changed
 //!   `*.wasm` is read twice (its hash must be stable, so a file still being written is not
-//!   loaded), compiled and checked off the async workers (`PluginRuntime::load_bytes`: WIT
+//!   loaded; an admission policy component is left to `admission/wasm/folder.rs`), compiled
+//!   and checked off the async workers (`PluginRuntime::load_bytes`: WIT
 //!   version, self-description, smoke run on the plugin's example), refused if it clashes with
 //!   another plugin's resource or changes the resource served under its file name, and only
 //!   then swapped in: a new [`Snapshot`](crate::registry::Snapshot) — the whole
@@ -52,7 +53,7 @@ mod watch;
 
 pub use crds::{CrdHook, CrdRegistry};
 pub use customresourcedefinitions::{CustomResourceDefinitionStrategy, CRD_GROUP, CRD_PLURAL};
-pub use folder::plugin_files;
+pub use folder::{plugin_files, stable_read};
 pub use manager::{Change, PluginManager};
 pub use strategyplugins::components;
 pub use strategyplugins::{

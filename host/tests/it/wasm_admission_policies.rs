@@ -593,3 +593,59 @@ fn a_javascript_policy_is_enforced_like_a_rust_one() {
     s.ok(&["run", "pinned", "--image=nginx:1.27"]);
     s.ok(&["run", "excepted", "--image=busybox"]);
 }
+
+/// A policy component put in the plugin folder is enforced with its own description (no
+/// object, no StrategyPlugin record), replaced when the file changes and gone when it is
+/// deleted; the plugin manager does not take it for a strategy.
+#[test]
+fn a_policy_in_the_plugin_folder_is_enforced_until_its_file_is_deleted() {
+    let s = TestServer::start_with(
+        Backend::Embedded,
+        &["namespaces", "configmaps", "pods"],
+        &[],
+    );
+    s.create_default_namespace();
+    let folder = s.dir.path().join("plugins.d");
+    let file = folder.join("configmap-references.wasm");
+    std::fs::copy(
+        common::server::repo_path("target/policies/configmap-references.wasm"),
+        folder.join("configmap-references.wasm.tmp"),
+    )
+    .unwrap();
+    std::fs::rename(folder.join("configmap-references.wasm.tmp"), &file).unwrap();
+    let p = pod(&s, "web", "absent", false);
+    let dry = |s: &TestServer| s.kubectl(&["create", "-f", &p, "--dry-run=server"]);
+    let mut err = String::new();
+    s.eventually(
+        Duration::from_secs(20),
+        "the folder's policy enforced",
+        || {
+            let (ok, _, e) = dry(&s);
+            err = e;
+            !ok
+        },
+    );
+    assert!(
+        err.contains("admission plugin \"configmap-references\" denied the request: the Pod names ConfigMap(s) that do not exist in namespace \"default\": absent"),
+        "{err}"
+    );
+    // Not a strategy: no StrategyPlugin record, no load error.
+    let plugins = s.ok(&["get", "strategyplugins", "-o", "name"]);
+    assert!(!plugins.contains("configmap-references"), "{plugins}");
+    let log = s.log();
+    assert!(log.contains("admission policy file loaded"), "{log}");
+    assert!(
+        !log.lines()
+            .any(|l| l.contains("ERROR") && l.contains("configmap-references")),
+        "{log}"
+    );
+    // A ConfigMap created just before is seen; then the file is deleted and the policy goes.
+    s.ok(&["create", "configmap", "absent", "-n", "default"]);
+    let (ok, _, e) = dry(&s);
+    assert!(ok, "{e}");
+    s.ok(&["delete", "configmap", "absent", "-n", "default"]);
+    std::fs::remove_file(&file).unwrap();
+    s.eventually(Duration::from_secs(20), "the folder's policy gone", || {
+        dry(&s).0
+    });
+}

@@ -150,11 +150,16 @@ impl WasmAdmissionPolicy {
                 .unwrap_or(a.name);
             wait_ready(a, name, || self.source.synced()).await?;
         }
-        let current = self.source.current();
-        let policies: Vec<&Arc<LoadedPolicy>> = current
+        let (current, folder) = (self.source.current(), self.source.folder());
+        // The objects' policies and the plugin folder's (`folder.rs`), in name order.
+        let mut policies: Vec<&Arc<LoadedPolicy>> = current
             .values()
+            .chain(folder.values())
             .filter(|p| p.plugin.description().mutating == mutating)
             .collect();
+        if !folder.is_empty() {
+            policies.sort_by(|a, b| a.name.cmp(&b.name));
+        }
         if policies.is_empty() {
             return Ok(None);
         }

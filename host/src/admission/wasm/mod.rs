@@ -1,5 +1,6 @@
 //! Wasm admission policies (`wit/admission/0.1.0/admission.wit`): the `AdmissionPlugin`
-//! resource (`resources.rs`), the policies loaded from it (`source.rs`), their context reads
+//! resource (`resources.rs`), the policies loaded from it (`source.rs`) and from the plugin
+//! folder's policy components (`folder.rs`), their context reads
 //! from the watch cache (`context.rs`) and the admission member that runs them
 //! (`dispatcher.rs`).
 //!
@@ -7,5 +8,6 @@
 
 pub mod context;
 pub mod dispatcher;
+pub mod folder;
 pub mod resources;
 pub mod source;

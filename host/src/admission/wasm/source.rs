@@ -76,6 +76,10 @@ pub struct WasmPolicySource {
     /// The first full list has been loaded.
     synced: std::sync::atomic::AtomicBool,
     loader: OnceLock<Loader>,
+    /// The policies of the plugin folder's files, by file stem (`folder.rs`).
+    folder: RwLock<Arc<BTreeMap<String, Arc<LoadedPolicy>>>>,
+    /// A plugin folder is read, and its first reading is not done yet.
+    folder_pending: std::sync::atomic::AtomicBool,
 }
 
 /// How the refusal of a component not uploaded (yet) starts.
@@ -94,7 +98,7 @@ fn rv(obj: &Value) -> u64 {
 }
 
 /// The component's rules as `resourceRules` JSON.
-fn rules_json(plugin: &WasmAdmissionPlugin) -> Value {
+pub(super) fn rules_json(plugin: &WasmAdmissionPlugin) -> Value {
     plugin
         .description()
         .rules
@@ -362,6 +366,27 @@ impl WasmPolicySource {
     /// whether a policy applies).
     pub fn synced(&self) -> bool {
         self.synced.load(std::sync::atomic::Ordering::SeqCst)
+            && !self
+                .folder_pending
+                .load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Whether a plugin folder is read and its first reading is not done.
+    pub fn folder_pending(&self) -> bool {
+        self.folder_pending
+            .load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// The plugin folder's policies, by file stem.
+    pub fn folder(&self) -> Arc<BTreeMap<String, Arc<LoadedPolicy>>> {
+        self.folder.read().unwrap().clone()
+    }
+
+    /// Replace the plugin folder's policies (`ready`: the folder has been read once).
+    pub fn set_folder(&self, policies: BTreeMap<String, Arc<LoadedPolicy>>, ready: bool) {
+        *self.folder.write().unwrap() = Arc::new(policies);
+        self.folder_pending
+            .store(!ready, std::sync::atomic::Ordering::SeqCst);
     }
 
     async fn follow(&self, store: &Store) -> Result<(), String> {
