@@ -118,6 +118,10 @@ pub enum PluginCommand {
         /// `plugins/sdk` of the source tree this binary was built from).
         #[arg(long)]
         sdk_path: Option<PathBuf>,
+        /// Write an admission policy project instead (a validating policy with one rule and
+        /// its `plugin test` fixtures; `--lang rust` only so far).
+        #[arg(long)]
+        policy: bool,
     },
     /// Compile the component read from standard input into a precompiled artifact at OUT
     /// (the server runs this in a child process so it never holds the compiler's memory).

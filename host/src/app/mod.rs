@@ -39,6 +39,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
             kind,
             dir,
             sdk_path,
+            policy,
         })) => plugin_new::run(&plugin_new::Options {
             name,
             lang,
@@ -46,6 +47,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
             kind,
             dir,
             sdk_path,
+            policy,
         }),
         Some(Command::Plugin(PluginCommand::Manifest {
             file,

@@ -1,6 +1,8 @@
 //! `wasm-apiserver plugin new NAME --lang rust|python|js`: write a plugin project that builds
 //! with one command (`./build.sh`) and passes `plugin test` as written — the starting point of
-//! the author's guide for each language.
+//! the author's guide for each language. With `--policy` (Rust so far), an admission policy
+//! project instead: one validating rule (a ConfigMap needs an `owner` label, the label named by
+//! its settings), two fixtures for `plugin test`, `build.sh` and a README.
 //!
 //! Every project has the source with one validation rule (`spec.message` is required), two
 //! fixtures (a valid create, the 422), `build.sh` and a README. A Python or JavaScript project
@@ -32,6 +34,8 @@ pub struct Options {
     pub dir: PathBuf,
     /// Rust: the SDK crate's directory.
     pub sdk_path: Option<PathBuf>,
+    /// An admission policy project instead of a strategy (Rust only so far).
+    pub policy: bool,
 }
 
 const WIT: &str = include_str!("../../../wit/0.2.0/strategy.wit");
@@ -50,6 +54,21 @@ const RUST: [(&str, &str); 3] = [
     ("Cargo.toml", include_str!("plugin_new/rust/Cargo.toml")),
     ("src/lib.rs", include_str!("plugin_new/rust/lib.rs")),
     ("build.sh", include_str!("plugin_new/rust/build.sh")),
+];
+/// `--policy`: an admission policy project (Rust), its fixtures and README.
+const POLICY_RUST: [(&str, &str); 6] = [
+    ("Cargo.toml", include_str!("plugin_new/policy/Cargo.toml")),
+    ("src/lib.rs", include_str!("plugin_new/policy/lib.rs")),
+    ("build.sh", include_str!("plugin_new/rust/build.sh")),
+    (
+        "fixtures/create-labelled.json",
+        include_str!("plugin_new/policy/create-labelled.json"),
+    ),
+    (
+        "fixtures/create-without-label.json",
+        include_str!("plugin_new/policy/create-without-label.json"),
+    ),
+    ("README.md", include_str!("plugin_new/policy/README.md")),
 ];
 const PYTHON: [(&str, &str); 9] = [
     ("app.py", include_str!("plugin_new/python/app.py")),
@@ -112,11 +131,13 @@ const JS: [(&str, &str); 9] = [
 pub fn run(o: &Options) -> anyhow::Result<i32> {
     match write(o) {
         Ok(dir) => {
+            let what = match o.policy {
+                true => format!("{} admission policy", o.lang),
+                false => format!("{} plugin for {}", o.lang, o.group),
+            };
             println!(
-                "created {} ({} plugin for {}): cd {} && ./build.sh && wasm-apiserver plugin test {}.wasm fixtures",
+                "created {} ({what}): cd {} && ./build.sh && wasm-apiserver plugin test {}.wasm fixtures",
                 dir.display(),
-                o.lang,
-                o.group,
                 dir.display(),
                 o.name
             );
@@ -241,7 +262,16 @@ fn write(o: &Options) -> Result<PathBuf, NewError> {
             .replace("__TOOLCHAIN__", toolchain)
     };
     let readme = [("README.md", README)];
-    for (path, text) in files.iter().chain(&FIXTURES).chain(&readme) {
+    let all: Vec<&(&str, &str)> = match o.policy {
+        true if o.lang != "rust" => {
+            return Err(invalid(format!(
+                "--policy: only --lang rust so far (Python and JavaScript policies: see examples/policies/ and the SDKs' admission modules)"
+            )))
+        }
+        true => POLICY_RUST.iter().collect(),
+        false => files.iter().chain(&FIXTURES).chain(&readme).collect(),
+    };
+    for (path, text) in all {
         let target = dir.join(path);
         std::fs::create_dir_all(target.parent().expect("a file in the project"))?;
         // The SDK and the WIT are copied as they are; the project's own files are filled in.
@@ -308,6 +338,7 @@ mod tests {
                 kind: kind.map(String::from),
                 dir: dir.path().into(),
                 sdk_path: None,
+                policy: false,
             };
             assert!(
                 matches!(write(&o), Err(NewError::Invalid(_))),
@@ -321,8 +352,16 @@ mod tests {
             kind: None,
             dir: dir.path().into(),
             sdk_path: None,
+            policy: false,
         };
         assert!(matches!(write(&rust_test), Err(NewError::Invalid(_))));
+        let python_policy = Options {
+            name: "labels".into(),
+            lang: "python".into(),
+            policy: true,
+            ..rust_test
+        };
+        assert!(matches!(write(&python_policy), Err(NewError::Invalid(_))));
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 }

@@ -444,3 +444,25 @@ webhooks:
     );
     assert!(calls.load(Ordering::SeqCst) > 0);
 }
+
+/// The official Python client (`tests/python/admission_webhooks.py`): both configurations
+/// created and read back with typed models, a mutated ConfigMap and a denial as kube answers.
+#[test]
+fn the_python_client_configures_webhooks_and_sees_their_answers() {
+    let (ca, cert, key) = webhook::certificates("python-webhook-ca");
+    let calls = Arc::new(AtomicUsize::new(0));
+    let mutate_port = webhook::start(&cert, &key, mutate, calls.clone());
+    let validate_port = webhook::start(&cert, &key, validate, calls.clone());
+    let s = TestServer::start_with(Backend::Embedded, &["namespaces", "configmaps"], &[]);
+    s.create_default_namespace();
+    common::run_python_client_with(
+        "admission_webhooks.py",
+        &[
+            &s.url,
+            &format!("https://127.0.0.1:{mutate_port}/mutate"),
+            &format!("https://127.0.0.1:{validate_port}/validate"),
+            &base64::engine::general_purpose::STANDARD.encode(&ca),
+        ],
+    );
+    assert!(calls.load(Ordering::SeqCst) >= 3);
+}

@@ -296,3 +296,50 @@ fn plugin_new_python_builds_and_passes() {
 fn plugin_new_js_builds_and_passes() {
     plugin_new_builds_and_passes_its_fixtures("js");
 }
+
+/// `plugin new --policy`: an admission policy project that builds and passes its fixtures as
+/// written, and is an admission component (`plugin test` runs it as one).
+#[test]
+fn plugin_new_rust_policy_builds_and_passes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, out) = common::cli([
+        "plugin".as_ref(),
+        "new".as_ref(),
+        "require-owner".as_ref(),
+        "--lang".as_ref(),
+        "rust".as_ref(),
+        "--policy".as_ref(),
+        "--dir".as_ref(),
+        dir.path().as_os_str(),
+    ]);
+    assert!(ok && out.contains("rust admission policy"), "{out}");
+    let project = dir.path().join("require-owner");
+    let mut build = Command::new("bash");
+    build.arg("build.sh").current_dir(&project).env(
+        "CARGO_TARGET_DIR",
+        common::repo_root().join("target/plugin-new"),
+    );
+    run_ok(&mut build, "policy: ./build.sh");
+    let wasm = project.join("require-owner.wasm");
+    let (ok, out) = common::cli([
+        "plugin".as_ref(),
+        "test".as_ref(),
+        wasm.as_os_str(),
+        project.join("fixtures").as_os_str(),
+    ]);
+    assert!(ok && out.contains(": 2 passed, 0 failed"), "{out}");
+    let (ok, out) = common::cli([
+        "plugin".as_ref(),
+        "new".as_ref(),
+        "py-policy".as_ref(),
+        "--lang".as_ref(),
+        "python".as_ref(),
+        "--policy".as_ref(),
+        "--dir".as_ref(),
+        dir.path().as_os_str(),
+    ]);
+    assert!(
+        !ok && out.contains("--policy: only --lang rust so far"),
+        "{out}"
+    );
+}

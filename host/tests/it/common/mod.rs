@@ -39,6 +39,11 @@ where
 /// --test` makes, else `python3`) against `url`, at most 120 s; panics unless it exits 0
 /// printing `ok`.
 pub fn run_python_client(script: &str, url: &str) {
+    run_python_client_with(script, &[url]);
+}
+
+/// [`run_python_client`] with these arguments.
+pub fn run_python_client_with(script: &str, args: &[&str]) {
     let script = repo_root().join("host/tests/python").join(script);
     let venv = repo_root().join("target/pyenv/bin/python");
     let python = if venv.exists() {
@@ -48,7 +53,7 @@ pub fn run_python_client(script: &str, url: &str) {
     };
     let mut child = std::process::Command::new(python)
         .arg(script)
-        .arg(url)
+        .args(args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
