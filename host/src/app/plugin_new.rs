@@ -264,9 +264,10 @@ fn write(o: &Options) -> Result<PathBuf, NewError> {
     let readme = [("README.md", README)];
     let all: Vec<&(&str, &str)> = match o.policy {
         true if o.lang != "rust" => {
-            return Err(invalid(format!(
+            return Err(invalid(
                 "--policy: only --lang rust so far (Python and JavaScript policies: see examples/policies/ and the SDKs' admission modules)"
-            )))
+                    .to_string(),
+            ))
         }
         true => POLICY_RUST.iter().collect(),
         false => files.iter().chain(&FIXTURES).chain(&readme).collect(),
