@@ -36,6 +36,34 @@ impl std::error::Error for ApiError {}
 /// Result of an API operation.
 pub type ApiResult<T> = Result<T, ApiError>;
 
+/// kube's `metav1.StatusReason`s (`k8s.io/apimachinery/pkg/apis/meta/v1/types.go`).
+const REASONS: [&str; 18] = [
+    "Unauthorized",
+    "Forbidden",
+    "NotFound",
+    "AlreadyExists",
+    "Conflict",
+    "Gone",
+    "Invalid",
+    "ServerTimeout",
+    "Timeout",
+    "TooManyRequests",
+    "BadRequest",
+    "MethodNotAllowed",
+    "NotAcceptable",
+    "RequestEntityTooLarge",
+    "UnsupportedMediaType",
+    "InternalError",
+    "Expired",
+    "ServiceUnavailable",
+];
+
+/// `reason` as an [`ApiError::reason`] when it is one of kube's `metav1.StatusReason`s (a
+/// Status a plugin or a webhook answers may name any text).
+pub fn known_reason(reason: &str) -> Option<&'static str> {
+    REASONS.iter().find(|r| **r == reason).copied()
+}
+
 impl ApiError {
     fn new(code: u16, reason: &'static str, message: impl Into<String>) -> ApiError {
         ApiError {

@@ -43,28 +43,6 @@ use crate::status::{ApiError, ApiResult};
 use serde_json::{json, Value};
 use std::sync::Arc;
 
-/// The `metav1.StatusReason`s a denial may carry (others are answered without a reason).
-const REASONS: [&str; 18] = [
-    "Unauthorized",
-    "Forbidden",
-    "NotFound",
-    "AlreadyExists",
-    "Conflict",
-    "Gone",
-    "Invalid",
-    "ServerTimeout",
-    "Timeout",
-    "TooManyRequests",
-    "BadRequest",
-    "MethodNotAllowed",
-    "NotAcceptable",
-    "RequestEntityTooLarge",
-    "UnsupportedMediaType",
-    "InternalError",
-    "Expired",
-    "ServiceUnavailable",
-];
-
 /// The admission member.
 pub struct WasmAdmissionPolicy {
     /// The policies to run.
@@ -92,7 +70,7 @@ fn denial_error(policy: &str, r: &AdmissionResponse) -> ApiError {
     };
     let mut e = ApiError::bad_request(message);
     e.code = code;
-    e.reason = match REASONS.iter().find(|r| **r == reason) {
+    e.reason = match crate::status::known_reason(reason) {
         Some(r) => r,
         None if code == 403 => "Forbidden",
         None if code == 400 => "BadRequest",

@@ -8,8 +8,9 @@
 //! the folder is read again on a fixed interval ([`INTERVAL`]): a new or changed file is
 //! loaded (compiled off the async workers, its settings checked) and swapped in, a file that
 //! no longer loads keeps its last good version, a deleted file's policy is gone. A file
-//! whose stem names an `AdmissionPlugin` object is refused (the object's policy runs). Files
-//! are read only when their size or modification time changed.
+//! whose stem names an `AdmissionPlugin` object when it is read is refused (the object's
+//! policy runs; an object created later under a file's name runs beside it). Files are read
+//! only when their size or modification time changed.
 
 use super::resources::{Mode, PluginSpec};
 use super::source::{rules_json, LoadedPolicy, WasmPolicySource};
@@ -134,6 +135,8 @@ async fn scan(
         let policy = is_admission(&bytes);
         seen.insert(path.clone(), Seen { policy, ..now });
         if !policy {
+            // (A policy file replaced by a strategy component of the same name.)
+            changed |= policies.remove(stem).is_some();
             continue;
         }
         if objects.contains_key(stem) {

@@ -157,29 +157,6 @@ pub fn verify_response(
     })
 }
 
-/// The `metav1.StatusReason`s kept from a webhook's Status (others are answered without a
-/// reason: [`ApiError`] holds kube's known reasons only).
-const REASONS: [&str; 18] = [
-    "Unauthorized",
-    "Forbidden",
-    "NotFound",
-    "AlreadyExists",
-    "Conflict",
-    "Gone",
-    "Invalid",
-    "ServerTimeout",
-    "Timeout",
-    "TooManyRequests",
-    "BadRequest",
-    "MethodNotAllowed",
-    "NotAcceptable",
-    "RequestEntityTooLarge",
-    "UnsupportedMediaType",
-    "InternalError",
-    "Expired",
-    "ServiceUnavailable",
-];
-
 /// `ToStatusErr`: the webhook `name`'s denial with its `result` Status — its code (400 for
 /// one below 400), reason and details kept, its message prefixed with `admission webhook
 /// "<name>" denied the request`.
@@ -196,18 +173,13 @@ pub fn denial(name: &str, result: Option<&Value>) -> ApiError {
     } else {
         format!("{denied_by} without explanation")
     };
+    // 400 below 400; at most 599 (an HTTP status).
     let code = result.get("code").and_then(Value::as_u64).unwrap_or(0);
+    let code = u16::try_from(code.clamp(400, 599)).unwrap_or(599);
     let mut e = ApiError::bad_request(message);
-    e.code = if code < 400 {
-        400
-    } else {
-        code.min(599) as u16
-    };
-    e.reason = REASONS
-        .iter()
-        .find(|r| **r == reason)
-        .copied()
-        .unwrap_or("");
+    e.code = code;
+    // A reason `ApiError` cannot hold (not one of kube's) is answered without one.
+    e.reason = crate::status::known_reason(reason).unwrap_or("");
     e.details = result.get("details").filter(|d| d.is_object()).cloned();
     e
 }
