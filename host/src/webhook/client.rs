@@ -135,8 +135,9 @@ impl WebhookClient {
 }
 
 /// rustls client configuration trusting `ca_bundle` (base64 of PEM certificates), or the
-/// system's roots when it is empty (kube treats a whitespace-only bundle as none).
-fn client_config(ca_bundle: &str) -> Result<rustls::ClientConfig, String> {
+/// system's roots when it is empty (kube treats a whitespace-only bundle as none). Errors, as
+/// text: the bundle is not base64, holds no certificate, or a certificate rustls refuses.
+pub fn client_config(ca_bundle: &str) -> Result<rustls::ClientConfig, String> {
     let pem = base64::engine::general_purpose::STANDARD
         .decode(ca_bundle.trim())
         .map_err(|e| format!("caBundle: {e}"))?;

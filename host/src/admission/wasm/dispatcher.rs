@@ -38,6 +38,7 @@ use super::source::{LoadedPolicy, WasmPolicySource};
 use crate::admission::exempt::is_exempt;
 use crate::admission::interface::{wait_ready, Admission, AdmissionFuture, Attributes, Operation};
 use crate::admission::policy::matching::{storage_version, RequestFacts};
+use crate::admission::webhook::review::denied_message;
 use crate::plugin::wit::admission_v0_1::AdmissionResponse;
 use crate::status::{ApiError, ApiResult};
 use serde_json::{json, Value};
@@ -56,13 +57,7 @@ fn denial_error(policy: &str, r: &AdmissionResponse) -> ApiError {
         Some(d) => (d.code, d.reason.as_str(), d.message.as_str()),
         None => (0, "", ""),
     };
-    let message = if !message.is_empty() {
-        format!("{denied_by}: {message}")
-    } else if !reason.is_empty() {
-        format!("{denied_by}: {reason}")
-    } else {
-        format!("{denied_by} without explanation")
-    };
+    let message = denied_message(&denied_by, message, reason);
     let code = match code {
         0 => 403,
         c if c < 400 => 400,

@@ -157,6 +157,19 @@ pub fn verify_response(
     })
 }
 
+/// `ToStatusErr`'s message of a denial: `<denied_by>: <message>`, else `<denied_by>: <reason>`,
+/// else `<denied_by> without explanation` (`denied_by` is e.g. `admission webhook "<name>"
+/// denied the request`).
+pub fn denied_message(denied_by: &str, message: &str, reason: &str) -> String {
+    if !message.is_empty() {
+        format!("{denied_by}: {message}")
+    } else if !reason.is_empty() {
+        format!("{denied_by}: {reason}")
+    } else {
+        format!("{denied_by} without explanation")
+    }
+}
+
 /// `ToStatusErr`: the webhook `name`'s denial with its `result` Status — its code (400 for
 /// one below 400), reason and details kept, its message prefixed with `admission webhook
 /// "<name>" denied the request`.
@@ -166,13 +179,7 @@ pub fn denial(name: &str, result: Option<&Value>) -> ApiError {
     let result = result.unwrap_or(&empty);
     let message = result.get("message").and_then(Value::as_str).unwrap_or("");
     let reason = result.get("reason").and_then(Value::as_str).unwrap_or("");
-    let message = if !message.is_empty() {
-        format!("{denied_by}: {message}")
-    } else if !reason.is_empty() {
-        format!("{denied_by}: {reason}")
-    } else {
-        format!("{denied_by} without explanation")
-    };
+    let message = denied_message(&denied_by, message, reason);
     // 400 below 400; at most 599 (an HTTP status).
     let code = result.get("code").and_then(Value::as_u64).unwrap_or(0);
     let code = u16::try_from(code.clamp(400, 599)).unwrap_or(599);
