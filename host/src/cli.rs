@@ -119,7 +119,7 @@ pub enum PluginCommand {
         #[arg(long)]
         sdk_path: Option<PathBuf>,
         /// Write an admission policy project instead (a validating policy with one rule and
-        /// its `plugin test` fixtures; `--lang rust` only so far).
+        /// its `plugin test` fixtures), in any of the three languages.
         #[arg(long)]
         policy: bool,
     },

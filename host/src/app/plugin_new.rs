@@ -1,8 +1,9 @@
 //! `wasm-apiserver plugin new NAME --lang rust|python|js`: write a plugin project that builds
 //! with one command (`./build.sh`) and passes `plugin test` as written — the starting point of
-//! the author's guide for each language. With `--policy` (Rust so far), an admission policy
-//! project instead: one validating rule (a ConfigMap needs an `owner` label, the label named by
-//! its settings), two fixtures for `plugin test`, `build.sh` and a README.
+//! the author's guide for each language. With `--policy`, an admission policy project instead
+//! (world `admission-plugin` of `wit/admission/0.1.0`): one validating rule (a ConfigMap needs
+//! an `owner` label, the label named by its settings), two fixtures for `plugin test`,
+//! `build.sh` and a README.
 //!
 //! Every project has the source with one validation rule (`spec.message` is required), two
 //! fixtures (a valid create, the 422), `build.sh` and a README. A Python or JavaScript project
@@ -34,11 +35,12 @@ pub struct Options {
     pub dir: PathBuf,
     /// Rust: the SDK crate's directory.
     pub sdk_path: Option<PathBuf>,
-    /// An admission policy project instead of a strategy (Rust only so far).
+    /// An admission policy project instead of a strategy.
     pub policy: bool,
 }
 
 const WIT: &str = include_str!("../../../wit/0.2.0/strategy.wit");
+const ADMISSION_WIT: &str = include_str!("../../../wit/admission/0.1.0/admission.wit");
 const README: &str = include_str!("plugin_new/common/README.md");
 const FIXTURES: [(&str, &str); 2] = [
     (
@@ -55,11 +57,8 @@ const RUST: [(&str, &str); 3] = [
     ("src/lib.rs", include_str!("plugin_new/rust/lib.rs")),
     ("build.sh", include_str!("plugin_new/rust/build.sh")),
 ];
-/// `--policy`: an admission policy project (Rust), its fixtures and README.
-const POLICY_RUST: [(&str, &str); 6] = [
-    ("Cargo.toml", include_str!("plugin_new/policy/Cargo.toml")),
-    ("src/lib.rs", include_str!("plugin_new/policy/lib.rs")),
-    ("build.sh", include_str!("plugin_new/rust/build.sh")),
+/// `--policy`, every language: the fixtures and the README.
+const POLICY_COMMON: [(&str, &str); 3] = [
     (
         "fixtures/create-labelled.json",
         include_str!("plugin_new/policy/create-labelled.json"),
@@ -70,10 +69,43 @@ const POLICY_RUST: [(&str, &str); 6] = [
     ),
     ("README.md", include_str!("plugin_new/policy/README.md")),
 ];
-const PYTHON: [(&str, &str); 9] = [
+/// `--policy --lang rust`.
+const POLICY_RUST: [(&str, &str); 3] = [
+    ("Cargo.toml", include_str!("plugin_new/policy/Cargo.toml")),
+    ("src/lib.rs", include_str!("plugin_new/policy/lib.rs")),
+    ("build.sh", include_str!("plugin_new/rust/build.sh")),
+];
+/// `--policy --lang python` (the SDK is [`PYTHON_SDK`]).
+const POLICY_PYTHON: [(&str, &str); 3] = [
+    ("app.py", include_str!("plugin_new/policy/app.py")),
+    (
+        "build.sh",
+        include_str!("plugin_new/policy/build-python.sh"),
+    ),
+    ("wit/admission.wit", ADMISSION_WIT),
+];
+/// `--policy --lang js`: the admission module of the SDK only (index.js binds the strategy
+/// world, which a policy does not have).
+const POLICY_JS: [(&str, &str); 5] = [
+    ("app.js", include_str!("plugin_new/policy/app.js")),
+    (
+        "package.json",
+        include_str!("plugin_new/policy/package.json"),
+    ),
+    ("build.sh", include_str!("plugin_new/policy/build-js.sh")),
+    ("wit/admission.wit", ADMISSION_WIT),
+    (
+        "sdk/admission.js",
+        include_str!("../../../plugins/sdk-js/admission.js"),
+    ),
+];
+const PYTHON: [(&str, &str); 3] = [
     ("app.py", include_str!("plugin_new/python/app.py")),
     ("build.sh", include_str!("plugin_new/python/build.sh")),
     ("wit/strategy.wit", WIT),
+];
+/// The Python SDK, copied into strategy and policy projects alike.
+const PYTHON_SDK: [(&str, &str); 6] = [
     (
         "wasm_apiserver/__init__.py",
         include_str!("../../../plugins/sdk-python/wasm_apiserver/__init__.py"),
@@ -239,11 +271,34 @@ fn write(o: &Options) -> Result<PathBuf, NewError> {
         }
         _ => String::new(),
     };
-    let (lang, source, toolchain, files): (&str, &str, &str, &[(&str, &str)]) =
+    let none: &[(&str, &str)] = &[];
+    // The project's own files, the SDK copied into it, the policy variant's own files.
+    let (lang, source, toolchain, files, sdk, policy): (&str, &str, &str, &[_], &[_], &[_]) =
         match o.lang.as_str() {
-            "rust" => ("Rust", "src/lib.rs", "cargo, wasm32-wasip2", &RUST),
-            "python" => ("Python", "app.py", "componentize-py from PyPI", &PYTHON),
-            "js" => ("JavaScript", "app.js", "componentize-js from npm", &JS),
+            "rust" => (
+                "Rust",
+                "src/lib.rs",
+                "cargo, wasm32-wasip2",
+                &RUST,
+                none,
+                &POLICY_RUST,
+            ),
+            "python" => (
+                "Python",
+                "app.py",
+                "componentize-py from PyPI",
+                &PYTHON,
+                &PYTHON_SDK,
+                &POLICY_PYTHON,
+            ),
+            "js" => (
+                "JavaScript",
+                "app.js",
+                "componentize-js from npm",
+                &JS,
+                none,
+                &POLICY_JS,
+            ),
             other => return Err(invalid(format!("--lang {other:?}: rust, python or js"))),
         };
     let fill = |text: &str| {
@@ -263,14 +318,13 @@ fn write(o: &Options) -> Result<PathBuf, NewError> {
     };
     let readme = [("README.md", README)];
     let all: Vec<&(&str, &str)> = match o.policy {
-        true if o.lang != "rust" => {
-            return Err(invalid(
-                "--policy: only --lang rust so far (Python and JavaScript policies: see examples/policies/ and the SDKs' admission modules)"
-                    .to_string(),
-            ))
-        }
-        true => POLICY_RUST.iter().collect(),
-        false => files.iter().chain(&FIXTURES).chain(&readme).collect(),
+        true => policy.iter().chain(sdk).chain(&POLICY_COMMON).collect(),
+        false => files
+            .iter()
+            .chain(sdk)
+            .chain(&FIXTURES)
+            .chain(&readme)
+            .collect(),
     };
     for (path, text) in all {
         let target = dir.join(path);
@@ -356,13 +410,6 @@ mod tests {
             policy: false,
         };
         assert!(matches!(write(&rust_test), Err(NewError::Invalid(_))));
-        let python_policy = Options {
-            name: "labels".into(),
-            lang: "python".into(),
-            policy: true,
-            ..rust_test
-        };
-        assert!(matches!(write(&python_policy), Err(NewError::Invalid(_))));
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 }
