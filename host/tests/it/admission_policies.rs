@@ -339,3 +339,156 @@ fn params_by_name_and_by_selector_as_kube_collects_them() {
         assert!(err.contains(want), "{want} not in {err}");
     }
 }
+
+/// The policy library's ValidatingAdmissionPolicies with params, applied from
+/// `examples/policies/` as their comments say: `required-labels.yaml` (ConfigMap params found
+/// by selector in the request's namespace, one check per param object, none found: allowed)
+/// and `replica-limit.yaml`, kube's documented example with a ReplicaLimit param object
+/// (`replica-limit-crds.yaml`: both kinds as CustomResourceDefinitions), including its
+/// `parameterNotFoundAction: Deny`.
+#[test]
+fn the_example_policies_with_params_do_what_their_comments_say() {
+    let s = TestServer::start_with(
+        Backend::Embedded,
+        &["namespaces", "configmaps", "pods"],
+        &[],
+    );
+    s.create_default_namespace();
+    let example = |f: &str| {
+        common::server::repo_path(&format!("examples/policies/{f}"))
+            .to_str()
+            .unwrap()
+            .to_string()
+    };
+
+    // Required labels, params by selector.
+    s.ok(&["apply", "-f", &example("required-labels.yaml")]);
+    s.ok(&["create", "namespace", "shop"]);
+    s.ok(&["create", "namespace", "free"]);
+    s.ok(&[
+        "create",
+        "configmap",
+        "required-labels",
+        "-n",
+        "shop",
+        "--from-literal=labels=team, owner",
+    ]);
+    s.ok(&[
+        "label",
+        "configmap",
+        "required-labels",
+        "-n",
+        "shop",
+        "admission.example.com/required-labels=true",
+    ]);
+    let denied = "ValidatingAdmissionPolicy 'required-labels' with binding 'required-labels' denied request: missing required label(s): team, owner (required by ConfigMap required-labels)";
+    s.eventually(Duration::from_secs(5), "the required labels", || {
+        let (ok, _, err) = s.kubectl(&["run", "web", "-n", "shop", "--image=nginx:1.27"]);
+        !ok && err.contains(denied)
+    });
+    let err = s.fails(&[
+        "run",
+        "web",
+        "-n",
+        "shop",
+        "--image=nginx:1.27",
+        "-l",
+        "team=a",
+    ]);
+    assert!(
+        err.contains("missing required label(s): owner (required by ConfigMap required-labels)"),
+        "{err}"
+    );
+    s.ok(&[
+        "run",
+        "web",
+        "-n",
+        "shop",
+        "--image=nginx:1.27",
+        "-l",
+        "team=a,owner=b",
+    ]);
+    // A second param object is checked on its own; a namespace without one requires nothing.
+    s.ok(&[
+        "create",
+        "configmap",
+        "tier",
+        "-n",
+        "shop",
+        "--from-literal=labels=tier",
+    ]);
+    s.ok(&[
+        "label",
+        "configmap",
+        "tier",
+        "-n",
+        "shop",
+        "admission.example.com/required-labels=true",
+    ]);
+    s.eventually(Duration::from_secs(5), "the second param object", || {
+        let (ok, _, err) = s.kubectl(&[
+            "run",
+            "api",
+            "-n",
+            "shop",
+            "--image=nginx:1.27",
+            "-l",
+            "team=a,owner=b",
+        ]);
+        !ok && err.contains("missing required label(s): tier (required by ConfigMap tier)")
+    });
+    s.ok(&["run", "web", "-n", "free", "--image=nginx:1.27"]);
+
+    // kube's replica limit, a param object by name.
+    s.ok(&["apply", "-f", &example("replica-limit-crds.yaml")]);
+    s.ok(&[
+        "wait",
+        "--for",
+        "condition=Established",
+        "crd/replicalimits.rules.example.com",
+        "crd/webapps.apps.example.com",
+    ]);
+    s.eventually(Duration::from_secs(10), "the example applied", || {
+        s.kubectl(&["apply", "-f", &example("replica-limit.yaml")])
+            .0
+    });
+    s.ok(&["label", "namespace", "default", "environment=test"]);
+    let webapp = |ns: &str, replicas: u32| {
+        s.file(
+            &format!("webapp-{ns}-{replicas}.json"),
+            &format!(
+                r#"{{"apiVersion": "apps.example.com/v1", "kind": "WebApp",
+                    "metadata": {{"name": "web", "namespace": "{ns}"}}, "spec": {{"replicas": {replicas}}}}}"#
+            ),
+        )
+        .to_str()
+        .unwrap()
+        .to_string()
+    };
+    let too_many = "ValidatingAdmissionPolicy 'replicalimit-policy.example.com' with binding 'replicalimit-binding-test.example.com' denied request: object.spec.replicas must be no greater than 3";
+    s.eventually(Duration::from_secs(5), "the replica limit", || {
+        let (ok, _, err) = s.kubectl(&["apply", "-f", &webapp("default", 5)]);
+        !ok && err.contains(too_many)
+    });
+    s.ok(&["apply", "-f", &webapp("default", 3)]);
+    // An unlabelled namespace is not bound.
+    s.ok(&["apply", "-f", &webapp("free", 5)]);
+    // The limit changes with its param object; without it every write is refused.
+    s.ok(&[
+        "patch",
+        "replicalimit",
+        "replica-limit-test.example.com",
+        "--type=merge",
+        "-p",
+        r#"{"maxReplicas": 5}"#,
+    ]);
+    s.eventually(Duration::from_secs(5), "the new limit", || {
+        s.kubectl(&["apply", "-f", &webapp("default", 5)]).0
+    });
+    s.ok(&["delete", "replicalimit", "replica-limit-test.example.com"]);
+    s.eventually(Duration::from_secs(5), "the param object gone", || {
+        let (ok, _, err) = s.kubectl(&["apply", "-f", &webapp("default", 1)]);
+        !ok && err
+            .contains("no params found for policy binding with `Deny` parameterNotFoundAction")
+    });
+}
