@@ -270,11 +270,13 @@ pub struct ServeArgs {
     #[arg(long, value_delimiter = ',')]
     pub disable_admission_plugins: Vec<String>,
     /// Controllers to run in the server, comma-separated: `*` all (`garbagecollector`,
-    /// `namespace`, `system-namespaces`), `-name` turns one off (kube-controller-manager's
+    /// `namespace`, `system-namespaces`, `validatingadmissionpolicy-status-controller`),
+    /// `-name` turns one off (kube-controller-manager's
     /// --controllers).
     #[arg(long, value_delimiter = ',', default_value = "*")]
     pub controllers: Vec<String>,
-    /// Run the namespace controller and the garbage collector only while holding the
+    /// Run the namespace controller, the garbage collector and the policy status controller
+    /// only while holding the
     /// `kube-system/wasm-apiserver-controllers` Lease, so that one of several servers sharing
     /// an etcd runs them (kube-controller-manager's --leader-elect). Without the `leases`
     /// plugin every server runs them, with a warning.

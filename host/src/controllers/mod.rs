@@ -9,19 +9,27 @@
 //! - `namespace.rs`: the namespace controller (`pkg/controller/namespace`).
 //! - `garbage_collector/`: the garbage collector (`pkg/controller/garbagecollector`):
 //!   dependents deleted or orphaned after their owners, from `ownerReferences`.
-//! - `leader_election.rs`: one server per store runs the last two, the holder of a Lease
+//! - `validating_admission_policy_status.rs`: a ValidatingAdmissionPolicy's status, its
+//!   type checking (`pkg/controller/validatingadmissionpolicystatus`).
+//! - `leader_election.rs`: one server per store runs the last three, the holder of a Lease
 //!   (kube-controller-manager's `--leader-elect`).
 
 pub mod garbage_collector;
 pub mod leader_election;
 pub mod namespace;
 pub mod system_namespaces;
+pub mod validating_admission_policy_status;
 
 use crate::registry::Served;
 use std::sync::Arc;
 
 /// Every controller, by its `--controllers` name.
-pub const ALL: [&str; 3] = ["garbagecollector", "namespace", "system-namespaces"];
+pub const ALL: [&str; 4] = [
+    "garbagecollector",
+    "namespace",
+    "system-namespaces",
+    validating_admission_policy_status::NAME,
+];
 
 /// Whether `name` is enabled by the `--controllers` list (kube-controller-manager's
 /// `IsControllerEnabled`: the first `name` or `-name` decides; otherwise `*` enables every
@@ -54,8 +62,8 @@ pub struct ControllerOptions {
 }
 
 /// Start the enabled controllers. The system namespaces are ensured by every server (as each
-/// kube-apiserver does); the namespace controller and the garbage collector run on one server
-/// per store, the one holding the lease, unless leader election is off.
+/// kube-apiserver does); the namespace controller, the garbage collector and the
+/// ValidatingAdmissionPolicy status controller run on one server per store, the one holding the lease, unless leader election is off.
 pub fn start(served: Arc<Served>, opts: &ControllerOptions) {
     if enabled(&opts.list, "system-namespaces") {
         system_namespaces::start(served.clone());
@@ -72,10 +80,20 @@ pub fn start(served: Arc<Served>, opts: &ControllerOptions) {
             if enabled(&list, "namespace") {
                 tasks.push(namespace::start(served.clone()));
             }
+            if enabled(&list, validating_admission_policy_status::NAME) {
+                tasks.push(validating_admission_policy_status::start(served.clone()));
+            }
             tasks
         }
     };
-    if !enabled(&opts.list, "garbagecollector") && !enabled(&opts.list, "namespace") {
+    if ![
+        "garbagecollector",
+        "namespace",
+        validating_admission_policy_status::NAME,
+    ]
+    .iter()
+    .any(|c| enabled(&opts.list, c))
+    {
         return;
     }
     match &opts.leader_election {

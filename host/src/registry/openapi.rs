@@ -215,7 +215,9 @@ fn document(gv: &str, resources: &[&Store]) -> Value {
     })
 }
 
-fn object_meta_schema() -> Value {
+/// kube's `ObjectMeta` (`io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta`) as an OpenAPI v3
+/// schema, inlined: what every resource's `metadata` is.
+pub fn object_meta_schema() -> Value {
     let s = |d: &str| json!({"type": "string", "description": d});
     let map = |d: &str| json!({"type": "object", "additionalProperties": {"type": "string", "default": ""}, "description": d});
     json!({

@@ -438,6 +438,9 @@ fn the_example_policies_with_params_do_what_their_comments_say() {
         !ok && err.contains("missing required label(s): tier (required by ConfigMap tier)")
     });
     s.ok(&["run", "web", "-n", "free", "--image=nginx:1.27"]);
+    // Its expressions check against the Pod and ConfigMap schemas.
+    let status = policy_status(&s, "required-labels");
+    assert_eq!(status["typeChecking"], serde_json::json!({}), "{status}");
 
     // kube's replica limit, a param object by name.
     s.ok(&["apply", "-f", &example("replica-limit-crds.yaml")]);
@@ -453,6 +456,8 @@ fn the_example_policies_with_params_do_what_their_comments_say() {
             .0
     });
     s.ok(&["label", "namespace", "default", "environment=test"]);
+    let status = policy_status(&s, "replicalimit-policy.example.com");
+    assert_eq!(status["typeChecking"], serde_json::json!({}), "{status}");
     let webapp = |ns: &str, replicas: u32| {
         s.file(
             &format!("webapp-{ns}-{replicas}.json"),
@@ -491,4 +496,97 @@ fn the_example_policies_with_params_do_what_their_comments_say() {
         !ok && err
             .contains("no params found for policy binding with `Deny` parameterNotFoundAction")
     });
+}
+
+/// A ValidatingAdmissionPolicy's `status` once the status controller has seen its generation.
+fn policy_status(s: &TestServer, name: &str) -> serde_json::Value {
+    let mut status = serde_json::Value::Null;
+    s.eventually(Duration::from_secs(5), "the policy's status", || {
+        let out = s.ok(&["get", "validatingadmissionpolicy", name, "-o", "json"]);
+        let p: serde_json::Value = serde_json::from_str(&out).unwrap();
+        status = p["status"].clone();
+        status["observedGeneration"] == p["metadata"]["generation"]
+    });
+    status
+}
+
+/// `status.typeChecking` as kube's status controller writes it: each expression checked
+/// against the schema of every kind the policy matches (a CustomResourceDefinition's, a
+/// plugin's), a warning per expression that does not compile against one, naming the kind;
+/// checked again when the policy changes.
+#[test]
+fn type_checking_warnings_reach_the_policy_status() {
+    let s = TestServer::start_with(Backend::Embedded, &["namespaces", "configmaps"], &[]);
+    let crds = common::server::repo_path("examples/policies/replica-limit-crds.yaml");
+    s.ok(&["apply", "-f", crds.to_str().unwrap()]);
+    s.ok(&[
+        "wait",
+        "--for",
+        "condition=Established",
+        "crd/webapps.apps.example.com",
+    ]);
+    let policy = |replicas: &str, message: &str| {
+        format!(
+            r#"apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {{name: typed}}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {{apiGroups: [apps.example.com], apiVersions: [v1], operations: [CREATE], resources: [webapps]}}
+    - {{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [configmaps, configmaps/status]}}
+    - {{apiGroups: ["*"], apiVersions: [v1], operations: [CREATE], resources: [pods]}}
+  validations:
+  - expression: "!has(object.spec) || object.spec.{replicas} <= 3"
+  - expression: "object.metadata.name != ''"
+    messageExpression: "{message}"
+"#
+        )
+    };
+    let f = s.file(
+        "typed.yaml",
+        &policy("replica", "'name: ' + object.metadata.name"),
+    );
+    s.ok(&["apply", "-f", f.to_str().unwrap()]);
+    let status = policy_status(&s, "typed");
+    assert_eq!(status["observedGeneration"], 1);
+    let warnings = status["typeChecking"]["expressionWarnings"]
+        .as_array()
+        .unwrap();
+    assert_eq!(warnings.len(), 1, "{status}");
+    assert_eq!(warnings[0]["fieldRef"], "spec.validations[0].expression");
+    // ConfigMaps have no `spec`; WebApps' has no `replica`. Sorted by group: core first.
+    assert_eq!(
+        warnings[0]["warning"],
+        "/v1, Kind=ConfigMap: compilation failed: ERROR: <input>:1:5: undefined field 'spec'\n | !has(object.spec) || object.spec.replica <= 3\n | ....^\nERROR: <input>:1:28: undefined field 'spec'\n | !has(object.spec) || object.spec.replica <= 3\n | ...........................^\n\napps.example.com/v1, Kind=WebApp: compilation failed: ERROR: <input>:1:33: undefined field 'replica'\n | !has(object.spec) || object.spec.replica <= 3\n | ................................^\n"
+    );
+    // Fixed, and another mistake: checked again for the new generation.
+    let f = s.file(
+        "typed.yaml",
+        &policy("replicas", "'replicas: ' + object.spec.replicas"),
+    );
+    s.ok(&["apply", "-f", f.to_str().unwrap()]);
+    let status = policy_status(&s, "typed");
+    assert_eq!(status["observedGeneration"], 2);
+    let refs: Vec<&str> = status["typeChecking"]["expressionWarnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["fieldRef"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        refs,
+        [
+            "spec.validations[0].expression",
+            "spec.validations[1].messageExpression"
+        ],
+        "{status}"
+    );
+    let text = status["typeChecking"]["expressionWarnings"][1]["warning"]
+        .as_str()
+        .unwrap();
+    assert!(
+        text.contains("apps.example.com/v1, Kind=WebApp: compilation failed: ERROR: <input>:1:14: found no matching overload for '_+_' applied to '(string, int)'"),
+        "{text}"
+    );
 }

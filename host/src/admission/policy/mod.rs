@@ -4,7 +4,9 @@
 //! with the CEL crate), kept current by a list and watch and by each write ([`source`]),
 //! matched as kube matches them ([`matching`], [`invocations`]), given their params
 //! ([`params`]) and enforced by the `ValidatingAdmissionPolicy` member of the admission chain
-//! ([`dispatcher`]) and the `MutatingAdmissionPolicy` member ([`mutating::dispatcher`]).
+//! ([`dispatcher`]) and the `MutatingAdmissionPolicy` member ([`mutating::dispatcher`]); a
+//! validating policy's expressions are type-checked against the kinds it matches
+//! ([`type_checking`], for its status).
 
 pub mod authorizer;
 pub mod compiled;
@@ -16,3 +18,4 @@ pub mod mutating;
 pub mod params;
 pub mod resources;
 pub mod source;
+pub mod type_checking;
