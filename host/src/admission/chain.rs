@@ -1,18 +1,20 @@
 //! The admission chain (`k8s.io/apiserver/pkg/admission/chain.go` `chainAdmissionHandler`):
 //! the members in order, built once at start ([`super::plugins::Plugins::chain`]); every
-//! member that handles the operation runs its mutating stage in order, then — after the
-//! strategy — its validating stage in order; the first refusal is the answer.
+//! member that handles the operation runs its mutating stage in order — once more if a member
+//! asks for it (`reinvocation.go`, [`super::reinvocation`]) —, then, after the strategy, its
+//! validating stage in order; the first refusal is the answer.
 //!
 //! [`Chain::bind`] ties the chain to one request, as the
 //! [`WriteAdmission`] the registry Store runs at kube's points; no handler calls a member.
 
 use super::interface::{Admission, Attributes, Operation};
+use super::reinvocation::ReinvocationContext;
 use crate::authentication::UserInfo;
 use crate::registry::{Snapshot, Store, WriteAdmission};
 use crate::status::ApiResult;
 use futures::future::BoxFuture;
 use serde_json::Value;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// The members, in order.
 #[derive(Clone, Default)]
@@ -39,7 +41,8 @@ impl Chain {
         self.members.iter().map(|m| m.name()).collect()
     }
 
-    /// Every member's mutating stage that handles the operation, in order.
+    /// Every member's mutating stage that handles the operation, in order; all of them again
+    /// when one asked for it (kube's `reinvoker.Admit`: at most one second run).
     pub async fn admit(
         &self,
         attributes: &Attributes<'_>,
@@ -48,6 +51,21 @@ impl Chain {
         for m in self.members.iter() {
             if m.handles(attributes.operation) {
                 m.admit(attributes, object.as_deref_mut()).await?;
+            }
+        }
+        let again = {
+            let mut r = attributes.reinvocation.lock().unwrap();
+            let again = r.should_reinvoke() && !r.is_reinvoke();
+            if again {
+                r.set_is_reinvoke();
+            }
+            again
+        };
+        if again {
+            for m in self.members.iter() {
+                if m.handles(attributes.operation) {
+                    m.admit(attributes, object.as_deref_mut()).await?;
+                }
             }
         }
         Ok(())
@@ -124,7 +142,12 @@ impl std::fmt::Debug for Bound {
 }
 
 impl Bound {
-    fn attributes<'a>(&'a self, operation: Operation, old: Option<&'a Value>) -> Attributes<'a> {
+    fn attributes<'a>(
+        &'a self,
+        operation: Operation,
+        old: Option<&'a Value>,
+        reinvocation: &'a Mutex<ReinvocationContext>,
+    ) -> Attributes<'a> {
         let r = &self.request;
         Attributes {
             operation,
@@ -139,6 +162,7 @@ impl Bound {
             snapshot: &r.snapshot,
             audit: r.audit.as_ref(),
             warnings: &self.warnings,
+            reinvocation,
         }
     }
 }
@@ -159,7 +183,9 @@ impl WriteAdmission for Bound {
         old: Option<&'a Value>,
     ) -> BoxFuture<'a, ApiResult<()>> {
         Box::pin(async move {
-            let a = self.attributes(write_operation(old), old);
+            // A fresh state per pass: an update's retries run the stage again from the start.
+            let reinvocation = Mutex::default();
+            let a = self.attributes(write_operation(old), old, &reinvocation);
             self.chain.admit(&a, Some(object)).await
         })
     }
@@ -170,7 +196,8 @@ impl WriteAdmission for Bound {
         old: Option<&'a Value>,
     ) -> BoxFuture<'a, ApiResult<()>> {
         Box::pin(async move {
-            let a = self.attributes(write_operation(old), old);
+            let reinvocation = Mutex::default();
+            let a = self.attributes(write_operation(old), old, &reinvocation);
             self.chain.validate(&a, Some(object)).await
         })
     }
@@ -181,7 +208,8 @@ impl WriteAdmission for Bound {
 
     fn admit_delete<'a>(&'a self, old: &'a Value) -> BoxFuture<'a, ApiResult<()>> {
         Box::pin(async move {
-            let a = self.attributes(Operation::Delete, Some(old));
+            let reinvocation = Mutex::default();
+            let a = self.attributes(Operation::Delete, Some(old), &reinvocation);
             self.chain.admit(&a, None).await?;
             self.chain.validate(&a, None).await
         })

@@ -67,6 +67,9 @@ pub struct Attributes<'a> {
     /// The request's audit event's annotations ([`Attributes::annotate`]); `None` when the
     /// request is not audited.
     pub audit: Option<&'a AuditSink>,
+    /// The mutating stage's reinvocation state (`GetReinvocationContext`), one per pass of
+    /// the chain over the request.
+    pub reinvocation: &'a std::sync::Mutex<super::reinvocation::ReinvocationContext>,
 }
 
 /// Adds `key: value` to the request's audit event (`audit.AddAuditAnnotation`; a key already

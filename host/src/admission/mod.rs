@@ -6,6 +6,7 @@
 //!
 //! - `interface.rs`: `Admission` (a member), `Attributes`, `Operation`;
 //! - `chain.rs`: the chain, and its binding to one request (the registry's `WriteAdmission`);
+//! - `reinvocation.rs`: the mutating stage's second run, when a member asks for it;
 //! - `plugins.rs`: the members by name, in order, and their factories;
 //! - `exempt.rs`: the resources no policy applies to (no lock-out);
 //! - `policy_authorization.rs` (`PolicyAuthorization`): a policy's author may read what it
@@ -24,6 +25,7 @@ pub mod plugins;
 pub mod policy;
 pub mod policy_authorization;
 pub mod rbac_escalation;
+pub mod reinvocation;
 pub mod wasm;
 pub mod webhook;
 

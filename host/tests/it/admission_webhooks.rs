@@ -213,6 +213,10 @@ fn admit_as_kube(backend: Backend) {
         &configurations(&ca, mutate_port, copy_port, validate_port),
     );
     s.ok(&["apply", "-f", config.to_str().unwrap()]);
+    // A MutatingAdmissionPolicy (IfNeeded) runs before the webhooks: it sees the team only
+    // when the mutating stage runs again because a webhook changed the object.
+    let policy = s.file("copy-policy.yaml", common::COPY_TEAM_POLICY);
+    s.ok(&["apply", "-f", policy.to_str().unwrap()]);
     let listed = s.ok(&["get", "mutatingwebhookconfigurations"]);
     assert!(
         listed.contains("WEBHOOKS") && listed.contains("b-team"),
@@ -255,6 +259,10 @@ fn admit_as_kube(backend: Backend) {
     assert_eq!(
         cm["metadata"]["labels"]["team-copy"], "platform",
         "reinvoked: {cm}"
+    );
+    assert_eq!(
+        cm["metadata"]["labels"]["team-policy-copy"], "platform",
+        "the policy reinvoked after the webhook: {cm}"
     );
 
     // A matchCondition that is false skips the webhook.

@@ -219,7 +219,10 @@ fn a_wasm_policy_reads_the_cache_and_refuses_what_kube_would_need_a_webhook_for(
         out.contains(&format!("admissionplugins.wasm-apiserver.dev/configmap-references created (sha256:{sha}, generation 1; grants reading: configmaps)")),
         "{out}"
     );
-    assert_eq!(replica(&s)["state"], "Active");
+    // Its status follows the load (under load, a moment after the create returns).
+    s.eventually(Duration::from_secs(10), "the pushed policy active", || {
+        replica(&s)["state"] == "Active"
+    });
     let err = s.fails(&["create", "-f", &pod(&s, "pushed", "absent", false)]);
     assert!(err.contains("denied the request"), "{err}");
 }
@@ -356,7 +359,11 @@ fn a_failing_policy_is_decided_by_its_failure_policy_and_touches_only_what_it_ma
     s.ok(&["delete", "admissionplugin", "bad"]);
     s.ok(&["create", "namespace", "unblocked"]);
 
-    // Mutating: the object as the policy returns it; changing its identity is a failure.
+    // Mutating: the object as the policy returns it; changing its identity is a failure. The
+    // change runs the mutating stage again: a MutatingAdmissionPolicy with `IfNeeded`, which
+    // ran before the wasm policy, sees the team then.
+    let policy = s.file("copy-policy.yaml", common::COPY_TEAM_POLICY);
+    s.ok(&["apply", "-f", policy.to_str().unwrap()]);
     apply_plugin(
         &s,
         "mut",
@@ -364,6 +371,19 @@ fn a_failing_policy_is_decided_by_its_failure_policy_and_touches_only_what_it_ma
         "  settings: {action: label, labels: {team: platform}}\n",
     );
     assert!(create_configmap(&s, "labelled").0);
+    let copy = s.ok(&[
+        "get",
+        "configmap",
+        "labelled",
+        "-n",
+        "default",
+        "-o",
+        "jsonpath={.metadata.labels.team-policy-copy}",
+    ]);
+    assert_eq!(
+        copy, "platform",
+        "the policy reinvoked after the wasm policy"
+    );
     let label = s.ok(&[
         "get",
         "configmap",

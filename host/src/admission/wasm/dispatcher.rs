@@ -30,7 +30,12 @@
 //! - That an `AdmissionPlugin`'s author may read what it grants is `PolicyAuthorization`'s
 //!   check (`admission/policy_authorization.rs`), which cannot be disabled.
 //!
-//! Not yet: `reinvocationPolicy` (a mutating policy runs once), `matchConditions`.
+//! - Reinvocation ([`crate::admission::reinvocation`]): a policy that changes the object asks
+//!   for the mutating stage's second run, so that the `IfNeeded` MutatingAdmissionPolicies and
+//!   webhooks that ran before it see the change; the wasm policies themselves run once (as
+//!   webhooks with `reinvocationPolicy: Never`: an `AdmissionPlugin` has no such field yet).
+//!
+//! Not yet: `matchConditions`.
 
 use super::context::CacheReads;
 use super::resources::Mode;
@@ -351,9 +356,19 @@ impl Admission for WasmAdmissionPolicy {
         object: Option<&'a mut Value>,
     ) -> AdmissionFuture<'a> {
         Box::pin(async move {
+            if attributes.reinvocation.lock().unwrap().is_reinvoke() {
+                return Ok(());
+            }
             let mutated = self.run(attributes, object.as_deref(), true).await?;
             if let (Some(m), Some(obj)) = (mutated, object) {
-                *obj = m;
+                if m != *obj {
+                    *obj = m;
+                    attributes
+                        .reinvocation
+                        .lock()
+                        .unwrap()
+                        .set_should_reinvoke();
+                }
             }
             Ok(())
         })

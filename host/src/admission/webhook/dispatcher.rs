@@ -33,10 +33,12 @@
 //!   Patch answer is applied within a PATCH request's bounds (`limits::apply_json_patch`) and
 //!   may not change apiVersion, kind, name or namespace (500; kube lets a create's patch rename
 //!   the object and answers an update's with 400). Each call adds `mutation.webhook.admission.k8s.io/round_<r>_index_<i>` (`{"configuration",
-//!   "webhook", "mutated"}`). `reinvocationPolicy: IfNeeded`: when a webhook changes the
-//!   object, the `IfNeeded` webhooks called before it are called again once, in order
-//!   (kube's reinvocation round, here within this member: a change made by a
-//!   MutatingAdmissionPolicy or a wasm policy does not call webhooks again). The
+//!   "webhook", "mutated"}`). `reinvocationPolicy: IfNeeded` (kube's
+//!   `webhookReinvokeContext`, [`crate::admission::reinvocation`]): when a webhook changes
+//!   the object, the member asks for the mutating stage's second run (round 1), in which the
+//!   `IfNeeded` webhooks called before the change are called again, in order — also those
+//!   called after the last change when another member (a MutatingAdmissionPolicy, a wasm
+//!   policy) changed the object after this member. The
 //!   `patch.webhook.admission.k8s.io/…` annotation (kube's, at `Request` level) is not
 //!   written: the audit annotations here have no level, and a patch may carry data.
 //! - Admission configuration resources are exempt (`IsExemptAdmissionConfigurationResource`).
@@ -59,7 +61,6 @@ use crate::admission::policy::source::PolicySource;
 use crate::authorization::Authorizer;
 use crate::status::{ApiError, ApiResult};
 use serde_json::{json, Value};
-use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Instant;
 use wasm_apiserver_apimachinery::GroupResource;
@@ -246,6 +247,9 @@ fn webhooks<'a>(
         .collect()
 }
 
+/// The mutating member's name (`--enable-admission-plugins`, its reinvocation record).
+const MUTATING: &str = "MutatingAdmissionWebhook";
+
 /// Whether `a` is exempt, else wait until the source is loaded.
 async fn applies(
     a: &Attributes<'_>,
@@ -364,29 +368,40 @@ impl MutatingAdmissionWebhook {
         let mut current = object.as_deref().cloned();
         let mut facts = RequestFacts::of(a, current.as_ref()).await;
         let request = Request::new(a, &facts.name, &self.authorizer);
-        // kube's reinvocation context: the IfNeeded webhooks called since the last change,
-        // and those a change requires to be called again.
-        let (mut invoked, mut reinvoke) = (BTreeSet::new(), BTreeSet::new());
-        for round in 0..2 {
-            for (i, hook) in hooks.iter().enumerate() {
-                if round == 1 && !reinvoke.contains(&i) {
-                    continue;
-                }
-                if !request.should_call(hook, &facts, current.as_ref())? {
-                    continue;
-                }
-                let changed = self.call(&request, hook, round, i, &mut current).await?;
-                if changed {
-                    // Those called before are called again (in round 1: those still ahead).
-                    reinvoke.append(&mut invoked);
-                    facts = RequestFacts::of(a, current.as_ref()).await;
-                }
-                if hook.reinvoke {
-                    invoked.insert(i);
-                }
+        // kube's dispatcher with its reinvocation context: in the second run (round 1) only
+        // the webhooks the record names; a change sends the `IfNeeded` webhooks called before
+        // it there.
+        let (mut record, round) = {
+            let mut r = a.reinvocation.lock().unwrap();
+            (r.take(MUTATING), usize::from(r.is_reinvoke()))
+        };
+        if round == 1 {
+            record.begin_reinvoke(current.as_ref());
+        }
+        let mut changed_any = false;
+        for (i, hook) in hooks.iter().enumerate() {
+            let key = format!("{}/{}", hook.configuration, hook.name);
+            if round == 1 && !record.should_reinvoke(&key) {
+                continue;
             }
-            if reinvoke.is_empty() {
-                break;
+            if !request.should_call(hook, &facts, current.as_ref())? {
+                continue;
+            }
+            if self.call(&request, hook, round, i, &mut current).await? {
+                record.require_reinvoking_previously_invoked();
+                changed_any = true;
+                facts = RequestFacts::of(a, current.as_ref()).await;
+            }
+            if hook.reinvoke {
+                record.add_invoked(key);
+            }
+        }
+        record.end(current.as_ref());
+        {
+            let mut r = a.reinvocation.lock().unwrap();
+            r.put(MUTATING, record);
+            if changed_any {
+                r.set_should_reinvoke();
             }
         }
         if let (Some(obj), Some(m)) = (object, current) {
@@ -551,7 +566,7 @@ impl Admission for ValidatingAdmissionWebhook {
 
 impl Admission for MutatingAdmissionWebhook {
     fn name(&self) -> &'static str {
-        "MutatingAdmissionWebhook"
+        MUTATING
     }
 
     fn handles(&self, _: Operation) -> bool {

@@ -140,6 +140,32 @@ pub fn fixtures(name: &str) -> PathBuf {
     }
 }
 
+/// A MutatingAdmissionPolicy (`reinvocationPolicy: IfNeeded`) that copies a ConfigMap's
+/// `team` label to `team-policy-copy` once there is one: run again only if a later member
+/// of the mutating stage sets the team.
+pub const COPY_TEAM_POLICY: &str = r#"apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicy
+metadata: {name: copy-team}
+spec:
+  reinvocationPolicy: IfNeeded
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}
+  mutations:
+  - patchType: ApplyConfiguration
+    applyConfiguration:
+      expression: >
+        has(object.metadata.labels) && 'team' in object.metadata.labels
+          ? Object{metadata: Object.metadata{labels: {"team-policy-copy": object.metadata.labels["team"]}}}
+          : Object{}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicyBinding
+metadata: {name: copy-team}
+spec:
+  policyName: copy-team
+"#;
+
 pub mod conversion_webhook;
 pub mod http;
 pub mod in_process;

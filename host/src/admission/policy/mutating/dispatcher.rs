@@ -10,10 +10,11 @@
 //! with kube's `policy '<p>' with binding '<b>' denied request: <error>` (code 403, reason
 //! `Invalid`), `Ignore` skips that mutation.
 //!
-//! `reinvocationPolicy: IfNeeded`: when any mutation changed the object, the invoked policies
-//! that asked for it run once more, in order (kube's `policyReinvokeContext`), with the
-//! bindings matched on the first pass. Reinvocation after the other members of the mutating
-//! stage (the wasm mutating policies) is not done yet.
+//! `reinvocationPolicy: IfNeeded` (kube's `policyReinvokeContext`,
+//! [`crate::admission::reinvocation`]): when a mutation changed the object, the member asks
+//! for the mutating stage's second run, in which the invoked policies that asked for it run
+//! once more, in order — also when only another member (a webhook, a wasm policy) changed the
+//! object after this member's first run.
 //!
 //! Each mutation is counted in kube's `apiserver_mutating_admission_policy_check_total` and
 //! timed in `…_check_duration_seconds` (`super::super::metrics`), its error or not, whatever
@@ -56,6 +57,23 @@ struct Call<'a> {
     binding: &'a str,
     params: Value,
 }
+
+impl Call<'_> {
+    /// The call's name in the reinvocation record (kube's `key`: policy, binding, param).
+    fn key(&self) -> String {
+        let p = accessor(&self.params);
+        format!(
+            "{}/{}/{}/{}",
+            self.policy.name,
+            self.binding,
+            p.namespace(),
+            p.name()
+        )
+    }
+}
+
+/// The member's name (`--enable-admission-plugins`, the reinvocation record's key).
+const NAME: &str = "MutatingAdmissionPolicy";
 
 /// Why a request is refused: the first error of a `failurePolicy: Fail` policy.
 type Refusal = String;
@@ -270,6 +288,13 @@ impl MutatingAdmissionPolicy {
         let field_manager = a.store.storage_field_manager.clone();
         let mut current = object.clone();
         let authorizer = RequestAuthorizer::for_request(self.authorizer.clone(), a, &name);
+        let (mut record, is_reinvoke) = {
+            let mut r = a.reinvocation.lock().unwrap();
+            (r.take(NAME), r.is_reinvoke())
+        };
+        if is_reinvoke {
+            record.begin_reinvoke(Some(&current));
+        }
         // CEL runs off the async workers: its cost is bounded per expression, the objects'
         // size by the request body limit.
         let decided = tokio::task::spawn_blocking(move || {
@@ -279,37 +304,44 @@ impl MutatingAdmissionPolicy {
                 request: Value::Null,
                 authorizer,
             };
-            let calls = calls(&matched);
-            // kube's `policyReinvokeContext`: when any mutation changed the object, every
-            // invoked call of a policy with `reinvocationPolicy: IfNeeded` runs once more, in
-            // order (its own change counts: kube marks the attributes dirty).
-            let mut reinvocable: Vec<usize> = Vec::new();
-            let mut changed = false;
-            for (i, (call, request)) in calls.iter().enumerate() {
-                others.request = (*request).clone();
-                let Some(c) = run(call, &mut current, &others, &field_manager)? else {
+            // kube's dispatcher: in the second run only the calls the record names; a change
+            // sends the `IfNeeded` calls invoked before it to the second run, and at the end
+            // (kube's dirty attributes) those invoked since too — its own change counts.
+            let mut dirty = false;
+            for (call, request) in calls(&matched) {
+                let key = call.key();
+                if is_reinvoke && !record.should_reinvoke(&key) {
+                    continue;
+                }
+                others.request = request.clone();
+                // Only a policy that was invoked (its match conditions held) is reinvoked.
+                let Some(changed) = run(&call, &mut current, &others, &field_manager)? else {
                     continue;
                 };
-                changed |= c;
-                // Only a policy that was invoked (its match conditions held) is reinvoked.
+                if changed {
+                    record.require_reinvoking_previously_invoked();
+                    dirty = true;
+                }
                 if call.policy.reinvoke_if_needed {
-                    reinvocable.push(i);
+                    record.add_invoked(key);
                 }
             }
-            if changed {
-                for i in reinvocable {
-                    let (call, request) = &calls[i];
-                    others.request = (*request).clone();
-                    run(call, &mut current, &others, &field_manager)?;
-                }
+            if dirty {
+                record.require_reinvoking_previously_invoked();
             }
-            Ok::<Value, Refusal>(current)
+            record.end(Some(&current));
+            Ok::<_, Refusal>((current, record, dirty))
         })
         .await
         .map_err(|e| ApiError::internal(format!("admission policy evaluation panicked: {e}")))?;
         match decided {
-            Ok(mutated) => {
+            Ok((mutated, record, dirty)) => {
                 *object = mutated;
+                let mut r = a.reinvocation.lock().unwrap();
+                r.put(NAME, record);
+                if dirty {
+                    r.set_should_reinvoke();
+                }
                 Ok(())
             }
             Err(message) => Err(refused(a, &name, message, "Invalid")),
@@ -332,7 +364,7 @@ fn refused(a: &Attributes<'_>, name: &str, message: String, reason: &'static str
 
 impl Admission for MutatingAdmissionPolicy {
     fn name(&self) -> &'static str {
-        "MutatingAdmissionPolicy"
+        NAME
     }
 
     fn handles(&self, operation: Operation) -> bool {
