@@ -56,6 +56,27 @@ pub struct CompiledPolicy {
     pub audit_annotations: Vec<(String, String, Expression)>,
 }
 
+impl CompiledPolicy {
+    /// The most one evaluation can cost, in CEL cost units: the static estimates' maxima of
+    /// every expression summed (`u64::MAX` when one has none).
+    pub fn estimated_max_cost(&self) -> u64 {
+        let expressions = self
+            .match_conditions
+            .iter()
+            .chain(&self.variables)
+            .map(|(_, e)| e)
+            .chain(
+                self.validations
+                    .iter()
+                    .flat_map(|v| std::iter::once(&v.expression).chain(&v.message_expression)),
+            )
+            .chain(self.audit_annotations.iter().map(|(_, _, e)| e));
+        expressions.fold(0u64, |sum, e| {
+            sum.saturating_add(e.estimated_cost().map_or(u64::MAX, |c| c.max))
+        })
+    }
+}
+
 /// A compiled ValidatingAdmissionPolicyBinding (or MutatingAdmissionPolicyBinding: no
 /// actions).
 pub struct CompiledBinding {

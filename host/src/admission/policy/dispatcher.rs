@@ -96,6 +96,41 @@ fn cel_type_name(v: &Cel) -> &'static str {
 /// kube's `maxAuditAnnotationValueLength`.
 const MAX_AUDIT_ANNOTATION_VALUE: usize = 10 * 1024;
 
+/// Evaluations whose estimated cost (CEL cost units, summed over a request's policies,
+/// bindings and params) is at most this run on the request's task, on objects smaller than
+/// [`INLINE_MAX_OBJECT_BYTES`]; larger ones on a blocking thread. At 10,000 units the
+/// expressions take well under 100 µs, tokio's bound between two awaits.
+pub const INLINE_MAX_COST: u64 = 10_000;
+/// See [`INLINE_MAX_COST`]: about what converting an object to CEL values costs in 100 µs.
+pub const INLINE_MAX_OBJECT_BYTES: usize = 16 * 1024;
+
+/// Whether `v` serialized is (about) smaller than `limit` bytes; stops counting there.
+fn smaller_than(v: &Value, limit: usize) -> bool {
+    fn take(left: &mut usize, n: usize) -> bool {
+        match left.checked_sub(n) {
+            Some(l) => {
+                *left = l;
+                true
+            }
+            None => false,
+        }
+    }
+    fn size(v: &Value, left: &mut usize) -> bool {
+        match v {
+            Value::Null | Value::Bool(_) | Value::Number(_) => take(left, 8),
+            Value::String(s) => take(left, s.len() + 2),
+            Value::Array(a) => take(left, 2) && a.iter().all(|x| size(x, left)),
+            Value::Object(m) => {
+                take(left, 2)
+                    && m.iter()
+                        .all(|(k, x)| take(left, k.len() + 4) && size(x, left))
+            }
+        }
+    }
+    let mut left = limit;
+    size(v, &mut left)
+}
+
 /// The variables every expression of a request sees.
 pub(crate) struct Inputs<'a> {
     pub object: &'a Value,
@@ -404,9 +439,26 @@ impl ValidatingAdmissionPolicy {
             base_request,
             (d.group.clone(), d.kind.clone(), d.plural.clone()),
         );
-        // CEL runs off the async workers: its cost is bounded per expression, the objects'
-        // size by the request body limit.
-        let decided = tokio::task::spawn_blocking(move || {
+        // CEL runs off the async workers — its cost is bounded per expression, the objects'
+        // size by the request body limit —, unless it is cheap: then the hand-off to a
+        // blocking thread (a wake-up and two context switches) costs more than the work.
+        let evaluations: u64 = matched
+            .iter()
+            .map(|m| {
+                let calls = m.bindings.iter().map(|(_, params)| match params {
+                    Params::Unset => 1,
+                    Params::Objects(objects) => objects.len().max(1) as u64,
+                });
+                m.policy
+                    .estimated_max_cost()
+                    .saturating_mul(calls.sum::<u64>())
+            })
+            .fold(0, u64::saturating_add);
+        let inline = evaluations <= INLINE_MAX_COST
+            && [&inputs.0, &inputs.1]
+                .iter()
+                .all(|o| smaller_than(o, INLINE_MAX_OBJECT_BYTES));
+        let evaluate_all = move || {
             let (object, old_object, namespace_object, base_request, (group, kind, plural)) =
                 inputs;
             matched
@@ -451,9 +503,18 @@ impl ValidatingAdmissionPolicy {
                     (m, evaluations)
                 })
                 .collect::<Vec<_>>()
-        })
-        .await
-        .map_err(|e| ApiError::internal(format!("admission policy evaluation panicked: {e}")))?;
+        };
+        let decided = match inline {
+            // A panic is the request's 500, as from the blocking thread.
+            true => std::panic::catch_unwind(std::panic::AssertUnwindSafe(evaluate_all)).map_err(
+                |_| ApiError::internal("admission policy evaluation panicked".to_string()),
+            )?,
+            false => tokio::task::spawn_blocking(evaluate_all)
+                .await
+                .map_err(|e| {
+                    ApiError::internal(format!("admission policy evaluation panicked: {e}"))
+                })?,
+        };
         let mut denied: Option<(String, &'static str)> = None;
         let mut deny = |message: String, reason: &'static str| {
             denied.get_or_insert((message, reason));
@@ -585,5 +646,33 @@ impl Admission for ValidatingAdmissionPolicy {
         object: Option<&'a Value>,
     ) -> AdmissionFuture<'a> {
         Box::pin(self.check(attributes, object))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::admission::policy::compiled::compile_policy;
+
+    #[test]
+    fn cheap_evaluations_of_small_objects_stay_on_the_request_s_task() {
+        let small = json!({"metadata": {"name": "a"}, "data": {"k": "v"}});
+        assert!(smaller_than(&small, 100));
+        assert!(!smaller_than(&small, 20));
+        let big = json!({"data": {"k": "x".repeat(INLINE_MAX_OBJECT_BYTES)}});
+        assert!(!smaller_than(&big, INLINE_MAX_OBJECT_BYTES));
+        let cost = |expression: &str| {
+            let p = json!({"metadata": {"name": "p"}, "spec": {
+                "validations": [{"expression": expression}]}});
+            let (compiled, errs) = compile_policy(&p);
+            assert!(errs.is_empty(), "{errs:?}");
+            compiled.estimated_max_cost()
+        };
+        assert!(cost("object.metadata.name.size() < 250") <= INLINE_MAX_COST);
+        // A walk over every key of every entry of a list is not cheap.
+        assert!(
+            cost("object.spec.containers.all(c, c.env.all(e, e.name.startsWith('X')))")
+                > INLINE_MAX_COST
+        );
     }
 }
