@@ -78,10 +78,7 @@ const POLICY_RUST: [(&str, &str); 3] = [
 /// `--policy --lang python` (the SDK is [`PYTHON_SDK`]).
 const POLICY_PYTHON: [(&str, &str); 3] = [
     ("app.py", include_str!("plugin_new/policy/app.py")),
-    (
-        "build.sh",
-        include_str!("plugin_new/policy/build-python.sh"),
-    ),
+    ("build.sh", include_str!("plugin_new/python/build.sh")),
     ("wit/admission.wit", ADMISSION_WIT),
 ];
 /// `--policy --lang js`: the admission module of the SDK only (index.js binds the strategy
@@ -92,7 +89,7 @@ const POLICY_JS: [(&str, &str); 5] = [
         "package.json",
         include_str!("plugin_new/policy/package.json"),
     ),
-    ("build.sh", include_str!("plugin_new/policy/build-js.sh")),
+    ("build.sh", include_str!("plugin_new/js/build.sh")),
     ("wit/admission.wit", ADMISSION_WIT),
     (
         "sdk/admission.js",
@@ -315,6 +312,13 @@ fn write(o: &Options) -> Result<PathBuf, NewError> {
             .replace("__LANG__", lang)
             .replace("__SOURCE__", source)
             .replace("__TOOLCHAIN__", toolchain)
+            .replace(
+                "__WORLD__",
+                match o.policy {
+                    true => "admission-plugin",
+                    false => "strategy-plugin",
+                },
+            )
     };
     let readme = [("README.md", README)];
     let all: Vec<&(&str, &str)> = match o.policy {
