@@ -44,7 +44,12 @@ pub fn start(served: Arc<Served>) -> tokio::task::AbortHandle {
                 if generation <= policy["status"]["observedGeneration"].as_i64().unwrap_or(0) {
                     continue;
                 }
-                let warnings = type_checking::check(&policy, &snapshot.resources);
+                // Up to 10 kinds × every expression compiled: off the async workers.
+                let (p, s) = (policy.clone(), snapshot.clone());
+                let warnings =
+                    tokio::task::spawn_blocking(move || type_checking::check(&p, &s.resources))
+                        .await
+                        .unwrap_or_default();
                 if let Err(e) = write_status(&policies, &policy, generation, warnings).await {
                     // Gone or changed meanwhile: the next round sees it as it is.
                     if e.code != 404 && e.code != 409 {

@@ -558,7 +558,7 @@ spec:
     // ConfigMaps have no `spec`; WebApps' has no `replica`. Sorted by group: core first.
     assert_eq!(
         warnings[0]["warning"],
-        "/v1, Kind=ConfigMap: compilation failed: ERROR: <input>:1:5: undefined field 'spec'\n | !has(object.spec) || object.spec.replica <= 3\n | ....^\nERROR: <input>:1:28: undefined field 'spec'\n | !has(object.spec) || object.spec.replica <= 3\n | ...........................^\n\napps.example.com/v1, Kind=WebApp: compilation failed: ERROR: <input>:1:33: undefined field 'replica'\n | !has(object.spec) || object.spec.replica <= 3\n | ................................^\n"
+        "/v1, Kind=ConfigMap: ERROR: <input>:1:5: undefined field 'spec'\n | !has(object.spec) || object.spec.replica <= 3\n | ....^\nERROR: <input>:1:28: undefined field 'spec'\n | !has(object.spec) || object.spec.replica <= 3\n | ...........................^\n\napps.example.com/v1, Kind=WebApp: ERROR: <input>:1:33: undefined field 'replica'\n | !has(object.spec) || object.spec.replica <= 3\n | ................................^\n"
     );
     // Fixed, and another mistake: checked again for the new generation.
     let f = s.file(
@@ -586,7 +586,7 @@ spec:
         .as_str()
         .unwrap();
     assert!(
-        text.contains("apps.example.com/v1, Kind=WebApp: compilation failed: ERROR: <input>:1:14: found no matching overload for '_+_' applied to '(string, int)'"),
+        text.contains("apps.example.com/v1, Kind=WebApp: ERROR: <input>:1:14: found no matching overload for '_+_' applied to '(string, int)'"),
         "{text}"
     );
 }

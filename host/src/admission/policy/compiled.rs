@@ -60,8 +60,18 @@ impl CompiledPolicy {
     /// The most one evaluation can cost, in CEL cost units: the static estimates' maxima of
     /// every expression summed (`u64::MAX` when one has none).
     pub fn estimated_max_cost(&self) -> u64 {
-        let expressions = self
-            .match_conditions
+        self.expressions().fold(0u64, |sum, e| {
+            sum.saturating_add(e.estimated_cost().map_or(u64::MAX, |c| c.max))
+        })
+    }
+
+    /// How many expressions one evaluation may run.
+    pub fn expression_count(&self) -> usize {
+        self.expressions().count()
+    }
+
+    fn expressions(&self) -> impl Iterator<Item = &Expression> {
+        self.match_conditions
             .iter()
             .chain(&self.variables)
             .map(|(_, e)| e)
@@ -70,10 +80,7 @@ impl CompiledPolicy {
                     .iter()
                     .flat_map(|v| std::iter::once(&v.expression).chain(&v.message_expression)),
             )
-            .chain(self.audit_annotations.iter().map(|(_, _, e)| e));
-        expressions.fold(0u64, |sum, e| {
-            sum.saturating_add(e.estimated_cost().map_or(u64::MAX, |c| c.max))
-        })
+            .chain(self.audit_annotations.iter().map(|(_, _, e)| e))
     }
 }
 

@@ -96,16 +96,31 @@ fn cel_type_name(v: &Cel) -> &'static str {
 /// kube's `maxAuditAnnotationValueLength`.
 const MAX_AUDIT_ANNOTATION_VALUE: usize = 10 * 1024;
 
-/// Evaluations whose estimated cost (CEL cost units, summed over a request's policies,
-/// bindings and params) is at most this run on the request's task, on objects smaller than
-/// [`INLINE_MAX_OBJECT_BYTES`]; larger ones on a blocking thread. At 10,000 units the
-/// expressions take well under 100 µs, tokio's bound between two awaits.
+/// A request's policy evaluations run on its own task when they are cheap — an estimated
+/// cost (CEL cost units, summed over the policies, bindings and params) of at most this, and
+/// inputs (objects, request, param objects) of at most [`INLINE_MAX_INPUT_BYTES`] together,
+/// converted at most [`INLINE_MAX_CONVERTED_BYTES`] over all expressions —, else on a
+/// blocking thread. Together they keep the work near tokio's ~100 µs between two awaits.
 pub const INLINE_MAX_COST: u64 = 10_000;
-/// See [`INLINE_MAX_COST`]: about what converting an object to CEL values costs in 100 µs.
-pub const INLINE_MAX_OBJECT_BYTES: usize = 16 * 1024;
+/// See [`INLINE_MAX_COST`].
+pub const INLINE_MAX_INPUT_BYTES: usize = 16 * 1024;
+/// See [`INLINE_MAX_COST`]: the inputs' size times the number of expressions.
+pub const INLINE_MAX_CONVERTED_BYTES: u64 = 256 * 1024;
 
-/// Whether `v` serialized is (about) smaller than `limit` bytes; stops counting there.
-fn smaller_than(v: &Value, limit: usize) -> bool {
+/// The (approximate) serialized size of `values` together, or `None` past `limit` bytes (the
+/// walk stops there).
+fn size_within<'a>(values: impl IntoIterator<Item = &'a Value>, limit: usize) -> Option<usize> {
+    let mut left = limit;
+    for v in values {
+        if !smaller_than_left(v, &mut left) {
+            return None;
+        }
+    }
+    Some(limit - left)
+}
+
+/// Whether `v` fits in `left` bytes, taking them off.
+fn smaller_than_left(v: &Value, left: &mut usize) -> bool {
     fn take(left: &mut usize, n: usize) -> bool {
         match left.checked_sub(n) {
             Some(l) => {
@@ -127,8 +142,7 @@ fn smaller_than(v: &Value, limit: usize) -> bool {
             }
         }
     }
-    let mut left = limit;
-    size(v, &mut left)
+    size(v, left)
 }
 
 /// The variables every expression of a request sees.
@@ -442,22 +456,29 @@ impl ValidatingAdmissionPolicy {
         // CEL runs off the async workers — its cost is bounded per expression, the objects'
         // size by the request body limit —, unless it is cheap: then the hand-off to a
         // blocking thread (a wake-up and two context switches) costs more than the work.
-        let evaluations: u64 = matched
-            .iter()
-            .map(|m| {
-                let calls = m.bindings.iter().map(|(_, params)| match params {
-                    Params::Unset => 1,
-                    Params::Objects(objects) => objects.len().max(1) as u64,
-                });
-                m.policy
-                    .estimated_max_cost()
-                    .saturating_mul(calls.sum::<u64>())
-            })
-            .fold(0, u64::saturating_add);
-        let inline = evaluations <= INLINE_MAX_COST
-            && [&inputs.0, &inputs.1]
-                .iter()
-                .all(|o| smaller_than(o, INLINE_MAX_OBJECT_BYTES));
+        // Cheap: the expressions' estimated cost, and what converting their inputs to CEL
+        // values costs (each expression converts the inputs it references: at most all of
+        // them — the objects, the request, every param object — per evaluation).
+        let (mut cost, mut expressions) = (0u64, 0u64);
+        let mut all_inputs = vec![&inputs.0, &inputs.1, &inputs.2, &inputs.3];
+        for m in &matched {
+            let mut calls = 0u64;
+            for (_, params) in &m.bindings {
+                match params {
+                    Params::Unset => calls += 1,
+                    Params::Objects(objects) => {
+                        calls += objects.len().max(1) as u64;
+                        all_inputs.extend(objects.iter().map(|o| &**o));
+                    }
+                }
+            }
+            cost = cost.saturating_add(m.policy.estimated_max_cost().saturating_mul(calls));
+            expressions = expressions.saturating_add(m.policy.expression_count() as u64 * calls);
+        }
+        let inline = cost <= INLINE_MAX_COST
+            && size_within(all_inputs, INLINE_MAX_INPUT_BYTES).is_some_and(|bytes| {
+                (bytes as u64).saturating_mul(expressions) <= INLINE_MAX_CONVERTED_BYTES
+            });
         let evaluate_all = move || {
             let (object, old_object, namespace_object, base_request, (group, kind, plural)) =
                 inputs;
@@ -657,10 +678,12 @@ mod tests {
     #[test]
     fn cheap_evaluations_of_small_objects_stay_on_the_request_s_task() {
         let small = json!({"metadata": {"name": "a"}, "data": {"k": "v"}});
-        assert!(smaller_than(&small, 100));
-        assert!(!smaller_than(&small, 20));
-        let big = json!({"data": {"k": "x".repeat(INLINE_MAX_OBJECT_BYTES)}});
-        assert!(!smaller_than(&big, INLINE_MAX_OBJECT_BYTES));
+        let n = size_within([&small], 100).unwrap();
+        assert!(n > 20 && n < 100, "{n}");
+        assert_eq!(size_within([&small, &small], 100), Some(2 * n));
+        assert_eq!(size_within([&small], 20), None);
+        let big = json!({"data": {"k": "x".repeat(INLINE_MAX_INPUT_BYTES)}});
+        assert_eq!(size_within([&small, &big], INLINE_MAX_INPUT_BYTES), None);
         let cost = |expression: &str| {
             let p = json!({"metadata": {"name": "p"}, "spec": {
                 "validations": [{"expression": expression}]}});

@@ -7,16 +7,17 @@
 //!   `matchConstraints.resourceRules` — a rule with a wildcard group or version is skipped
 //!   whole, a wildcard resource or a subresource is skipped —, resolved to kinds through the
 //!   served resources, sorted by group, version, kind, at most [`MAX_TYPES_TO_CHECK`].
-//! - A kind without a known schema is not checked. Here that is also a resource whose schema
-//!   declares no `properties` (a plugin that publishes `{"type": "object"}` says nothing about
-//!   its fields; kube's built-in kinds always have theirs). The object's `metadata` is kube's
-//!   ObjectMeta, as the published OpenAPI has it.
+//! - A kind without a known schema is not checked. A schema that declares no `properties`
+//!   types the object as `dyn`, as kube's untyped schema does (a plugin that publishes
+//!   `{"type": "object"}` says nothing about its fields; kube would type it as an object
+//!   without any, and warn on every field). The object's `metadata` is kube's ObjectMeta, as
+//!   the published OpenAPI has it.
 //! - For each kind: `object` and `oldObject` have its schema's type, `params` the param kind's
 //!   (`dyn` when unknown), the variables the types they compile to (`dyn` for one that does
 //!   not compile: kube reports no error of a variable here); each `validations[i].expression`
 //!   and `messageExpression` is compiled, its errors kept. The output type is not checked
 //!   (kube's `ReturnTypes` is `any` here: the write-time validation did that).
-//! - A warning per expression: `<group>/<version>, Kind=<kind>: compilation failed: <cel-go
+//! - A warning per expression: `<group>/<version>, Kind=<kind>: <cel-go
 //!   issues>\n` for each kind that failed, joined by `\n`; `fieldRef`
 //!   `spec.validations[i].expression` or `.messageExpression`.
 
@@ -55,7 +56,7 @@ pub trait SchemaResolver {
 }
 
 /// The served resources: a kind's schema is its plugin's (or CRD's) for that version, with
-/// kube's ObjectMeta as `metadata`; `None` when it declares no `properties`.
+/// kube's ObjectMeta as `metadata` when it declares `properties`.
 impl SchemaResolver for ResourceMap {
     fn kind_for(&self, group: &str, version: &str, resource: &str) -> Option<String> {
         self.get(group, version, resource)
@@ -68,11 +69,12 @@ impl SchemaResolver for ResourceMap {
             d.group == gvk.group && d.version == gvk.version && d.kind == gvk.kind
         })?;
         let mut schema = store.description.openapi_schema.clone();
-        let props = schema.get_mut("properties")?.as_object_mut()?;
-        props.insert(
-            "metadata".into(),
-            crate::registry::openapi::object_meta_schema(),
-        );
+        if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+            props.insert(
+                "metadata".into(),
+                crate::registry::openapi::object_meta_schema(),
+            );
+        }
         Some(schema)
     }
 }
@@ -123,8 +125,12 @@ pub fn types_to_check(policy: &Value, resolver: &dyn SchemaResolver) -> Vec<Gvk>
     gvks.into_iter().collect()
 }
 
-/// The type of a kind's objects, `dyn` when its schema exposes nothing to CEL.
+/// The type of a kind's objects, `dyn` when its schema declares no `properties` or exposes
+/// nothing to CEL.
 fn declared_type(schema: &Value, gvk: &Gvk) -> Type {
+    if schema.get("properties").is_none() {
+        return Type::Dyn;
+    }
     schema_type(schema, &gvk.kind, true).unwrap_or(Type::Dyn)
 }
 
@@ -197,7 +203,7 @@ pub fn check(policy: &Value, resolver: &dyn SchemaResolver) -> Vec<Value> {
                 .filter_map(|(gvk, vars)| {
                     Expression::compile_checked(source, vars)
                         .err()
-                        .map(|e| format!("{gvk}: compilation failed: {e}\n"))
+                        .map(|e| format!("{gvk}: {e}\n"))
                 })
                 .collect();
             if !results.is_empty() {
@@ -297,7 +303,7 @@ mod tests {
         assert_eq!(refs(&w), ["spec.validations[0].expression"]);
         let text = w[0]["warning"].as_str().unwrap();
         assert!(
-            text.starts_with("apps/v1, Kind=Deployment: compilation failed: ERROR: <input>:1:7: undefined field 'foo'\n | object.foo == 'bar'\n | ......^"),
+            text.starts_with("apps/v1, Kind=Deployment: ERROR: <input>:1:7: undefined field 'foo'\n | object.foo == 'bar'\n | ......^"),
             "{text}"
         );
         assert!(text.ends_with('\n'), "{text:?}");
@@ -322,6 +328,12 @@ mod tests {
         untyped["spec"]["paramKind"] = json!({"apiVersion": "v1", "kind": "Config"});
         assert!(check(&untyped, &Fake(Some(json!({})))).is_empty());
         assert!(check(&deployment(), &Fake(Some(json!({})))).is_empty());
+        // A schema without properties (a plugin's `{"type": "object"}`): `object` is dyn,
+        // what does not involve it is still checked.
+        let object = || Fake(Some(json!({"type": "object"})));
+        assert!(check(&deployment(), &object()).is_empty());
+        let w = check(&policy(validations(&["authorizer.allowed()"])), &object());
+        assert_eq!(refs(&w), ["spec.validations[0].expression"]);
         // multiple expressions; message expressions
         let multi = policy(validations(&["object.foo == 'bar'", "object.bar == 'foo'"]));
         assert_eq!(

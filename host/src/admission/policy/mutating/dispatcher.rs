@@ -78,16 +78,28 @@ const NAME: &str = "MutatingAdmissionPolicy";
 /// Why a request is refused: the first error of a `failurePolicy: Fail` policy.
 type Refusal = String;
 
+/// What the mutations of one call did.
+struct Applied {
+    /// The object is not what it was.
+    changed: bool,
+    /// A mutation applied (kube's `UpdateObject`, which marks the attributes dirty whether
+    /// or not the object changed).
+    applied: bool,
+}
+
 /// Run the mutations of `call` on `object`: `Ok(None)` when its match conditions exclude
-/// it, else whether the object changed.
+/// it, or when it is `skip`ped (in the second run, a call not to be run again: its match
+/// conditions are still evaluated, as kube's dispatcher does before asking), else what it
+/// did.
 fn run(
     call: &Call<'_>,
     object: &mut Value,
     others: &OtherInputs,
     schema: &FieldManager,
-) -> Result<Option<bool>, Refusal> {
+    skip: bool,
+) -> Result<Option<Applied>, Refusal> {
     let policy = call.policy;
-    let refuse = |e: String| -> Result<Option<bool>, Refusal> {
+    let refuse = |e: String| -> Result<Option<Applied>, Refusal> {
         if policy.ignore_failures {
             Ok(None)
         } else {
@@ -113,10 +125,11 @@ fn run(
     };
     match conditions {
         Ok(false) => return Ok(None),
+        Ok(true) if skip => return Ok(None),
         Ok(true) => {}
         Err(e) => return refuse(e),
     }
-    let mut changed = false;
+    let (mut changed, mut applied) = (false, false);
     for m in &policy.mutations {
         let start = Instant::now();
         // Each mutation sees the object as the previous one left it, and the variables
@@ -150,6 +163,7 @@ fn run(
         match patched.and_then(|p| keeps_identity(object, p)) {
             Ok(p) => {
                 observe(None, start.elapsed());
+                applied = true;
                 if p != *object {
                     changed = true;
                     *object = p;
@@ -161,7 +175,7 @@ fn run(
             }
         }
     }
-    Ok(Some(changed))
+    Ok(Some(Applied { changed, applied }))
 }
 
 /// A mutated object must keep its apiVersion, kind, name and namespace (kube converts it back
@@ -305,23 +319,22 @@ impl MutatingAdmissionPolicy {
                 authorizer,
             };
             // kube's dispatcher: in the second run only the calls the record names; a change
-            // sends the `IfNeeded` calls invoked before it to the second run, and at the end
-            // (kube's dirty attributes) those invoked since too — its own change counts.
+            // sends the `IfNeeded` calls invoked before it to the second run, and at the end,
+            // when any mutation applied (kube's dirty attributes, set by every applied patch
+            // whether or not it changed the object), those invoked since too.
             let mut dirty = false;
             for (call, request) in calls(&matched) {
                 let key = call.key();
-                if is_reinvoke && !record.should_reinvoke(&key) {
-                    continue;
-                }
+                let skip = is_reinvoke && !record.should_reinvoke(&key);
                 others.request = request.clone();
                 // Only a policy that was invoked (its match conditions held) is reinvoked.
-                let Some(changed) = run(&call, &mut current, &others, &field_manager)? else {
+                let Some(done) = run(&call, &mut current, &others, &field_manager, skip)? else {
                     continue;
                 };
-                if changed {
+                if done.changed {
                     record.require_reinvoking_previously_invoked();
-                    dirty = true;
                 }
+                dirty |= done.applied;
                 if call.policy.reinvoke_if_needed {
                     record.add_invoked(key);
                 }
