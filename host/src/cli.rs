@@ -205,8 +205,9 @@ pub struct ServeArgs {
     /// Serve lists and watches from the watch cache (kube-apiserver's --watch-cache).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     pub watch_cache: bool,
-    /// Log format: `text` or `json` (one JSON object per line).
-    #[arg(long, default_value = "text", value_parser = ["text", "json"])]
+    /// Log format: `text` or `json` (one JSON object per line); also `--logging-format`,
+    /// kube-apiserver's name. Text has colour codes only when stderr is a terminal.
+    #[arg(long, alias = "logging-format", default_value = "text", value_parser = ["text", "json"])]
     pub log_format: String,
     /// Watch --plugin-dir and hot-reload changed plugins (SIGHUP rescans in any case).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]

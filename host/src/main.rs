@@ -10,8 +10,10 @@ fn main() -> std::process::ExitCode {
     let cli = wasm_apiserver::cli::Cli::parse();
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    // Colour codes only for a terminal: a file, a pipe or a log collector gets plain text.
     let logs = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr);
     if cli.serve.log_format == "json" {
         logs.json().init();

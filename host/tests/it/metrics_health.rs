@@ -102,3 +102,28 @@ async fn readyz_fails_when_etcd_goes_away() {
     let status: serde_json::Value = r.json().await.unwrap();
     assert_eq!(status["kind"], "Status");
 }
+
+/// Logs written to a pipe (as here, or a file, or a collector) carry no colour codes; with
+/// `--logging-format=json` (kube-apiserver's flag) every line is one JSON object.
+#[test]
+fn logs_to_a_pipe_are_plain_text_or_json_lines() {
+    let s = TestServer::start_with(Backend::Embedded, &["namespaces"], &[]);
+    s.eventually(std::time::Duration::from_secs(5), "a log line", || {
+        !s.log().is_empty()
+    });
+    let log = s.log();
+    assert!(!log.contains('\u{1b}'), "{log}");
+    let s = TestServer::start_with(
+        Backend::Embedded,
+        &["namespaces"],
+        &["--logging-format", "json"],
+    );
+    s.eventually(std::time::Duration::from_secs(5), "a log line", || {
+        !s.log().is_empty()
+    });
+    for line in s.log().lines() {
+        let v: serde_json::Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        assert!(v["level"].is_string() && v["fields"].is_object(), "{line}");
+    }
+}
