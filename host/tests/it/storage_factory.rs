@@ -71,3 +71,27 @@ async fn keys_follow_kube_layout_and_overrides_move_a_resource() {
         .unwrap();
     assert_eq!(r.status(), 200);
 }
+
+/// An etcd nobody listens on refuses the start with one line naming the endpoint and the
+/// cause, not the gRPC client's debug structure (issue 35, a newcomer edge).
+#[test]
+fn an_unreachable_etcd_is_named_in_one_line() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = tempfile::tempdir().unwrap();
+    let endpoint = format!("http://127.0.0.1:{port}");
+    let err =
+        common::server::refused_start(dir.path(), &["--etcd-servers".as_ref(), endpoint.as_ref()]);
+    let line = err
+        .lines()
+        .find(|l| l.contains("etcd ["))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        line.contains(&format!("etcd [{endpoint}]: ")) && line.contains("Connection refused"),
+        "{line}"
+    );
+    assert!(!err.contains("tonic::") && !err.contains("Os {"), "{err}");
+}

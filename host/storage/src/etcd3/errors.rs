@@ -41,6 +41,33 @@ pub(crate) fn is_auth_error(e: &etcd_client::Error) -> bool {
         if matches!(status.code() as i32, code::PERMISSION_DENIED | code::UNAUTHENTICATED))
 }
 
+/// `e` as one line for a person: a gRPC status's message and the innermost cause of its
+/// source chain (`tcp connect error: Connection refused (os error 111)`), where `Display` of
+/// tonic's status appends the whole source as a debug structure.
+pub(crate) fn one_line(e: &etcd_client::Error) -> String {
+    let innermost = |mut cause: &(dyn std::error::Error + 'static)| {
+        while let Some(next) = cause.source() {
+            cause = next;
+        }
+        cause.to_string()
+    };
+    match e {
+        etcd_client::Error::GRpcStatus(status) => {
+            match std::error::Error::source(status).map(innermost) {
+                Some(cause) if !status.message().is_empty() => {
+                    format!("{}: {cause}", status.message())
+                }
+                Some(cause) => cause,
+                None => format!("{}: {}", status.code(), status.message()),
+            }
+        }
+        other => match std::error::Error::source(other) {
+            Some(source) => format!("{other}: {}", innermost(source)),
+            None => other.to_string(),
+        },
+    }
+}
+
 /// Classify an `etcd-client` error. `endpoints` names the cluster in `Unreachable` messages.
 pub(crate) fn classify(e: &etcd_client::Error, endpoints: &str) -> Classified {
     match e {

@@ -294,9 +294,8 @@ impl Etcd3 {
         if let Some(tls) = config.tls_options()? {
             options = options.with_tls(tls);
         }
-        let unreachable = |detail: String| {
-            BackendError::Unreachable(format!("etcd {endpoints} unreachable: {detail}"))
-        };
+        let unreachable =
+            |detail: String| BackendError::Unreachable(format!("etcd {endpoints}: {detail}"));
         // One deadline for building the client and the first answer.
         let deadline = tokio::time::Instant::now() + config.dial_timeout;
         let client = match tokio::time::timeout_at(
@@ -310,7 +309,7 @@ impl Etcd3 {
             | Ok(Err(e @ etcd_client::Error::InvalidUri(_))) => {
                 return Err(BackendError::Other(format!("etcd {endpoints}: {e}")))
             }
-            Ok(Err(e)) => return Err(unreachable(e.to_string())),
+            Ok(Err(e)) => return Err(unreachable(errors::one_line(&e))),
             Err(_) => {
                 return Err(unreachable(format!(
                     "no connection within {:?}",
@@ -327,7 +326,7 @@ impl Etcd3 {
                 return Err(BackendError::Other(format!("etcd {endpoints}: {e}")))
             }
             // Refused connections, TLS failures, and peers that do not speak etcd's gRPC.
-            Ok(Err(e)) => return Err(unreachable(e.to_string())),
+            Ok(Err(e)) => return Err(unreachable(errors::one_line(&e))),
             Err(_) => {
                 return Err(unreachable(format!(
                     "no answer within {:?}",
