@@ -57,8 +57,8 @@ pub use folder::{plugin_files, stable_read};
 pub use manager::{Change, PluginManager};
 pub use strategyplugins::components;
 pub use strategyplugins::{
-    summary, with_replica_status, PluginState, PluginStatus, StrategyPluginStrategy,
-    COMPONENTS_PLURAL, STATUS_GROUP, STATUS_PLURAL,
+    summary, with_conditions, with_replica_status, PluginState, PluginStatus,
+    StrategyPluginStrategy, COMPONENTS_PLURAL, STATUS_GROUP, STATUS_PLURAL,
 };
 pub use watch::{
     sync_crds_once, sync_objects_once, watch_crds, watch_folder, watch_objects, DEBOUNCE, RESYNC,

@@ -16,6 +16,10 @@
 //!   replicas:                # one entry per server, written by that server
 //!   - {server: apiserver-…, state: Active, observedGeneration: 2, sha256: 5f0c…,
 //!      resource: widgets.example.dev/v1, witVersion: 0.1.0, activations: 2, loadedAt: …}
+//!   conditions:              # every replica summarised ([`with_conditions`])
+//!   - {type: Ready, status: "True", observedGeneration: 2, reason: Active, …}
+//!   - {type: Progressing, status: "False", …}
+//!   - {type: Degraded, status: "False", …}
 //! ```
 
 use crate::strategy::with_status_of;
@@ -157,8 +161,61 @@ pub fn with_replica_status(obj: &Value, entry: &PluginStatus) -> Option<Value> {
     }
     replicas.sort_by(|a, b| a["server"].as_str().cmp(&b["server"].as_str()));
     let mut obj = obj.clone();
+    let conditions = obj.pointer("/status/conditions").cloned();
     obj["status"] = json!({"replicas": replicas});
+    if let Some(c) = conditions {
+        obj["status"]["conditions"] = c;
+    }
+    with_conditions(&mut obj);
     Some(obj)
+}
+
+/// Set `status.conditions` from the replicas' entries, in kube's `metav1.Condition` shape, so
+/// that `kubectl wait --for=condition=Ready` and kstatus-based health checks (Argo CD, Flux)
+/// read a rollout: `Ready` (every replica serves — or, `spec.active: false`, has
+/// unregistered — the current generation), `Progressing` (an entry is missing or behind it),
+/// `Degraded` (a replica refused it; the last good version keeps serving), each with the
+/// `observedGeneration` it describes and its `lastTransitionTime` kept while its status holds.
+/// Nothing when there is no entry yet.
+pub fn with_conditions(obj: &mut Value) {
+    let Some(replicas) = obj.pointer("/status/replicas").and_then(Value::as_array) else {
+        return;
+    };
+    let generation = generation(obj);
+    let total = replicas.len();
+    let current = replicas
+        .iter()
+        .filter(|r| r["observedGeneration"].as_i64() == Some(generation))
+        .count();
+    let state = summary(obj);
+    let message = format!("{current} of {total} replicas observed generation {generation}");
+    let (ready, progressing, degraded) = match state {
+        "Active" | "Inactive" => (true, false, false),
+        "Failed" => (false, false, true),
+        "Removed" => (false, false, false),
+        _ => (false, true, false),
+    };
+    let old = obj
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let now = wasm_apiserver_apimachinery::time::now();
+    let condition = |kind: &str, holds: bool| {
+        let status = if holds { "True" } else { "False" };
+        let since = old
+            .iter()
+            .find(|c| c["type"] == kind && c["status"] == status)
+            .and_then(|c| c.get("lastTransitionTime").cloned())
+            .unwrap_or_else(|| json!(now));
+        json!({"type": kind, "status": status, "observedGeneration": generation,
+               "reason": state, "message": message, "lastTransitionTime": since})
+    };
+    obj["status"]["conditions"] = json!([
+        condition("Ready", ready),
+        condition("Progressing", progressing),
+        condition("Degraded", degraded),
+    ]);
 }
 
 /// The one-word summary of the replicas' entries: `Pending` (none yet), the common state,
@@ -270,7 +327,8 @@ fn schema() -> Value {
                     "activations": {"type": "integer", "description": "Versions this server activated so far."},
                     "lastError": {"type": "string", "description": "Why the last attempt failed."},
                     "loadedAt": {"type": "string", "description": "When the serving version was activated."}
-                }}}
+                }}},
+                "conditions": {"type": "array", "description": "Ready, Progressing and Degraded, summarising every replica's entry for the current generation (metav1.Condition).", "items": {"type": "object"}}
             }}
         }
     })
@@ -408,6 +466,10 @@ impl Strategy for StrategyPluginStrategy {
         with_status_of(&mut new, old);
         let g = generation(old) + i64::from(content(&new) != content(old));
         set_generation(&mut new, g);
+        // A new generation is not Ready until the replicas report it.
+        if g != generation(old) {
+            with_conditions(&mut new);
+        }
         Ok(new)
     }
     fn validate_update(&self, new: &Value, old: &Value) -> StrategyResult<Vec<FieldError>> {
@@ -600,8 +662,29 @@ mod tests {
         new["status"] = json!({"replicas": []});
         let updated = s.prepare_for_update(&new, &stored).unwrap();
         assert_eq!(updated["metadata"]["generation"], 2);
-        assert_eq!(updated["status"], stored["status"]);
+        assert_eq!(updated["status"]["replicas"], stored["status"]["replicas"]);
         assert_eq!(summary(&updated), "Progressing");
+        // Ready at generation 1; at 2, not until the replicas report it.
+        let status = |o: &Value, i: usize| {
+            let c = &o["status"]["conditions"][i];
+            (
+                c["type"].clone(),
+                c["status"].clone(),
+                c["observedGeneration"].clone(),
+            )
+        };
+        assert_eq!(
+            status(&stored, 0),
+            (json!("Ready"), json!("True"), json!(1))
+        );
+        assert_eq!(
+            status(&updated, 0),
+            (json!("Ready"), json!("False"), json!(2))
+        );
+        assert_eq!(
+            status(&updated, 1),
+            (json!("Progressing"), json!("True"), json!(2))
+        );
         // A status update keeps everything but the status (labels too, as kube's status
         // strategy); a metadata-only update keeps the generation.
         let mut labelled = updated.clone();

@@ -66,6 +66,18 @@ async fn until_plugin(s: &TestServer, what: &str, f: impl Fn(&Value) -> bool) ->
     }
 }
 
+/// The status of the condition `kind` (`""` when absent).
+fn condition(o: &Value, kind: &str) -> String {
+    o["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["type"] == kind)
+        .and_then(|c| c["status"].as_str())
+        .unwrap_or("")
+        .to_string()
+}
+
 /// Both replicas' entries in `state` at the object's generation.
 fn converged(o: &Value, state: &str, replicas: usize) -> bool {
     let generation = o["metadata"]["generation"].as_i64().unwrap_or(-1);
@@ -137,6 +149,30 @@ async fn push_rollout_refusal_and_rollback_on_two_replicas() {
         table.contains("replica-a=Active@1 replica-b=Active@1") && table.contains("Active"),
         "{table}"
     );
+    // Conditions summarise the replicas: what `kubectl wait` and kstatus read.
+    a.ok(&[
+        "wait",
+        "--for=condition=Ready",
+        "strategyplugin/misbehaving",
+        "--timeout=10s",
+    ]);
+    let o = until_plugin(&a, "conditions", |o| condition(o, "Ready") == "True").await;
+    let ready = &o["status"]["conditions"][0];
+    assert_eq!(
+        (
+            &ready["observedGeneration"],
+            &ready["reason"],
+            &ready["message"]
+        ),
+        (
+            &json!(1),
+            &json!("Active"),
+            &json!("2 of 2 replicas observed generation 1")
+        ),
+        "{o}"
+    );
+    assert_eq!(condition(&o, "Progressing"), "False", "{o}");
+    assert_eq!(condition(&o, "Degraded"), "False", "{o}");
     assert_eq!(create(&a, "one", None).await, 201);
     let (code, _) = get(format!("{}{MISBEHAVERS}/one", b.url)).await;
     assert_eq!(code, 200, "written through A, read through B");
@@ -147,9 +183,15 @@ async fn push_rollout_refusal_and_rollback_on_two_replicas() {
         "{out}"
     );
 
-    // A new version: generation 2 everywhere, its rule in force on both.
+    // A new version: generation 2 everywhere, its rule in force on both. Not Ready until
+    // both replicas report it.
     let (ok, out) = push(&b, "misbehaving-strict");
     assert!(ok, "{out}");
+    let (_, o) = get(format!("{}{SP}/misbehaving", a.url)).await;
+    assert!(
+        converged(&o, "Active", 2) || condition(&o, "Ready") == "False",
+        "{o}"
+    );
     until_plugin(&a, "the strict version", |o| {
         o["metadata"]["generation"] == 2 && converged(o, "Active", 2)
     })
@@ -161,6 +203,8 @@ async fn push_rollout_refusal_and_rollback_on_two_replicas() {
     let (ok, out) = push(&a, "misbehaving-trap-describe");
     assert!(ok, "the upload itself is a valid component: {out}");
     let o = until_plugin(&a, "both refusing", |o| converged(o, "Failed", 2)).await;
+    assert_eq!(condition(&o, "Degraded"), "True", "{o}");
+    assert_eq!(condition(&o, "Ready"), "False", "{o}");
     for r in o["status"]["replicas"].as_array().unwrap() {
         assert!(
             r["lastError"]

@@ -223,6 +223,13 @@ fn a_wasm_policy_reads_the_cache_and_refuses_what_kube_would_need_a_webhook_for(
     s.eventually(Duration::from_secs(10), "the pushed policy active", || {
         replica(&s)["state"] == "Active"
     });
+    // The same conditions as a StrategyPlugin's, for `kubectl wait` and kstatus.
+    s.ok(&[
+        "wait",
+        "--for=condition=Ready",
+        "admissionplugin/configmap-references",
+        "--timeout=10s",
+    ]);
     let err = s.fails(&["create", "-f", &pod(&s, "pushed", "absent", false)]);
     assert!(err.contains("denied the request"), "{err}");
 }

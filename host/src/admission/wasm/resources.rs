@@ -337,6 +337,10 @@ impl Strategy for AdmissionPluginStrategy {
         let generation = accessor(old).generation().unwrap_or(1);
         let changed = new.get("spec") != old.get("spec");
         accessor_mut(&mut new).set("generation", generation + i64::from(changed));
+        // A new generation is not Ready until the replicas report it.
+        if changed {
+            crate::reload::with_conditions(&mut new);
+        }
         Ok(new)
     }
     fn validate_update(&self, new: &Value, _: &Value) -> StrategyResult<Vec<FieldError>> {
