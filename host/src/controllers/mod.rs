@@ -23,6 +23,22 @@ pub mod validating_admission_policy_status;
 use crate::registry::Served;
 use std::sync::Arc;
 
+/// Wait until `store` has a change after `resource_version` (a watch from the watch cache),
+/// at most 5 s — a controller then looks again, also to pick up a new snapshot; 1 s when the
+/// watch cannot start.
+pub(crate) async fn wait_for_change(store: &crate::registry::Store, resource_version: &str) {
+    let opts = crate::registry::ListOptions {
+        resource_version: resource_version.to_string(),
+        ..Default::default()
+    };
+    match store.watch("", &opts).await {
+        Ok(mut events) => {
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(5), events.recv()).await;
+        }
+        Err(_) => tokio::time::sleep(std::time::Duration::from_secs(1)).await,
+    }
+}
+
 /// Every controller, by its `--controllers` name.
 pub const ALL: [&str; 4] = [
     "garbagecollector",

@@ -21,6 +21,7 @@ use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
+use wasm_apiserver_apimachinery::conditions::transition_time;
 
 /// How soon a terminating namespace is looked at again.
 pub const RETRY: Duration = Duration::from_millis(250);
@@ -64,16 +65,7 @@ pub fn start(served: Arc<Served>) -> tokio::task::AbortHandle {
                 continue;
             }
             // Nothing terminating: wait for a change (or a new snapshot) before looking again.
-            let opts = ListOptions {
-                resource_version: rv.to_string(),
-                ..Default::default()
-            };
-            match namespaces.watch("", &opts).await {
-                Ok(mut events) => {
-                    let _ = tokio::time::timeout(Duration::from_secs(5), events.recv()).await;
-                }
-                Err(_) => tokio::time::sleep(Duration::from_secs(1)).await,
-            }
+            super::wait_for_change(&namespaces, &rv.to_string()).await;
         }
     })
     .abort_handle()
@@ -226,15 +218,14 @@ async fn set_conditions(
     if current.len() == wanted.len() && current.iter().zip(&wanted).all(|(a, b)| same(a, b)) {
         return Ok(());
     }
-    let now = wasm_apiserver_apimachinery::time::now();
     let conditions: Vec<Value> = wanted
         .into_iter()
         .map(|mut c| {
-            let kept = current
-                .iter()
-                .find(|o| o["type"] == c["type"] && o["status"] == c["status"])
-                .and_then(|o| o.get("lastTransitionTime").cloned());
-            c["lastTransitionTime"] = kept.unwrap_or_else(|| json!(now));
+            c["lastTransitionTime"] = transition_time(
+                &current,
+                c["type"].as_str().unwrap_or(""),
+                c["status"].as_str().unwrap_or(""),
+            );
             c
         })
         .collect();

@@ -57,16 +57,7 @@ pub fn start(served: Arc<Served>) -> tokio::task::AbortHandle {
                     }
                 }
             }
-            let opts = ListOptions {
-                resource_version: list.resource_version.to_string(),
-                ..Default::default()
-            };
-            match policies.watch("", &opts).await {
-                Ok(mut events) => {
-                    let _ = tokio::time::timeout(Duration::from_secs(5), events.recv()).await;
-                }
-                Err(_) => tokio::time::sleep(Duration::from_secs(1)).await,
-            }
+            super::wait_for_change(&policies, &list.resource_version.to_string()).await;
         }
     })
     .abort_handle()

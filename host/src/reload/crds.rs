@@ -208,11 +208,8 @@ fn condition(old: &Value, kind: &str, ok: bool, reason: &str, message: &str) -> 
     let previous = old
         .pointer("/status/conditions")
         .and_then(Value::as_array)
-        .and_then(|cs| cs.iter().find(|c| c["type"] == kind));
-    let time = match previous {
-        Some(p) if p["status"] == status => p["lastTransitionTime"].clone(),
-        _ => json!(chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string()),
-    };
+        .map_or(&[][..], Vec::as_slice);
+    let time = wasm_apiserver_apimachinery::conditions::transition_time(previous, kind, status);
     json!({"type": kind, "status": status, "lastTransitionTime": time,
         "reason": reason, "message": message})
 }

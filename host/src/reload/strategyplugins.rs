@@ -200,14 +200,9 @@ pub fn with_conditions(obj: &mut Value) {
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    let now = wasm_apiserver_apimachinery::time::now();
     let condition = |kind: &str, holds: bool| {
         let status = if holds { "True" } else { "False" };
-        let since = old
-            .iter()
-            .find(|c| c["type"] == kind && c["status"] == status)
-            .and_then(|c| c.get("lastTransitionTime").cloned())
-            .unwrap_or_else(|| json!(now));
+        let since = wasm_apiserver_apimachinery::conditions::transition_time(&old, kind, status);
         json!({"type": kind, "status": status, "observedGeneration": generation,
                "reason": state, "message": message, "lastTransitionTime": since})
     };

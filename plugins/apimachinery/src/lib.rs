@@ -16,11 +16,13 @@
 //! - [`meta`]: an object's `metadata` read and written in place (`meta.Accessor`);
 //! - [`strategic_merge_patch`]: strategic merge patch by the schema's patch markers
 //!   (`pkg/util/strategicpatch`);
-//! - [`time`]: `metav1.Time` / `MicroTime` strings (`pkg/apis/meta/v1/time.go`).
+//! - [`time`]: `metav1.Time` / `MicroTime` strings (`pkg/apis/meta/v1/time.go`);
+//! - [`conditions`]: a status condition's transition time (`pkg/api/meta/conditions.go`).
 //!
 //! The plugin SDK re-exports it (plugins build it for `wasm32-wasip2`), the storage crate uses
 //! its selectors, the host its types. It depends on nothing of either.
 
+pub mod conditions;
 pub mod duration;
 pub mod field;
 pub mod fields;

@@ -300,6 +300,12 @@ pub(crate) fn compile_bool(
         .ok()
 }
 
+/// The variables' names and types as an environment declares them
+/// ([`wasm_apiserver_cel::environment::admission`]).
+pub(super) fn declared(types: &[(String, Type)]) -> Vec<(&str, Type)> {
+    types.iter().map(|(n, t)| (n.as_str(), t.clone())).collect()
+}
+
 /// What both kinds of policy compile alike: `matchConstraints`, `matchConditions` (each a
 /// bool) and `variables` (typed in order, each usable by the later ones).
 pub(super) struct Common {
@@ -340,9 +346,7 @@ pub(super) fn compile_common(spec: &Value, root: &Path, errs: &mut Vec<FieldErro
     {
         let p = root.child("variables").index(i).child("expression");
         let source = str_at(v, "expression");
-        let declared: Vec<(&str, Type)> =
-            types.iter().map(|(n, t)| (n.as_str(), t.clone())).collect();
-        match Expression::compile_checked(source, &admission(&declared)) {
+        match Expression::compile_checked(source, &admission(&declared(&types))) {
             Ok(e) => {
                 let t = e.checked().map(|c| c.output.clone()).unwrap_or(Type::Dyn);
                 types.push((str_at(v, "name").to_string(), t));
@@ -412,7 +416,7 @@ pub fn compile_policy(obj: &Value) -> (CompiledPolicy, Vec<FieldError>) {
         variables,
         types,
     } = compile_common(spec, &root, &mut errs);
-    let declared: Vec<(&str, Type)> = types.iter().map(|(n, t)| (n.as_str(), t.clone())).collect();
+    let declared = declared(&types);
     let mut validations = Vec::new();
     for (i, v) in spec["validations"]
         .as_array()

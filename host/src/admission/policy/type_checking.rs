@@ -21,7 +21,7 @@
 //!   issues>\n` for each kind that failed, joined by `\n`; `fieldRef`
 //!   `spec.validations[i].expression` or `.messageExpression`.
 
-use super::compiled::str_at;
+use super::compiled::{declared, str_at};
 use crate::registry::ResourceMap;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
@@ -173,17 +173,14 @@ pub fn check(policy: &Value, resolver: &dyn SchemaResolver) -> Vec<Value> {
             };
             let mut types: Vec<(String, Type)> = Vec::new();
             for v in spec["variables"].as_array().into_iter().flatten() {
-                let declared: Vec<(&str, Type)> =
-                    types.iter().map(|(n, t)| (n.as_str(), t.clone())).collect();
-                let t = Expression::compile_checked(str_at(v, "expression"), &typed(&declared))
-                    .ok()
-                    .and_then(|e| e.checked().map(|c| c.output.clone()))
-                    .unwrap_or(Type::Dyn);
+                let t =
+                    Expression::compile_checked(str_at(v, "expression"), &typed(&declared(&types)))
+                        .ok()
+                        .and_then(|e| e.checked().map(|c| c.output.clone()))
+                        .unwrap_or(Type::Dyn);
                 types.push((str_at(v, "name").to_string(), t));
             }
-            let declared: Vec<(&str, Type)> =
-                types.iter().map(|(n, t)| (n.as_str(), t.clone())).collect();
-            (gvk, typed(&declared))
+            (gvk, typed(&declared(&types)))
         })
         .collect();
     let mut warnings = Vec::new();

@@ -90,7 +90,7 @@ pub fn compile_mutating_policy(obj: &Value) -> (CompiledMutatingPolicy, Vec<Fiel
         variables,
         types,
     } = compile_common(spec, &root, &mut errs);
-    let declared: Vec<(&str, Type)> = types.iter().map(|(n, t)| (n.as_str(), t.clone())).collect();
+    let declared = super::super::compiled::declared(&types);
     let mut mutations = Vec::new();
     for (i, m) in spec["mutations"]
         .as_array()
