@@ -35,6 +35,7 @@ mod plugin_cli;
 mod plugin_runtime;
 mod python_client;
 mod replicas;
+mod secrets;
 mod secure_serving;
 mod server_side_apply;
 mod storage_factory;

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 pub const STANDARD_PLUGINS: &[&str] = &[
     "pods",
     "configmaps",
+    "secrets",
     "namespaces",
     "leases",
     "events",
