@@ -299,6 +299,11 @@ pub struct ServeArgs {
     /// Mutating requests served at once; more are answered 429. 0: no limit.
     #[arg(long, default_value_t = 200)]
     pub max_mutating_requests_inflight: usize,
+    /// apiserver.config.k8s.io/v1 EncryptionConfiguration: which resources are encrypted at
+    /// rest, with which providers and keys (aesgcm, aescbc, secretbox, identity). Default:
+    /// <data-dir>/encryption-config.yaml, written on the first start (Secrets, secretbox).
+    #[arg(long)]
+    pub encryption_provider_config: Option<PathBuf>,
     /// audit.k8s.io/v1 Policy (YAML or JSON); with --audit-log-path, requests are audited.
     #[arg(long)]
     pub audit_policy_file: Option<PathBuf>,

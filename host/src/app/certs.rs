@@ -64,7 +64,7 @@ fn read(path: &Path) -> anyhow::Result<String> {
     std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }
 
-fn write_private(path: &Path, data: &str) -> anyhow::Result<()> {
+pub(crate) fn write_private(path: &Path, data: &str) -> anyhow::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
     let mut f = std::fs::OpenOptions::new()

@@ -5,6 +5,7 @@
 //! `storage.rs`.
 
 pub mod certs;
+pub mod encryption_config;
 pub mod plugin_new;
 pub mod plugin_push;
 pub mod plugin_tools;
@@ -186,7 +187,7 @@ pub async fn serve_with_admission(
         wasm_policies: wasm_policies.clone(),
     });
     tracing::debug!(members = ?admission.names(), "admission chain");
-    let (backend, factory) = storage::storage_factory(&args).await?;
+    let (backend, factory, encryption) = storage::storage_factory(&args).await?;
     let mut runtime_config = args.limits.runtime_config();
     // Compiled artifacts are kept under the data dir unless told otherwise, and (for the
     // server) compiled in a child process, so the server's memory after start is that of the
@@ -356,6 +357,23 @@ pub async fn serve_with_admission(
     );
     if let Some(path) = &security.admin_kubeconfig {
         println!("admin kubeconfig: {}", path.display());
+    }
+    for (resources, writer, fingerprint) in &encryption.writers {
+        // The key's fingerprint, never the key.
+        println!(
+            "encryption at rest: {resources} with {writer}{} ({}{})",
+            if fingerprint.is_empty() {
+                String::new()
+            } else {
+                format!(", key sha256:{}", &fingerprint[..16])
+            },
+            encryption.path.display(),
+            if encryption.generated {
+                ", generated now"
+            } else {
+                ""
+            }
+        );
     }
     println!("wasm-apiserver listening on https://{address}");
     let dropped = match (listeners.insecure, insecure_address) {

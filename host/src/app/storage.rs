@@ -1,16 +1,22 @@
 //! The StorageFactory from the server's flags (kube-apiserver's
 //! `pkg/kubeapiserver/options` etcd options and `default_storage_factory_builder.go`): the
 //! embedded store under `--data-dir` or etcd at `--etcd-servers`, per-resource
-//! `--etcd-servers-overrides`, the watch cache switch.
+//! `--etcd-servers-overrides`, the watch cache switch, encryption at rest
+//! (`encryption_config.rs`).
 
+use super::encryption_config;
 use crate::cli::ServeArgs;
 use std::time::Duration;
 use wasm_apiserver_storage::etcd3::Etcd3Config;
 use wasm_apiserver_storage::factory::{AnyBackend, BackendConfig, StorageFactory};
 
-/// Open the default backend and every override; returns the default backend (for `/readyz`)
-/// and the factory. Errors: a backend cannot be opened, an override does not parse.
-pub async fn storage_factory(args: &ServeArgs) -> anyhow::Result<(AnyBackend, StorageFactory)> {
+/// Open the default backend and every override; returns the default backend (for `/readyz`),
+/// the factory (encrypting as `--encryption-provider-config` or the generated default says)
+/// and what it encrypts with. Errors: a backend cannot be opened, an override does not parse,
+/// the encryption configuration does not load.
+pub async fn storage_factory(
+    args: &ServeArgs,
+) -> anyhow::Result<(AnyBackend, StorageFactory, encryption_config::Summary)> {
     let backend_config = if args.etcd_servers.is_empty() {
         BackendConfig::Embedded(args.data_dir.join("store"), compaction_interval(args))
     } else {
@@ -28,7 +34,12 @@ pub async fn storage_factory(args: &ServeArgs) -> anyhow::Result<(AnyBackend, St
         factory.set_override(gr, b);
     }
     factory.set_watch_cache(args.watch_cache);
-    Ok((backend, factory))
+    let (transformers, encryption) = encryption_config::load_or_generate(
+        args.encryption_provider_config.as_deref(),
+        &args.data_dir,
+    )?;
+    factory.set_transformers(transformers);
+    Ok((backend, factory, encryption))
 }
 
 /// `--etcd-compaction-interval-seconds`; `None` when 0 (compaction off).

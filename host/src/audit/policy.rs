@@ -147,16 +147,54 @@ impl Policy {
     }
 
     /// The level of a request and the stages to omit for it.
+    ///
+    /// Credentials stay out of the log unless asked for by name: a request for one of
+    /// [`CREDENTIAL_RESOURCES`] whose rule gives `Request` or `RequestResponse` without naming
+    /// that resource itself (a rule for `*`, `*/token`, a whole group or every request) is
+    /// recorded at `Metadata`. kube-apiserver records what the rule says; its documented
+    /// policies (`cluster/gce/gci/configure-helper.sh`, the audit docs' example) add a
+    /// `Metadata` rule for `secrets` and `tokenreviews` by hand, which this makes the default.
     pub fn evaluate(&self, attrs: &Attributes) -> (Level, Vec<Stage>) {
         for (level, rule_stages, rule) in &self.rules {
             if rule_matches(rule, attrs) {
                 let mut omit = self.omit_stages.clone();
                 omit.extend(rule_stages.iter().copied());
-                return (*level, omit);
+                let mut level = *level;
+                if level > Level::Metadata && is_credential(attrs) && !names_resource(rule, attrs) {
+                    level = Level::Metadata;
+                }
+                return (level, omit);
             }
         }
         (Level::None, self.omit_stages.clone())
     }
+}
+
+/// `(group, resource, subresource)` whose bodies carry credentials: Secrets, the TokenRequest
+/// subresource (its answer is a token) and TokenReviews (the request is a token).
+pub const CREDENTIAL_RESOURCES: [(&str, &str, &str); 3] = [
+    ("", "secrets", ""),
+    ("", "serviceaccounts", "token"),
+    ("authentication.k8s.io", "tokenreviews", ""),
+];
+
+fn is_credential(a: &Attributes) -> bool {
+    a.resource_request
+        && CREDENTIAL_RESOURCES
+            .iter()
+            .any(|(g, r, sub)| *g == a.api_group && *r == a.resource && *sub == a.subresource)
+}
+
+/// Whether `rule` lists the request's resource (and subresource) by name in its group.
+fn names_resource(rule: &PolicyRule, a: &Attributes) -> bool {
+    let combined = if a.subresource.is_empty() {
+        a.resource.clone()
+    } else {
+        format!("{}/{}", a.resource, a.subresource)
+    };
+    rule.resources
+        .iter()
+        .any(|gr| gr.group == a.api_group && gr.resources.contains(&combined))
 }
 
 fn rule_matches(r: &PolicyRule, a: &Attributes) -> bool {
@@ -263,6 +301,33 @@ rules:
         let (level, omit) = p.evaluate(&attrs("list", "pods", "", "jane"));
         assert_eq!(level, Level::Metadata);
         assert_eq!(omit, [Stage::RequestReceived, Stage::ResponseStarted]);
+    }
+
+    #[test]
+    fn credentials_need_a_rule_naming_them_for_their_bodies() {
+        let p = Policy::parse(
+            "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: RequestResponse\n  resources:\n  - group: \"\"\n    resources: [\"secrets\"]\n  namespaces: [\"audited\"]\n- level: RequestResponse\n",
+        )
+        .unwrap();
+        let mut a = attrs("get", "secrets", "", "jane");
+        // Caught by the catch-all rule: Metadata only.
+        assert_eq!(p.evaluate(&a).0, Level::Metadata);
+        // Named by the first rule: what it says.
+        a.namespace = "audited".into();
+        assert_eq!(p.evaluate(&a).0, Level::RequestResponse);
+        // The TokenRequest subresource and TokenReviews likewise; other resources unchanged.
+        let mut token = attrs("create", "serviceaccounts", "", "jane");
+        token.subresource = "token".into();
+        assert_eq!(p.evaluate(&token).0, Level::Metadata);
+        token.subresource = String::new();
+        assert_eq!(p.evaluate(&token).0, Level::RequestResponse);
+        let mut review = attrs("create", "tokenreviews", "", "jane");
+        review.api_group = "authentication.k8s.io".into();
+        assert_eq!(p.evaluate(&review).0, Level::Metadata);
+        assert_eq!(
+            p.evaluate(&attrs("get", "configmaps", "", "jane")).0,
+            Level::RequestResponse
+        );
     }
 
     #[test]

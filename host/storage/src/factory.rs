@@ -1,6 +1,7 @@
 //! `StorageFactory` (`k8s.io/apiserver/pkg/server/storage/storage_factory.go`): for each
 //! GroupResource, the key prefix (`/<resource>` for the core group, `/<group>/<resource>`
-//! otherwise, under `--etcd-prefix`), the codec (JSON), the value transformer (identity), the
+//! otherwise, under `--etcd-prefix`), the codec (JSON), the value transformer of each resource (identity, or encryption at rest:
+//! [`StorageFactory::set_transformers`]), the
 //! backend (the default one, or an etcd-servers override per resource,
 //! `--etcd-servers-overrides`), returned as a ready [`Storage`].
 
@@ -9,7 +10,8 @@ use crate::cacher::{Cacher, CacherConfig, CacherStats};
 use crate::embedded::{Embedded, EmbeddedOptions};
 use crate::errors::BackendError;
 use crate::etcd3::{Etcd3, Etcd3Config};
-use crate::store::{IdentityTransformer, KvStore, StoreConfig, ValueTransformer};
+use crate::store::{KvStore, StoreConfig};
+use crate::value::ResourceTransformers;
 use crate::Storage;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -90,7 +92,7 @@ pub struct StorageFactory {
     prefix: String,
     default_backend: AnyBackend,
     overrides: BTreeMap<GroupResource, AnyBackend>,
-    transformer: Arc<dyn ValueTransformer>,
+    transformers: ResourceTransformers,
     watch_cache: bool,
     watch_cache_overrides: BTreeMap<GroupResource, bool>,
     cachers: Mutex<Vec<(GroupResource, Weak<Cacher>)>>,
@@ -103,7 +105,7 @@ impl StorageFactory {
             prefix: prefix.to_string(),
             default_backend,
             overrides: BTreeMap::new(),
-            transformer: Arc::new(IdentityTransformer),
+            transformers: ResourceTransformers::default(),
             watch_cache: false,
             // kube-apiserver does not cache events by default (`--watch-cache-sizes`).
             watch_cache_overrides: [((String::new(), "events".to_string()), false)]
@@ -145,6 +147,17 @@ impl StorageFactory {
             .iter()
             .filter_map(|(gr, c)| c.upgrade().map(|c| (gr.clone(), c.stats())))
             .collect()
+    }
+
+    /// Encrypt at rest (`--encryption-provider-config`): the transformer of every resource
+    /// whose storage is built from now on. Unset, everything is stored as encoded.
+    pub fn set_transformers(&mut self, transformers: ResourceTransformers) {
+        self.transformers = transformers;
+    }
+
+    /// The transformers of [`StorageFactory::set_transformers`].
+    pub fn transformers(&self) -> &ResourceTransformers {
+        &self.transformers
     }
 
     /// Store one GroupResource in another backend (`--etcd-servers-overrides`).
@@ -200,7 +213,7 @@ impl StorageFactory {
             api_version,
             kind,
         );
-        config.transformer = self.transformer.clone();
+        config.transformer = self.transformers.for_resource(group, plural);
         let store = backend.store(config);
         if !self.watch_cache_enabled(group, plural) {
             return store;

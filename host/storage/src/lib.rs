@@ -20,6 +20,7 @@ pub mod factory;
 pub mod interfaces;
 pub mod selection;
 pub mod stored;
+pub mod value;
 
 pub use errors::{BackendError, StorageError};
 pub use interfaces::{

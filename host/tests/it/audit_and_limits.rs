@@ -24,6 +24,13 @@ rules:
   resources:
   - group: ""
     resources: ["configmaps"]
+- level: Request
+  resources:
+  - group: ""
+    resources: ["secrets"]
+  namespaces: ["named"]
+- level: RequestResponse
+  namespaces: ["vault"]
 - level: Metadata
   omitStages: [ResponseStarted]
 "#;
@@ -46,7 +53,7 @@ fn audit(backend: Backend) {
     let log = dir.path().join("audit/audit.log");
     let s = TestServer::start_with(
         backend,
-        &["pods", "configmaps", "namespaces"],
+        &["pods", "configmaps", "namespaces", "secrets"],
         &[
             "--authorization-mode=RBAC",
             "--audit-policy-file",
@@ -65,6 +72,20 @@ fn audit(backend: Backend) {
         "settings",
         "--from-literal=mode=fast",
     ]);
+    // Secrets: a rule for a whole namespace records them at Metadata; one naming `secrets`
+    // gets what it asks for.
+    for ns in ["vault", "named"] {
+        s.ok(&["create", "namespace", ns]);
+        s.ok(&[
+            "create",
+            "secret",
+            "generic",
+            "db",
+            "--from-literal=password=s3cr3t-value",
+            "-n",
+            ns,
+        ]);
+    }
     s.ok(&["run", "web", "--image=nginx"]);
     let mut all = Vec::new();
     s.eventually(Duration::from_secs(10), "audit events written", || {
@@ -102,6 +123,31 @@ fn audit(backend: Backend) {
     assert!(cm["auditID"].as_str().is_some_and(|id| id.len() == 36));
     assert!(cm["sourceIPs"][0] == "127.0.0.1");
     assert!(cm["userAgent"].as_str().unwrap().starts_with("kubectl/"));
+
+    let secret_in = |ns: &str| {
+        all.iter()
+            .find(|e| {
+                e["objectRef"]["resource"] == "secrets"
+                    && e["objectRef"]["namespace"] == ns
+                    && e["verb"] == "create"
+            })
+            .expect("the secret create")
+    };
+    let vault = secret_in("vault");
+    assert_eq!(vault["level"], "Metadata", "{vault}");
+    assert!(vault.get("requestObject").is_none() && vault.get("responseObject").is_none());
+    let named = secret_in("named");
+    assert_eq!(named["level"], "Request", "{named}");
+    assert!(
+        named["requestObject"]["data"]["password"].is_string(),
+        "{named}"
+    );
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        text.matches("czNjcjN0LXZhbHVl").count(),
+        1,
+        "the secret's value is in the log once, from the rule that names secrets"
+    );
 
     let pod = all
         .iter()

@@ -18,6 +18,7 @@ mod conversion;
 mod conversion_webhook;
 mod custom_resources;
 mod ecosystem_crds;
+mod encryption_at_rest;
 mod fuzz_requests;
 mod garbage_collection;
 mod hardening;

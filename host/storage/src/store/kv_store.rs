@@ -136,7 +136,19 @@ impl<B: Backend> KvStore<B> {
         self.config
             .transformer
             .from_storage_cow(value, key)
-            .map_err(|e| StorageError::Internal(format!("unable to transform key {key:?}: {e}")))
+            // etcd3 store.go `Get`: `NewInternalError(err)`, the transformer's text alone (a
+            // list names the key: `KvStore::list_item`).
+            .map_err(|e| StorageError::Internal(e.to_string()))
+    }
+
+    /// A transformer error of a list, naming the object's key.
+    pub(super) fn naming_key(key: &str, e: StorageError) -> StorageError {
+        match e {
+            StorageError::Internal(m) => {
+                StorageError::Internal(format!("unable to transform key {key:?}: {m}"))
+            }
+            e => e,
+        }
     }
 
     /// The encoded object stored in `value` at `key`, owned (`value` itself when the
@@ -198,15 +210,17 @@ impl<B: Backend> KvStore<B> {
         self.state_from(resp.kvs.into_iter().next())
     }
 
-    pub(super) fn state_from_hint(&self, key: &str, hint: Value) -> Result<State> {
+    pub(super) fn state_from_hint(&self, hint: Value) -> Result<State> {
         let rev = hint
             .pointer("/metadata/resourceVersion")
             .and_then(Value::as_str)
             .map(parse_resource_version)
             .transpose()?
             .unwrap_or(0) as i64;
-        let data = self.encode(&hint, key)?;
-        let data = self.config.transformer.from_storage(&data, key)?.0;
+        // The bytes the object encodes to, as a read would hand them out: no transformer
+        // round trip (with encryption at rest, that would seal and open every hint).
+        let data = serde_json::to_vec(&ForStorage(&hint))
+            .map_err(|e| StorageError::Internal(e.to_string()))?;
         Ok(State {
             obj: Some(hint),
             rev,
@@ -219,8 +233,23 @@ impl<B: Backend> KvStore<B> {
     /// transformer (moved out of `kv` when the transformer is the identity). Errors: the
     /// transformer's.
     pub(super) fn stored(&self, kv: KeyValue, rev: i64) -> Result<SharedObject> {
+        self.stored_named(kv, rev, false)
+    }
+
+    /// [`KvStore::stored`]; with `name_key`, a transformer error names the key (a list's
+    /// `unable to transform key "…": …`, etcd3 store.go `GetList`).
+    pub(super) fn stored_named(
+        &self,
+        kv: KeyValue,
+        rev: i64,
+        name_key: bool,
+    ) -> Result<SharedObject> {
         let KeyValue { key, value, .. } = kv;
-        let (data, _) = self.untransform_owned(value, &key)?;
+        let (data, _) = match self.untransform_owned(value, &key) {
+            Ok(d) => d,
+            Err(e) if name_key => return Err(Self::naming_key(&key, e)),
+            Err(e) => return Err(e),
+        };
         Ok(SharedObject::Stored(Arc::new(StoredObject {
             key,
             data,
@@ -236,7 +265,7 @@ impl<B: Backend> KvStore<B> {
         hint: Option<Value>,
     ) -> Result<(State, bool)> {
         match hint {
-            Some(hint) => Ok((self.state_from_hint(key, hint)?, false)),
+            Some(hint) => Ok((self.state_from_hint(hint)?, false)),
             None => Ok((self.current_state(key).await?, true)),
         }
     }

@@ -24,12 +24,16 @@ impl<B: Backend> KvStore<B> {
         kv: KeyValue,
         pred: &SelectionPredicate,
     ) -> Result<Option<SharedObject>> {
+        // etcd3 store.go `GetList`: an object the transformer cannot read fails the whole
+        // list, naming its key.
         if !pred.is_empty() {
-            let obj = self.decode(&kv, kv.mod_revision)?;
+            let obj = self
+                .decode(&kv, kv.mod_revision)
+                .map_err(|e| Self::naming_key(&kv.key, e))?;
             return Ok(matches(pred, &obj)?.then(|| SharedObject::Decoded(Arc::new(obj))));
         }
         let rev = kv.mod_revision;
-        self.stored(kv, rev).map(Some)
+        self.stored_named(kv, rev, true).map(Some)
     }
 
     /// `GetList` (etcd3 store.go): the items of an unfiltered list undecoded (see

@@ -110,11 +110,14 @@ impl TestServer {
         });
         let stdout = child.stdout.take().unwrap();
         let (tx, rx) = std::sync::mpsc::channel();
+        let l = log.clone();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
                 if let Some(url) = line.strip_prefix("wasm-apiserver listening on ") {
                     let _ = tx.send(url.to_string());
                 }
+                // What the server prints for its user (kubeconfig, encryption) is in the log too.
+                l.lock().unwrap().push(line);
             }
         });
         // The secure port is announced first, then the plain one.

@@ -1,0 +1,224 @@
+//! Encryption at rest (`--encryption-provider-config`, `host/src/app/encryption_config.rs`):
+//! a fresh data dir generates a key and seals Secrets with it; etcd holds ciphertext only and
+//! never the key; a replica given the same file reads what another wrote; a replica whose
+//! configuration lacks the key answers kube's 500 for those objects and serves the rest.
+
+use crate::common;
+
+use base64::Engine;
+use common::server::{Backend, TestServer};
+use wasm_apiserver_storage::testing::etcd::EtcdServer;
+
+const PLUGINS: &[&str] = &["secrets", "configmaps", "namespaces"];
+
+fn replica(etcd: &str, id: &str, extra: &[&str]) -> TestServer {
+    let mut args = vec!["--etcd-servers", etcd, "--server-id", id];
+    args.extend_from_slice(extra);
+    TestServer::start_with(Backend::Embedded, PLUGINS, &args)
+}
+
+/// Every key and value under the root of `etcd`.
+fn etcd_dump(endpoint: &str) -> Vec<(String, Vec<u8>)> {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let mut c = etcd_client::Client::connect([endpoint], None)
+            .await
+            .unwrap();
+        let resp = c
+            .get("", Some(etcd_client::GetOptions::new().with_from_key()))
+            .await
+            .unwrap();
+        resp.kvs()
+            .iter()
+            .map(|kv| (kv.key_str().unwrap().to_string(), kv.value().to_vec()))
+            .collect()
+    })
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+#[test]
+fn secrets_are_ciphertext_in_etcd_and_only_replicas_with_the_key_read_them() {
+    let etcd = EtcdServer::start();
+    let a = replica(&etcd.endpoint, "replica-a", &[]);
+    let key_file = a.dir.path().join("data/encryption-config.yaml");
+    assert!(
+        key_file.exists(),
+        "the first start writes the configuration"
+    );
+    a.ok(&["create", "namespace", "demo"]);
+    a.ok(&[
+        "create",
+        "secret",
+        "generic",
+        "db",
+        "--from-literal=password=s3cr3t-value",
+        "-n",
+        "demo",
+    ]);
+    a.ok(&[
+        "create",
+        "configmap",
+        "plain",
+        "--from-literal=k=visible-value",
+        "-n",
+        "demo",
+    ]);
+
+    // etcd read directly: the Secret is sealed under kube's prefix, the ConfigMap is not.
+    let dump = etcd_dump(&etcd.endpoint);
+    let value = |k: &str| {
+        dump.iter()
+            .find(|(key, _)| key == k)
+            .unwrap_or_else(|| panic!("{k} not in etcd"))
+            .1
+            .clone()
+    };
+    let secret = value("/registry/secrets/demo/db");
+    assert!(
+        secret.starts_with(b"k8s:enc:secretbox:v1:key-"),
+        "{}",
+        String::from_utf8_lossy(&secret[..30.min(secret.len())])
+    );
+    let b64 = base64::engine::general_purpose::STANDARD;
+    for plain in [
+        &b"s3cr3t-value"[..],
+        b64.encode("s3cr3t-value").as_bytes(),
+        b"password",
+    ] {
+        assert!(!contains(&secret, plain), "plaintext in etcd");
+    }
+    assert!(contains(
+        &value("/registry/configmaps/demo/plain"),
+        b"visible-value"
+    ));
+
+    // The key is in the file and nowhere in etcd (neither its base64 nor its bytes).
+    let config = std::fs::read_to_string(&key_file).unwrap();
+    let secret_b64 = config
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("secret: "))
+        .expect("a key in the file")
+        .to_string();
+    let key = b64.decode(&secret_b64).unwrap();
+    assert_eq!(key.len(), 32);
+    for (k, v) in &dump {
+        assert!(
+            !contains(v, secret_b64.as_bytes()) && !contains(v, &key),
+            "the key is stored at {k}"
+        );
+    }
+    // Printed at start: the file and the fingerprint, never the key.
+    let log = a.log();
+    assert!(
+        log.contains("encryption at rest: secrets with secretbox/key-")
+            && log.contains("generated now"),
+        "{log}"
+    );
+    assert!(!log.contains(&secret_b64), "the key was printed");
+
+    // A replica given the same file reads what the first wrote, and the first reads its writes.
+    let b = replica(
+        &etcd.endpoint,
+        "replica-b",
+        &["--encryption-provider-config", key_file.to_str().unwrap()],
+    );
+    let password = b.ok(&[
+        "get",
+        "secret",
+        "db",
+        "-n",
+        "demo",
+        "-o",
+        "jsonpath={.data.password}",
+    ]);
+    assert_eq!(password, b64.encode("s3cr3t-value"));
+    b.ok(&[
+        "create",
+        "secret",
+        "generic",
+        "from-b",
+        "--from-literal=a=b",
+        "-n",
+        "demo",
+    ]);
+    a.ok(&["get", "secret", "from-b", "-n", "demo"]);
+
+    // A replica with a key of its own (its data dir generated another): kube's 500 for the
+    // objects it cannot read, the list fails naming the key, everything else is served.
+    let c = replica(&etcd.endpoint, "replica-c", &[]);
+    let err = c.fails(&["get", "secret", "db", "-n", "demo"]);
+    assert!(
+        err.contains("Internal error occurred: no matching key was found for the provided Secretbox transformer"),
+        "{err}"
+    );
+    let err = c.fails(&["get", "secrets", "-n", "demo"]);
+    assert!(
+        err.contains("unable to transform key \\\"/registry/secrets/demo/db\\\"")
+            || err.contains("unable to transform key \"/registry/secrets/demo/db\""),
+        "{err}"
+    );
+    let cm = c.ok(&[
+        "get",
+        "configmap",
+        "plain",
+        "-n",
+        "demo",
+        "-o",
+        "jsonpath={.data.k}",
+    ]);
+    assert_eq!(cm, "visible-value");
+    c.ok(&[
+        "create",
+        "secret",
+        "generic",
+        "mine",
+        "--from-literal=a=b",
+        "-n",
+        "demo",
+    ]);
+    c.ok(&["get", "secret", "mine", "-n", "demo"]);
+    // ...which the first replica, without c's key, cannot read.
+    let err = a.fails(&["get", "secret", "mine", "-n", "demo"]);
+    assert!(err.contains("no matching key was found"), "{err}");
+}
+
+/// On the embedded store: the store's files hold no plaintext of a Secret.
+#[test]
+fn the_embedded_store_holds_no_plaintext_secret() {
+    let s = TestServer::start_with(Backend::Embedded, PLUGINS, &[]);
+    s.ok(&["create", "namespace", "demo"]);
+    s.ok(&[
+        "create",
+        "secret",
+        "generic",
+        "db",
+        "--from-literal=password=s3cr3t-value",
+        "-n",
+        "demo",
+    ]);
+    s.ok(&[
+        "create",
+        "configmap",
+        "plain",
+        "--from-literal=k=visible-value",
+        "-n",
+        "demo",
+    ]);
+    let b64 = base64::engine::general_purpose::STANDARD.encode("s3cr3t-value");
+    let mut all = Vec::new();
+    for entry in std::fs::read_dir(s.dir.path().join("data/store")).unwrap() {
+        let p = entry.unwrap().path();
+        if p.is_file() {
+            all.extend(std::fs::read(&p).unwrap());
+        }
+    }
+    assert!(
+        contains(&all, b"visible-value"),
+        "the check reads the store"
+    );
+    assert!(!contains(&all, b"s3cr3t-value") && !contains(&all, b64.as_bytes()));
+    assert!(contains(&all, b"k8s:enc:secretbox:v1:key-"));
+}
