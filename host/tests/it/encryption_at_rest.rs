@@ -147,8 +147,9 @@ fn secrets_are_ciphertext_in_etcd_and_only_replicas_with_the_key_read_them() {
     a.ok(&["get", "secret", "from-b", "-n", "demo"]);
 
     // A replica with a key of its own (its data dir generated another): kube's 500 for the
-    // objects it cannot read, the list fails naming the key, everything else is served.
-    let c = replica(&etcd.endpoint, "replica-c", &[]);
+    // objects it cannot read, the list fails naming the key, everything else is served. Its
+    // watch cache cannot list secrets, so it stays unready and reads go to etcd.
+    let c = replica(&etcd.endpoint, "replica-c", &["--watch-cache=true"]);
     let err = c.fails(&["get", "secret", "db", "-n", "demo"]);
     assert!(
         err.contains("Internal error occurred: no matching key was found for the provided Secretbox transformer"),
@@ -180,6 +181,10 @@ fn secrets_are_ciphertext_in_etcd_and_only_replicas_with_the_key_read_them() {
         "demo",
     ]);
     c.ok(&["get", "secret", "mine", "-n", "demo"]);
+    assert!(
+        c.log().contains("watch cache: list failed"),
+        "the cache of secrets could not list"
+    );
     // ...which the first replica, without c's key, cannot read.
     let err = a.fails(&["get", "secret", "mine", "-n", "demo"]);
     assert!(err.contains("no matching key was found"), "{err}");
