@@ -304,6 +304,11 @@ pub struct ServeArgs {
     /// <data-dir>/encryption-config.yaml, written on the first start (Secrets, secretbox).
     #[arg(long)]
     pub encryption_provider_config: Option<PathBuf>,
+    /// Re-read the encryption provider config when it changes (checked every second) and use
+    /// it without a restart; a file that does not validate is logged and the last good
+    /// configuration kept.
+    #[arg(long, default_value_t = false)]
+    pub encryption_provider_config_automatic_reload: bool,
     /// audit.k8s.io/v1 Policy (YAML or JSON); with --audit-log-path, requests are audited.
     #[arg(long)]
     pub audit_policy_file: Option<PathBuf>,

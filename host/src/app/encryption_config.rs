@@ -16,8 +16,11 @@
 //! replicas over one etcd must each be given the same file. Printed at start: the file and the
 //! SHA-256 fingerprint of each write key, never a key.
 //!
-//! Not yet: the `kms` provider (refused with a message naming the provider) and
-//! `--encryption-provider-config-automatic-reload`.
+//! With `--encryption-provider-config-automatic-reload` the file is read again every second;
+//! a changed file that validates replaces the transformers of every resource at once (kube's
+//! `encryptionconfig/controller`), one that does not is logged and the last good one kept.
+//!
+//! Not yet: the `kms` provider (refused with a message naming the provider).
 
 use base64::Engine;
 use serde::Deserialize;
@@ -28,7 +31,8 @@ use std::sync::Arc;
 use wasm_apiserver_storage::store::ValueTransformer;
 use wasm_apiserver_storage::value::{
     AesCbcTransformer, AesGcmTransformer, EncryptCheckTransformer, PrefixTransformer,
-    PrefixTransformers, ResourceTransformers, SecretboxTransformer, AES_KEY_LENGTHS,
+    PrefixTransformers, ReloadableTransformers, ResourceTransformers, SecretboxTransformer,
+    AES_KEY_LENGTHS,
 };
 
 /// The file name of the generated configuration under `--data-dir`.
@@ -125,6 +129,42 @@ pub fn load_or_generate(
             writers,
         },
     ))
+}
+
+/// Re-read `path` every second; when its bytes change, parse it and use it (logging the new
+/// writers), or log why not and keep the current transformers. Runs until the runtime stops.
+pub fn spawn_automatic_reload(transformers: ReloadableTransformers, path: PathBuf) {
+    tokio::spawn(async move {
+        let mut last = std::fs::read(&path).ok();
+        let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
+        loop {
+            tick.tick().await;
+            let Ok(now) = std::fs::read(&path) else {
+                continue;
+            };
+            if last.as_deref() == Some(now.as_slice()) {
+                continue;
+            }
+            last = Some(now.clone());
+            match std::str::from_utf8(&now)
+                .map_err(|e| e.to_string())
+                .and_then(parse)
+            {
+                Ok((t, writers)) => {
+                    transformers.replace(t);
+                    for (resources, writer, fp) in writers {
+                        let fp = fp.get(..16).unwrap_or_default();
+                        tracing::info!(path = %path.display(), resources, writer, key_sha256 = fp, "encryption provider config reloaded");
+                    }
+                }
+                Err(e) => tracing::warn!(
+                    path = %path.display(),
+                    error = %e,
+                    "encryption provider config not reloaded: it does not validate; the last good one stays in use"
+                ),
+            }
+        }
+    });
 }
 
 /// The default configuration: Secrets with `secretbox` under a new key, then `identity`.

@@ -188,6 +188,12 @@ pub async fn serve_with_admission(
     });
     tracing::debug!(members = ?admission.names(), "admission chain");
     let (backend, factory, encryption) = storage::storage_factory(&args).await?;
+    if args.encryption_provider_config_automatic_reload {
+        encryption_config::spawn_automatic_reload(
+            factory.transformers().clone(),
+            encryption.path.clone(),
+        );
+    }
     let mut runtime_config = args.limits.runtime_config();
     // Compiled artifacts are kept under the data dir unless told otherwise, and (for the
     // server) compiled in a child process, so the server's memory after start is that of the

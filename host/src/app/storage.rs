@@ -9,6 +9,7 @@ use crate::cli::ServeArgs;
 use std::time::Duration;
 use wasm_apiserver_storage::etcd3::Etcd3Config;
 use wasm_apiserver_storage::factory::{AnyBackend, BackendConfig, StorageFactory};
+use wasm_apiserver_storage::value::ReloadableTransformers;
 
 /// Open the default backend and every override; returns the default backend (for `/readyz`),
 /// the factory (encrypting as `--encryption-provider-config` or the generated default says)
@@ -38,7 +39,11 @@ pub async fn storage_factory(
         args.encryption_provider_config.as_deref(),
         &args.data_dir,
     )?;
-    factory.set_transformers(transformers);
+    factory.set_transformers(if args.encryption_provider_config_automatic_reload {
+        ReloadableTransformers::reloadable(transformers)
+    } else {
+        ReloadableTransformers::fixed(transformers)
+    });
     Ok((backend, factory, encryption))
 }
 

@@ -11,7 +11,7 @@ use crate::embedded::{Embedded, EmbeddedOptions};
 use crate::errors::BackendError;
 use crate::etcd3::{Etcd3, Etcd3Config};
 use crate::store::{KvStore, StoreConfig};
-use crate::value::ResourceTransformers;
+use crate::value::ReloadableTransformers;
 use crate::Storage;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -92,7 +92,7 @@ pub struct StorageFactory {
     prefix: String,
     default_backend: AnyBackend,
     overrides: BTreeMap<GroupResource, AnyBackend>,
-    transformers: ResourceTransformers,
+    transformers: ReloadableTransformers,
     watch_cache: bool,
     watch_cache_overrides: BTreeMap<GroupResource, bool>,
     cachers: Mutex<Vec<(GroupResource, Weak<Cacher>)>>,
@@ -105,7 +105,7 @@ impl StorageFactory {
             prefix: prefix.to_string(),
             default_backend,
             overrides: BTreeMap::new(),
-            transformers: ResourceTransformers::default(),
+            transformers: ReloadableTransformers::default(),
             watch_cache: false,
             // kube-apiserver does not cache events by default (`--watch-cache-sizes`).
             watch_cache_overrides: [((String::new(), "events".to_string()), false)]
@@ -151,12 +151,14 @@ impl StorageFactory {
 
     /// Encrypt at rest (`--encryption-provider-config`): the transformer of every resource
     /// whose storage is built from now on. Unset, everything is stored as encoded.
-    pub fn set_transformers(&mut self, transformers: ResourceTransformers) {
+    /// A reloadable set keeps serving storages built before its
+    /// [`ReloadableTransformers::replace`].
+    pub fn set_transformers(&mut self, transformers: ReloadableTransformers) {
         self.transformers = transformers;
     }
 
     /// The transformers of [`StorageFactory::set_transformers`].
-    pub fn transformers(&self) -> &ResourceTransformers {
+    pub fn transformers(&self) -> &ReloadableTransformers {
         &self.transformers
     }
 

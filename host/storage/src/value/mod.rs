@@ -8,17 +8,21 @@
 //! - `identity.rs`: [`EncryptCheckTransformer`] (`value/encrypt/identity/identity.go`);
 //! - `resource_transformers.rs`: [`ResourceTransformers`], the transformer of each
 //!   GroupResource with `*.group` and `*.*` wildcards
-//!   (`server/options/encryptionconfig/config.go`, `transformerFromOverrides`).
+//!   (`server/options/encryptionconfig/config.go`, `transformerFromOverrides`);
+//! - `reloadable.rs`: [`ReloadableTransformers`], what a reloaded configuration replaces
+//!   under storages already built.
 
 mod aes;
 mod identity;
 mod prefix_transformers;
+mod reloadable;
 mod resource_transformers;
 mod secretbox;
 
 pub use aes::{AesCbcTransformer, AesGcmTransformer, AES_KEY_LENGTHS};
 pub use identity::EncryptCheckTransformer;
 pub use prefix_transformers::{PrefixTransformer, PrefixTransformers};
+pub use reloadable::ReloadableTransformers;
 pub use resource_transformers::ResourceTransformers;
 pub use secretbox::SecretboxTransformer;
 

@@ -1,0 +1,196 @@
+//! What encryption at rest costs (issue 34), on the real server binary (embedded store, plain
+//! HTTP on loopback, `--authorization-mode=AlwaysAllow`):
+//!
+//! 1. The transformers alone (`wasm_apiserver_storage::value`): µs to seal and to open one
+//!    Secret as stored (~1.3 KB of JSON), for identity, aesgcm, aescbc and secretbox, median
+//!    of 9 batches of 2,000.
+//! 2. Secrets through the server: server CPU (utime + stime) per create of 1,000 Secrets
+//!    (1 KiB of data each, 16 in flight), per GET of each, and per LIST of the 1,000 (40
+//!    after one to warm up), for a
+//!    server storing Secrets as they are (an `identity` configuration), one sealing them
+//!    with `aesgcm` and one with `secretbox` (the generated default); three alternated
+//!    rounds, fresh servers each round; ratios against identity.
+//!
+//! Run: `cargo bench -p wasm-apiserver --bench secrets` (after `bash plugins/build.sh`).
+//! `SECTIONS=1` or `SECTIONS=2` runs one.
+
+mod common;
+
+use common::{measure, proc_cpu_us, Server};
+use futures::StreamExt;
+use serde_json::json;
+use std::sync::Arc;
+use wasm_apiserver_storage::store::{IdentityTransformer, ValueTransformer};
+use wasm_apiserver_storage::value::{AesCbcTransformer, AesGcmTransformer, SecretboxTransformer};
+
+const N: usize = 1000;
+const IN_FLIGHT: usize = 16;
+const KEY32: &str = "AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=";
+
+fn secret(i: usize) -> serde_json::Value {
+    json!({"apiVersion": "v1", "kind": "Secret",
+           "metadata": {"name": format!("s-{i}"), "namespace": "default"},
+           "type": "Opaque",
+           "stringData": {"value": "x".repeat(1024)}})
+}
+
+fn transformers() {
+    let stored = serde_json::to_vec(&secret(1)).unwrap();
+    let key = "/registry/secrets/default/s-1";
+    println!(
+        "1. one Secret ({} bytes) sealed and opened, µs per object (median of 7 × 2,000)",
+        stored.len()
+    );
+    let cases: Vec<(&str, Arc<dyn ValueTransformer>)> = vec![
+        ("identity", Arc::new(IdentityTransformer)),
+        (
+            "aesgcm",
+            Arc::new(AesGcmTransformer::new(&[1; 32]).unwrap()),
+        ),
+        (
+            "aescbc",
+            Arc::new(AesCbcTransformer::new(&[1; 32]).unwrap()),
+        ),
+        (
+            "secretbox",
+            Arc::new(SecretboxTransformer::new(&[1; 32]).unwrap()),
+        ),
+    ];
+    for (name, t) in cases {
+        let sealed = t.to_storage(stored.clone(), key).unwrap();
+        let seal = measure(2000, || {
+            std::hint::black_box(t.to_storage(stored.clone(), key).unwrap());
+        });
+        let open = measure(2000, || {
+            std::hint::black_box(t.from_storage(&sealed, key).unwrap());
+        });
+        // `measure` gives ns per call.
+        println!(
+            "   {name:<10} seal {:>6.2} µs   open {:>6.2} µs",
+            seal / 1000.0,
+            open / 1000.0
+        );
+    }
+}
+
+fn config(provider: &str) -> String {
+    format!(
+        "apiVersion: apiserver.config.k8s.io/v1\nkind: EncryptionConfiguration\nresources:\n- resources: [secrets]\n  providers:\n  - {provider}\n"
+    )
+}
+
+fn server(provider: &str) -> Server {
+    let (dir, plugins) = Server::dir_with_plugins(&["secrets", "namespaces"]);
+    let file = dir.path().join("encryption.yaml");
+    std::fs::write(&file, config(provider)).unwrap();
+    Server::spawn_with_plugins(dir, &plugins, |cmd| {
+        cmd.arg("--authorization-mode=AlwaysAllow")
+            .arg("--encryption-provider-config")
+            .arg(&file);
+    })
+}
+
+/// Server CPU µs per create, per GET, per LIST (of all `N`).
+async fn per_operation(http: &reqwest::Client, s: &Server) -> (f64, f64, f64) {
+    let url = format!("{}/api/v1/namespaces/default/secrets", s.url);
+    let pid = s.child.id();
+    // The default namespace may take a moment to be created by the controller.
+    for _ in 0..100 {
+        let r = http
+            .post(&url)
+            .json(&secret(usize::MAX))
+            .send()
+            .await
+            .unwrap();
+        if r.status() == 201 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let before = proc_cpu_us(pid);
+    let codes: Vec<u16> = futures::stream::iter(0..N)
+        .map(|i| {
+            let req = http.post(&url).json(&secret(i));
+            async move { req.send().await.map(|r| r.status().as_u16()).unwrap_or(0) }
+        })
+        .buffer_unordered(IN_FLIGHT)
+        .collect()
+        .await;
+    assert!(codes.iter().all(|c| *c == 201), "a create failed");
+    let create = (proc_cpu_us(pid) - before) / N as f64;
+    let before = proc_cpu_us(pid);
+    let codes: Vec<u16> = futures::stream::iter(0..N)
+        .map(|i| {
+            let req = http.get(format!("{url}/s-{i}"));
+            async move { req.send().await.map(|r| r.status().as_u16()).unwrap_or(0) }
+        })
+        .buffer_unordered(IN_FLIGHT)
+        .collect()
+        .await;
+    assert!(codes.iter().all(|c| *c == 200), "a get failed");
+    let get = (proc_cpu_us(pid) - before) / N as f64;
+    // One LIST first: the first of a process pays for its warm-up, not for the transformer.
+    http.get(&url).send().await.unwrap().bytes().await.unwrap();
+    let before = proc_cpu_us(pid);
+    let lists = 40;
+    for _ in 0..lists {
+        let r = http.get(&url).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+        r.bytes().await.unwrap();
+    }
+    let list = (proc_cpu_us(pid) - before) / lists as f64;
+    (create, get, list)
+}
+
+async fn through_the_server(http: &reqwest::Client) {
+    println!(
+        "2. server CPU per Secret create, GET and LIST of {N} (µs; 1 KiB of data each, {IN_FLIGHT} in flight)"
+    );
+    let providers = [
+        ("identity", "identity: {}".to_string()),
+        (
+            "aesgcm",
+            format!("aesgcm: {{keys: [{{name: k1, secret: {KEY32}}}]}}"),
+        ),
+        (
+            "secretbox",
+            format!("secretbox: {{keys: [{{name: k1, secret: {KEY32}}}]}}"),
+        ),
+    ];
+    let mut sums = vec![(0.0, 0.0, 0.0); providers.len()];
+    for round in 1..=3 {
+        for (i, (name, p)) in providers.iter().enumerate() {
+            let s = server(p);
+            let (c, g, l) = per_operation(http, &s).await;
+            println!("   round {round} {name:<10} create {c:>7.0}   get {g:>6.0}   list {l:>8.0}");
+            sums[i].0 += c;
+            sums[i].1 += g;
+            sums[i].2 += l;
+        }
+    }
+    let base = sums[0];
+    for (i, (name, _)) in providers.iter().enumerate() {
+        let (c, g, l) = sums[i];
+        println!(
+            "   mean {name:<10} create {:>7.0} ({:.2}×)   get {:>6.0} ({:.2}×)   list {:>8.0} ({:.2}×)",
+            c / 3.0,
+            c / base.0,
+            g / 3.0,
+            g / base.1,
+            l / 3.0,
+            l / base.2
+        );
+    }
+}
+
+fn main() {
+    let sections = std::env::var("SECTIONS").unwrap_or_else(|_| "1,2".into());
+    let run = |s: &str| sections.split(',').any(|x| x.trim() == s);
+    if run("1") {
+        transformers();
+    }
+    if run("2") {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        rt.block_on(through_the_server(&reqwest::Client::new()));
+    }
+}
