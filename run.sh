@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The README's first command: set up, build, and run the server on the embedded store with the
-# standard plugins (pods, configmaps, secrets, namespaces, leases, RBAC) and the widgets example loaded, serving HTTPS
+# standard plugins (pods, configmaps, secrets, serviceaccounts, namespaces, leases, RBAC) and the widgets example loaded, serving HTTPS
 # on :6443; the first start writes data/admin.kubeconfig (export KUBECONFIG=$PWD/data/admin.kubeconfig).
 # Extra arguments go to wasm-apiserver (e.g. ./run.sh --secure-port 7443).
 set -euo pipefail

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build every strategy plugin for wasm32-wasip2 (release) and lay them out:
-#   target/plugins/       the standard plugins (pods, configmaps, secrets, namespaces, leases, events (core/v1 and events.k8s.io/v1), the four RBAC
+#   target/plugins/       the standard plugins (pods, configmaps, secrets, serviceaccounts, namespaces, leases, events (core/v1 and events.k8s.io/v1), the four RBAC
 #                         resources) + examples/widgets (what the server loads); configured/customresources.wasm,
 #                         the configured plugin that serves CustomResourceDefinitions
 #   target/policies/      the example wasm admission policies (examples/policies/)
@@ -14,7 +14,7 @@ out=target/wasm32-wasip2/release
 # pod ~10% faster (BENCHMARKS.md, "Strategy hooks"). Only the wasm32 artifacts are affected; the
 # workspace's native release profile (incremental, for edit-build loops) is left alone.
 export CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1
-cargo build --release --target wasm32-wasip2 -p pods -p configmaps -p secrets -p namespaces -p leases -p widgets -p misbehaving -p customresources
+cargo build --release --target wasm32-wasip2 -p pods -p configmaps -p secrets -p serviceaccounts -p namespaces -p leases -p widgets -p misbehaving -p customresources
 # The CEL crate must build for components too (a CRD strategy plugin evaluates rules inside one),
 # and its unit tests run inside one (host/tests/it/cel_in_component.rs): their WASI command.
 cargo build --release --target wasm32-wasip2 -p wasm-apiserver-cel -p wasm-apiserver-apiextensions
@@ -29,7 +29,7 @@ for line in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m.get("executable"): print(m["executable"])')
   cp "$tests" "target/test-plugins/$crate-tests.wasm"
 done
-for p in pods configmaps secrets namespaces leases widgets; do cp "$out/$p.wasm" "target/plugins/$p.wasm.tmp" && mv "target/plugins/$p.wasm.tmp" "target/plugins/$p.wasm"; done
+for p in pods configmaps secrets serviceaccounts namespaces leases widgets; do cp "$out/$p.wasm" "target/plugins/$p.wasm.tmp" && mv "target/plugins/$p.wasm.tmp" "target/plugins/$p.wasm"; done
 # The configured plugin serving every CustomResourceDefinition: not a plugin-folder resource of
 # its own, so it lives beside them (the folder scan does not descend).
 mkdir -p target/plugins/configured

@@ -9,14 +9,17 @@
 //! - `namespace.rs`: the namespace controller (`pkg/controller/namespace`).
 //! - `garbage_collector/`: the garbage collector (`pkg/controller/garbagecollector`):
 //!   dependents deleted or orphaned after their owners, from `ownerReferences`.
+//! - `service_account.rs`: a `default` ServiceAccount in every namespace
+//!   (`pkg/controller/serviceaccount`).
 //! - `validating_admission_policy_status.rs`: a ValidatingAdmissionPolicy's status, its
 //!   type checking (`pkg/controller/validatingadmissionpolicystatus`).
-//! - `leader_election.rs`: one server per store runs the last three, the holder of a Lease
+//! - `leader_election.rs`: one server per store runs the last four, the holder of a Lease
 //!   (kube-controller-manager's `--leader-elect`).
 
 pub mod garbage_collector;
 pub mod leader_election;
 pub mod namespace;
+pub mod service_account;
 pub mod system_namespaces;
 pub mod validating_admission_policy_status;
 
@@ -40,9 +43,10 @@ pub(crate) async fn wait_for_change(store: &crate::registry::Store, resource_ver
 }
 
 /// Every controller, by its `--controllers` name.
-pub const ALL: [&str; 4] = [
+pub const ALL: [&str; 5] = [
     "garbagecollector",
     "namespace",
+    service_account::NAME,
     "system-namespaces",
     validating_admission_policy_status::NAME,
 ];
@@ -78,8 +82,8 @@ pub struct ControllerOptions {
 }
 
 /// Start the enabled controllers. The system namespaces are ensured by every server (as each
-/// kube-apiserver does); the namespace controller, the garbage collector and the
-/// ValidatingAdmissionPolicy status controller run on one server per store, the one holding the lease, unless leader election is off.
+/// kube-apiserver does); the namespace controller, the garbage collector, the ServiceAccounts
+/// controller and the ValidatingAdmissionPolicy status controller run on one server per store, the one holding the lease, unless leader election is off.
 pub fn start(served: Arc<Served>, opts: &ControllerOptions) {
     if enabled(&opts.list, "system-namespaces") {
         system_namespaces::start(served.clone());
@@ -96,6 +100,9 @@ pub fn start(served: Arc<Served>, opts: &ControllerOptions) {
             if enabled(&list, "namespace") {
                 tasks.push(namespace::start(served.clone()));
             }
+            if enabled(&list, service_account::NAME) {
+                tasks.push(service_account::start(served.clone()));
+            }
             if enabled(&list, validating_admission_policy_status::NAME) {
                 tasks.push(validating_admission_policy_status::start(served.clone()));
             }
@@ -105,6 +112,7 @@ pub fn start(served: Arc<Served>, opts: &ControllerOptions) {
     if ![
         "garbagecollector",
         "namespace",
+        service_account::NAME,
         validating_admission_policy_status::NAME,
     ]
     .iter()

@@ -1,4 +1,5 @@
-//! core/v1 kinds served as protobuf besides Pod (`Namespace`, `ConfigMap`, `Secret`) and the
+//! core/v1 kinds served as protobuf besides Pod (`Namespace`, `ConfigMap`, `Secret`,
+//! `ServiceAccount`) and the
 //! small reference types every other family uses (`k8s.io/api/core/v1/types.go`).
 
 use super::json::*;
@@ -51,6 +52,27 @@ pub(super) fn secret(c: core::Secret) -> R<Value> {
         data: "data" => omitempty_bytes_map,
         string_data: "stringData" => omitempty_string_map,
         r#type: "type" => omitempty_str,
+    })
+}
+
+pub(super) fn service_account(s: core::ServiceAccount) -> R<Value> {
+    object!(s, core::ServiceAccount {
+        metadata: "metadata" => struct_value(object_meta),
+        secrets: "secrets" => omitempty_list(object_reference),
+        image_pull_secrets: "imagePullSecrets" => omitempty_list(local_object_reference),
+        automount_service_account_token: "automountServiceAccountToken" => ptr_bool,
+    })
+}
+
+pub(super) fn object_reference(r: core::ObjectReference) -> R<Value> {
+    object!(r, core::ObjectReference {
+        kind: "kind" => omitempty_str,
+        namespace: "namespace" => omitempty_str,
+        name: "name" => omitempty_str,
+        uid: "uid" => omitempty_str,
+        api_version: "apiVersion" => omitempty_str,
+        resource_version: "resourceVersion" => omitempty_str,
+        field_path: "fieldPath" => omitempty_str,
     })
 }
 

@@ -98,6 +98,7 @@ pub fn decode(body: &[u8], api_version: &str, kind: &str) -> Result<Value, ApiEr
         ("v1", "Namespace") => core_kinds::namespace(message(&raw)?)?,
         ("v1", "ConfigMap") => core_kinds::config_map(message(&raw)?)?,
         ("v1", "Secret") => core_kinds::secret(message(&raw)?)?,
+        ("v1", "ServiceAccount") => core_kinds::service_account(message(&raw)?)?,
         ("v1", "Pod") => pod::pod(message(&raw)?)?,
         ("rbac.authorization.k8s.io/v1", "Role") => rbac::role(message(&raw)?)?,
         ("rbac.authorization.k8s.io/v1", "ClusterRole") => rbac::cluster_role(message(&raw)?)?,
@@ -416,6 +417,38 @@ mod tests {
                 "data": {"password": "czNjcjN0IQ=="},
                 "stringData": {"user": "admin"},
                 "type": "Opaque"
+            })
+        );
+    }
+
+    #[test]
+    fn service_account_with_references() {
+        let sa = core::ServiceAccount {
+            metadata: Some(go_meta("build-bot", &[])),
+            secrets: vec![core::ObjectReference {
+                name: some("token"),
+                namespace: some("ci"),
+                ..Default::default()
+            }],
+            image_pull_secrets: vec![core::LocalObjectReference {
+                name: some("registry"),
+            }],
+            automount_service_account_token: Some(false),
+        };
+        let got = decode(
+            &envelope("v1", "ServiceAccount", &sa),
+            "v1",
+            "ServiceAccount",
+        )
+        .unwrap();
+        assert_eq!(
+            got,
+            json!({
+                "kind": "ServiceAccount", "apiVersion": "v1",
+                "metadata": {"name": "build-bot", "creationTimestamp": null},
+                "secrets": [{"name": "token", "namespace": "ci"}],
+                "imagePullSecrets": [{"name": "registry"}],
+                "automountServiceAccountToken": false
             })
         );
     }

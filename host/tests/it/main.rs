@@ -39,6 +39,7 @@ mod replicas;
 mod secrets;
 mod secure_serving;
 mod server_side_apply;
+mod service_accounts;
 mod storage_factory;
 mod wasm_admission_policies;
 mod wit_versions;

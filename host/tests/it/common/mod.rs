@@ -8,6 +8,7 @@ pub const STANDARD_PLUGINS: &[&str] = &[
     "pods",
     "configmaps",
     "secrets",
+    "serviceaccounts",
     "namespaces",
     "leases",
     "events",
