@@ -6,7 +6,8 @@
 //! field selector; the `watcher` lists (paged and as a watch-list stream); a `core/v1` Event
 //! goes through `Api<Event>`; server-side apply by two managers (`Patch::Apply`, conflict,
 //! `force()`). On both stores. A `#[derive(CustomResource)]` type's generated CRD, then
-//! `Api<Gadget>` at once.
+//! `Api<Gadget>` at once. `Api<Secret>` with `string_data`, a field selector and a watcher;
+//! the `default` ServiceAccount.
 
 use crate::common;
 
@@ -21,6 +22,7 @@ use kube::runtime::controller::Action;
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::runtime::finalizer::{finalizer, Event as Finalizer};
 use kube::runtime::watcher;
+use kube::runtime::WatchStreamExt;
 use kube::{Api, Client, Config, Resource, ResourceExt};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -318,4 +320,77 @@ async fn custom_resource_ext_crd_is_served_and_used() {
     assert!(list.items[0].status.as_ref().is_some_and(|s| s.ready));
     let table = s.ok(&["get", "gd"]);
     assert!(table.lines().next().unwrap().contains("SIZE"), "{table}");
+}
+
+/// `Api<Secret>` and `Api<ServiceAccount>` as an operator reads its credentials: a Secret
+/// created with `string_data` is read back with `data` only (decoded bytes), listed by the
+/// `type` field selector, seen by a `watcher`; the namespace's `default` ServiceAccount
+/// appears.
+#[tokio::test(flavor = "multi_thread")]
+async fn secrets_and_service_accounts_through_kube_rs() {
+    use k8s_openapi::api::core::v1::{Namespace, Secret, ServiceAccount};
+    use k8s_openapi::ByteString;
+    let s = TestServer::start_with(
+        Backend::Embedded,
+        &["secrets", "serviceaccounts", "namespaces"],
+        &[],
+    );
+    let client = client(&s).await;
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let mut ns = Namespace::default();
+    ns.metadata.name = Some("ops".into());
+    namespaces
+        .create(&PostParams::default(), &ns)
+        .await
+        .unwrap();
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), "ops");
+    let mut secret = Secret::default();
+    secret.metadata.name = Some("api-key".into());
+    secret.string_data = Some([("key".to_string(), "k-123".to_string())].into());
+    let created = secrets
+        .create(&PostParams::default(), &secret)
+        .await
+        .unwrap();
+    assert_eq!(created.type_.as_deref(), Some("Opaque"));
+    assert!(created.string_data.is_none());
+    let read = secrets.get("api-key").await.unwrap();
+    assert_eq!(
+        read.data.unwrap()["key"],
+        ByteString(b"k-123".to_vec()),
+        "decoded from base64 by kube-rs"
+    );
+    let mut tls = Secret::default();
+    tls.metadata.name = Some("cert".into());
+    tls.type_ = Some("kubernetes.io/tls".into());
+    tls.data = Some(
+        [
+            ("tls.crt".to_string(), ByteString(b"c".to_vec())),
+            ("tls.key".to_string(), ByteString(b"k".to_vec())),
+        ]
+        .into(),
+    );
+    secrets.create(&PostParams::default(), &tls).await.unwrap();
+    let only_tls = secrets
+        .list(&ListParams::default().fields("type=kubernetes.io/tls"))
+        .await
+        .unwrap();
+    let names: Vec<String> = only_tls.items.iter().map(|s| s.name_any()).collect();
+    assert_eq!(names, ["cert"]);
+    let seen: Vec<Secret> = watcher(secrets.clone(), watcher::Config::default())
+        .applied_objects()
+        .take(2)
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(seen.len(), 2);
+    let accounts: Api<ServiceAccount> = Api::namespaced(client, "ops");
+    let mut found = false;
+    for _ in 0..100 {
+        if accounts.get_opt("default").await.unwrap().is_some() {
+            found = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(found, "the default ServiceAccount of ops");
 }
