@@ -299,6 +299,11 @@ pub struct ServeArgs {
     /// Mutating requests served at once; more are answered 429. 0: no limit.
     #[arg(long, default_value_t = 200)]
     pub max_mutating_requests_inflight: usize,
+    /// The largest write the embedded store accepts (key and stored value, bytes): etcd's
+    /// `--max-request-bytes` and its default, so an object too large for etcd is too large on
+    /// the embedded store too (413). 0: no limit.
+    #[arg(long, default_value_t = 1536 * 1024)]
+    pub embedded_max_request_bytes: usize,
     /// apiserver.config.k8s.io/v1 EncryptionConfiguration: which resources are encrypted at
     /// rest, with which providers and keys (aesgcm, aescbc, secretbox, identity). Default:
     /// <data-dir>/encryption-config.yaml, written on the first start (Secrets, secretbox).

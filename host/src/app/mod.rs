@@ -205,6 +205,7 @@ pub async fn serve_with_admission(
     );
     runtime_config.compile_in_subprocess = compile == Compile::InChildProcess;
     let runtime = PluginRuntime::new(runtime_config)?;
+    ensure_plugin_dir(&args.plugin_dir)?;
     let served = Arc::new(Served::default());
     let server_id = args
         .server_id
@@ -423,4 +424,25 @@ pub fn server_identity(secure_port: u16) -> String {
             .encode(&hash[..16])
             .to_lowercase()
     )
+}
+
+/// `--plugin-dir`: a folder that does not exist is created, empty, and said so (one WARN line
+/// naming it) — plugins arrive later, dropped in or pushed through the API, and the folder
+/// watch needs it to exist. kube refuses to start on a missing configuration *file*; a
+/// folder that is filled at run time is not one. Errors: the path exists and is not a
+/// directory, or cannot be created.
+fn ensure_plugin_dir(dir: &std::path::Path) -> anyhow::Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    if dir.exists() {
+        anyhow::bail!("--plugin-dir {}: not a directory", dir.display());
+    }
+    std::fs::create_dir_all(dir)
+        .map_err(|e| anyhow::anyhow!("--plugin-dir {}: cannot create it: {e}", dir.display()))?;
+    tracing::warn!(
+        dir = %dir.display(),
+        "the plugin folder did not exist: created it, empty; put *.wasm plugins in it (loaded as they appear) or push them through the API"
+    );
+    Ok(())
 }

@@ -7,6 +7,7 @@
 use super::encryption_config;
 use crate::cli::ServeArgs;
 use std::time::Duration;
+use wasm_apiserver_storage::embedded::EmbeddedOptions;
 use wasm_apiserver_storage::etcd3::Etcd3Config;
 use wasm_apiserver_storage::factory::{AnyBackend, BackendConfig, StorageFactory};
 use wasm_apiserver_storage::value::ReloadableTransformers;
@@ -19,7 +20,14 @@ pub async fn storage_factory(
     args: &ServeArgs,
 ) -> anyhow::Result<(AnyBackend, StorageFactory, encryption_config::Summary)> {
     let backend_config = if args.etcd_servers.is_empty() {
-        BackendConfig::Embedded(args.data_dir.join("store"), compaction_interval(args))
+        BackendConfig::Embedded(
+            args.data_dir.join("store"),
+            EmbeddedOptions {
+                compaction_interval: compaction_interval(args),
+                max_request_bytes: args.embedded_max_request_bytes,
+                ..EmbeddedOptions::default()
+            },
+        )
     } else {
         BackendConfig::Etcd(etcd_config(args, args.etcd_servers.clone()))
     };

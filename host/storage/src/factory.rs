@@ -20,9 +20,10 @@ use std::sync::{Arc, Mutex, Weak};
 /// Where objects are stored.
 #[derive(Clone, Debug)]
 pub enum BackendConfig {
-    /// The embedded SQLite store in a directory (`--data-dir`), compacted every interval
-    /// (`--etcd-compaction-interval`; `None` = never).
-    Embedded(PathBuf, Option<std::time::Duration>),
+    /// The embedded SQLite store in a directory (`--data-dir`), with its options (the
+    /// compaction interval, `--etcd-compaction-interval`; the request size limit,
+    /// `--embedded-max-request-bytes`).
+    Embedded(PathBuf, EmbeddedOptions),
     /// etcd (`--etcd-servers`, TLS files, …).
     Etcd(Etcd3Config),
 }
@@ -40,20 +41,11 @@ impl AnyBackend {
     /// Open or connect. Errors: the backend cannot be opened or reached.
     pub async fn open(config: &BackendConfig) -> Result<AnyBackend, BackendError> {
         Ok(match config {
-            BackendConfig::Embedded(dir, compaction_interval) => {
+            BackendConfig::Embedded(dir, options) => {
                 std::fs::create_dir_all(dir).map_err(|e| {
                     BackendError::Other(format!("cannot create {}: {e}", dir.display()))
                 })?;
-                AnyBackend::Embedded(Arc::new(
-                    Embedded::open(
-                        dir,
-                        EmbeddedOptions {
-                            compaction_interval: *compaction_interval,
-                            ..EmbeddedOptions::default()
-                        },
-                    )
-                    .await?,
-                ))
+                AnyBackend::Embedded(Arc::new(Embedded::open(dir, options.clone()).await?))
             }
             BackendConfig::Etcd(c) => AnyBackend::Etcd(Arc::new(Etcd3::connect(c.clone()).await?)),
         })

@@ -379,3 +379,32 @@ async fn with_reload_off_only_sighup_rescans() {
     until_status(&s, "the SIGHUP rescan", |st| generation(st) == 2).await;
     assert_eq!(create(&s, "now-strict", None).await.0, 422);
 }
+
+/// A `--plugin-dir` that does not exist is created, said so in one line, and watched: a
+/// plugin dropped in later is served. A path that is a file refuses the start, naming it.
+#[test]
+fn a_missing_plugin_folder_is_created_and_watched() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("not-yet/plugins.d");
+    let s = TestServer::start_with(
+        Backend::Embedded,
+        &[],
+        &["--plugin-dir", folder.to_str().unwrap()],
+    );
+    assert!(folder.is_dir());
+    assert!(
+        s.log()
+            .contains("the plugin folder did not exist: created it, empty"),
+        "{}",
+        s.log()
+    );
+    std::fs::copy(common::plugin("configmaps"), folder.join("configmaps.wasm")).unwrap();
+    s.eventually(Duration::from_secs(60), "configmaps served", || {
+        s.kubectl(&["get", "configmaps", "-A"]).0
+    });
+
+    let file = tempfile::tempdir().unwrap();
+    std::fs::write(file.path().join("plugins.d"), "not a folder").unwrap();
+    let err = common::server::refused_start(file.path(), &[]);
+    assert!(err.contains("plugins.d: not a directory"), "{err}");
+}

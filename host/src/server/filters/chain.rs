@@ -92,9 +92,12 @@ mod tests {
     #[tokio::test]
     async fn request_info_is_read_once_per_request() {
         let dir = tempfile::tempdir().unwrap();
-        let backend = AnyBackend::open(&BackendConfig::Embedded(dir.path().join("data"), None))
-            .await
-            .unwrap();
+        let backend = AnyBackend::open(&BackendConfig::Embedded(
+            dir.path().join("data"),
+            Default::default(),
+        ))
+        .await
+        .unwrap();
         let served = Arc::new(Served::default());
         let authorizer = Authorizer::new(
             vec![AuthorizationMode::AlwaysAllow],

@@ -87,7 +87,15 @@ pub struct EmbeddedOptions {
     /// Test-only: `PRAGMA max_page_count` on the writer connection (pages of 4 KiB), to simulate
     /// a full disk. `None` (default): no limit.
     pub max_page_count: Option<u64>,
+    /// The largest write (key and value, bytes) accepted, as etcd's `--max-request-bytes`
+    /// (default [`DEFAULT_MAX_REQUEST_BYTES`], etcd's): a larger one fails with
+    /// [`BackendError::RequestTooLarge`], so an object too large for etcd is too large here
+    /// too (a 413, and the field manager's retry without managedFields). 0: no limit.
+    pub max_request_bytes: usize,
 }
+
+/// etcd's default `--max-request-bytes`: 1.5 MiB.
+pub const DEFAULT_MAX_REQUEST_BYTES: usize = 1536 * 1024;
 
 impl Default for EmbeddedOptions {
     fn default() -> Self {
@@ -102,6 +110,7 @@ impl Default for EmbeddedOptions {
             progress_interval: Duration::from_secs(1),
             lease_check_interval: Duration::from_millis(250),
             max_page_count: None,
+            max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
         }
     }
 }
@@ -439,6 +448,13 @@ impl Backend for Embedded {
             return Err(BackendError::Other(
                 "etcdserver: key is not provided".into(),
             ));
+        }
+        let size = key.len() + value.len();
+        if self.opts.max_request_bytes > 0 && size > self.opts.max_request_bytes {
+            return Err(BackendError::RequestTooLarge(format!(
+                "embedded store: request is too large ({size} bytes, the limit is {})",
+                self.opts.max_request_bytes
+            )));
         }
         let key = key.to_string();
         self.submit(|reply| Op::Put {

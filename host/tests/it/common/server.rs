@@ -70,10 +70,11 @@ impl TestServer {
         let plugin_dir = super::plugin_dir(dir.path(), plugins);
         let etcd = (backend == Backend::Etcd).then(EtcdServer::start);
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_wasm-apiserver"));
-        cmd.arg("--plugin-dir")
-            .arg(&plugin_dir)
-            .arg("--data-dir")
-            .arg(dir.path().join("data"));
+        // `--plugin-dir` in `extra_args` replaces the prepared folder.
+        if !extra_args.contains(&"--plugin-dir") {
+            cmd.arg("--plugin-dir").arg(&plugin_dir);
+        }
+        cmd.arg("--data-dir").arg(dir.path().join("data"));
         if !extra_args.contains(&"--plugin-cache-dir") {
             cmd.arg("--plugin-cache-dir").arg(plugin_cache_dir());
         }
