@@ -304,6 +304,24 @@ pub struct ServeArgs {
     /// the embedded store too (413). 0: no limit.
     #[arg(long, default_value_t = 1536 * 1024)]
     pub embedded_max_request_bytes: usize,
+    /// Issuer of service-account tokens (`iss`); repeated or comma-separated, the first signs,
+    /// all are accepted. Default: https://kubernetes.default.svc.cluster.local.
+    #[arg(long, value_delimiter = ',')]
+    pub service_account_issuer: Vec<String>,
+    /// PEM file of the P-256 private key (PKCS#8) that signs service-account tokens. Default:
+    /// <cert-dir>/sa.key, generated on the first start.
+    #[arg(long)]
+    pub service_account_signing_key_file: Option<PathBuf>,
+    /// More PEM files of keys whose tokens are accepted (P-256 PRIVATE KEY or PUBLIC KEY).
+    #[arg(long)]
+    pub service_account_key_file: Vec<PathBuf>,
+    /// Audiences the API accepts in a token; comma-separated. Default: the issuers.
+    #[arg(long, value_delimiter = ',')]
+    pub api_audiences: Vec<String>,
+    /// The longest lifetime a TokenRequest gets (longer requests are shortened). Default:
+    /// none.
+    #[arg(long, value_parser = humantime::parse_duration)]
+    pub service_account_max_token_expiration: Option<std::time::Duration>,
     /// apiserver.config.k8s.io/v1 EncryptionConfiguration: which resources are encrypted at
     /// rest, with which providers and keys (aesgcm, aescbc, secretbox, identity). Default:
     /// <data-dir>/encryption-config.yaml, written on the first start (Secrets, secretbox).

@@ -64,19 +64,34 @@ fn read(path: &Path) -> anyhow::Result<String> {
     std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }
 
+/// Write a file only its owner may read (0600), durably: a temporary file beside it, synced,
+/// renamed over `path`, the directory synced — so a crash leaves the old file or the new one,
+/// never a missing or empty key (a lost encryption key loses every Secret).
 pub(crate) fn write_private(path: &Path, data: &str) -> anyhow::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let err = |e: std::io::Error| anyhow::anyhow!("{}: {e}", path.display());
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = std::path::PathBuf::from(tmp);
     let mut f = std::fs::OpenOptions::new()
         .write(true)
         .create(true)
         .truncate(true)
         .mode(0o600)
-        .open(path)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    // `mode` applies only to a new file: an existing one gets 0600 too.
-    f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-    f.write_all(data.as_bytes())?;
+        .open(&tmp)
+        .map_err(err)?;
+    // `mode` applies only to a new file: a leftover one gets 0600 too.
+    f.set_permissions(std::fs::Permissions::from_mode(0o600))
+        .map_err(err)?;
+    f.write_all(data.as_bytes()).map_err(err)?;
+    f.sync_all().map_err(err)?;
+    std::fs::rename(&tmp, path).map_err(err)?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(err)?;
+    }
     Ok(())
 }
 

@@ -96,6 +96,8 @@ pub struct Summary {
     pub generated: bool,
     /// Per resource entry: its writer.
     pub writers: Vec<Writer>,
+    /// SHA-256 of the bytes loaded (what automatic reload compares the file against).
+    pub digest: Vec<u8>,
 }
 
 /// The transformers of `--encryption-provider-config`, or of the generated default under
@@ -127,25 +129,32 @@ pub fn load_or_generate(
             path,
             generated,
             writers,
+            digest: Sha256::digest(text.as_bytes()).to_vec(),
         },
     ))
 }
 
 /// Re-read `path` every second; when its bytes change, parse it and use it (logging the new
 /// writers), or log why not and keep the current transformers. Runs until the runtime stops.
-pub fn spawn_automatic_reload(transformers: ReloadableTransformers, path: PathBuf) {
+pub fn spawn_automatic_reload(
+    transformers: ReloadableTransformers,
+    path: PathBuf,
+    loaded_digest: Vec<u8>,
+) {
     tokio::spawn(async move {
-        let mut last = std::fs::read(&path).ok();
+        // The bytes the server started with, not a second read (a change in between counts).
+        let mut last = loaded_digest;
         let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
         loop {
             tick.tick().await;
             let Ok(now) = std::fs::read(&path) else {
                 continue;
             };
-            if last.as_deref() == Some(now.as_slice()) {
+            let digest = Sha256::digest(&now).to_vec();
+            if digest == last {
                 continue;
             }
-            last = Some(now.clone());
+            last = digest;
             match std::str::from_utf8(&now)
                 .map_err(|e| e.to_string())
                 .and_then(parse)
@@ -234,6 +243,25 @@ fn parse(text: &str) -> Result<(ResourceTransformers, Vec<Writer>), String> {
         let transformer: Transformer =
             Arc::new(PrefixTransformers::new("no matching prefix found", list));
         let grs = group_resources(&rc.resources, &format!("{path}.resources"))?;
+        for gr in &grs {
+            // config.go: a resource an earlier `*.*` or `*.<group>` entry already covers.
+            let all = ("*".to_string(), "*".to_string());
+            let group = (gr.0.clone(), "*".to_string());
+            let masker = if *gr != all && by_resource.contains_key(&all) {
+                Some(all)
+            } else if gr.1 != "*" && by_resource.contains_key(&group) {
+                Some(group)
+            } else {
+                None
+            };
+            if let Some(m) = masker {
+                return Err(format!(
+                    "resource {:?} is masked by earlier rule {:?}",
+                    gr_yaml(gr),
+                    gr_yaml(&m)
+                ));
+            }
+        }
         for (j, gr) in grs.into_iter().enumerate() {
             if by_resource.insert(gr, transformer.clone()).is_some() {
                 return Err(format!(
@@ -249,6 +277,15 @@ fn parse(text: &str) -> Result<(ResourceTransformers, Vec<Writer>), String> {
         ResourceTransformers::new(by_resource, Arc::new(EncryptCheckTransformer)),
         writers,
     ))
+}
+
+/// kube's `grYAMLString`: `secrets`, `deployments.apps`, `*.apps`, `*.` (every core resource).
+fn gr_yaml((group, resource): &(String, String)) -> String {
+    match (group.as_str(), resource.as_str()) {
+        ("", "*") => "*.".into(),
+        ("", r) => r.into(),
+        (g, r) => format!("{r}.{g}"),
+    }
 }
 
 /// `schema.ParseGroupResource` of each entry, with kube's resource rules.
@@ -489,6 +526,25 @@ mod tests {
             .err()
             .unwrap()
             .contains("EncryptionConfiguration"));
+        // An entry an earlier wildcard already covers: kube's config.go refuses it.
+        let header =
+            "apiVersion: apiserver.config.k8s.io/v1\nkind: EncryptionConfiguration\nresources:\n";
+        let two = |a: &str, b: &str| {
+            parse(&format!("{header}- resources: [{a}]\n  providers: [identity: {{}}]\n- resources: [{b}]\n  providers: [identity: {{}}]\n"))
+                .err()
+        };
+        assert_eq!(
+            two("'*.*'", "secrets").unwrap(),
+            "resource \"secrets\" is masked by earlier rule \"*.*\""
+        );
+        assert_eq!(
+            two("'*.'", "configmaps").unwrap(),
+            "resource \"configmaps\" is masked by earlier rule \"*.\""
+        );
+        assert!(
+            two("secrets", "'*.*'").is_none(),
+            "a wider rule later is fine"
+        );
     }
 
     #[test]

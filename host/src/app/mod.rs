@@ -192,6 +192,7 @@ pub async fn serve_with_admission(
         encryption_config::spawn_automatic_reload(
             factory.transformers().clone(),
             encryption.path.clone(),
+            encryption.digest.clone(),
         );
     }
     let mut runtime_config = args.limits.runtime_config();
@@ -273,7 +274,13 @@ pub async fn serve_with_admission(
         admission: admission.clone(),
         components: manager.components().clone(),
         max_component_bytes: args.max_plugin_component_bytes,
+        service_accounts: Some(security.service_accounts.clone()),
     });
+    security
+        .service_accounts
+        .set_lookup(Arc::new(crate::server::token_request::ServedObjects(
+            served.clone(),
+        )));
     let chain = HandlerChain {
         served: served.clone(),
         request_timeout: args.request_timeout,

@@ -4,7 +4,7 @@
 //! authenticator, the authorizer chain, and the generated admin kubeconfig.
 
 use super::certs::{self, CertificateOptions};
-use crate::authentication::{Authenticator, TokenFile, X509Authenticator};
+use crate::authentication::{Authenticator, ServiceAccountTokens, TokenFile, X509Authenticator};
 use crate::authorization::rbac::{bootstrap_policy, RbacAuthorizer};
 use crate::authorization::Authorizer;
 use crate::cli::ServeArgs;
@@ -23,6 +23,8 @@ pub struct Security {
     pub admin_kubeconfig: Option<PathBuf>,
     /// Auditing, when a policy and a log are given.
     pub audit: Option<crate::server::filters::audit::Auditing>,
+    /// Service-account tokens: issued by TokenRequest, accepted by the authenticator.
+    pub service_accounts: Arc<ServiceAccountTokens>,
 }
 
 /// Build them for a secure port listening on `secure_port`. Errors: a certificate, key, CA
@@ -53,10 +55,12 @@ pub fn security(args: &ServeArgs, secure_port: u16) -> anyhow::Result<Security> 
         Some(path) => Some(TokenFile::load(path)?),
         None => None,
     };
+    let service_accounts = Arc::new(service_account_tokens(args)?);
     let authenticator = Authenticator {
         x509: Some(x509),
         tokens,
         anonymous: args.anonymous_auth,
+        service_accounts: Some(service_accounts.clone()),
     };
     let rbac = Arc::new(RbacAuthorizer::new(bootstrap_policy::policy()));
     let authorizer = Authorizer::new(args.authorization_mode.clone(), rbac);
@@ -97,5 +101,35 @@ pub fn security(args: &ServeArgs, secure_port: u16) -> anyhow::Result<Security> 
         authenticator,
         authorizer,
         admin_kubeconfig,
+        service_accounts,
     })
+}
+
+/// The service-account token signer and verifier from the flags; without
+/// `--service-account-signing-key-file`, `<cert-dir>/sa.key` (a P-256 key written 0600 on the
+/// first start, reused after).
+fn service_account_tokens(args: &ServeArgs) -> anyhow::Result<ServiceAccountTokens> {
+    let path = match &args.service_account_signing_key_file {
+        Some(p) => p.clone(),
+        None => {
+            let dir = args
+                .cert_dir
+                .clone()
+                .unwrap_or_else(|| args.data_dir.join("pki"));
+            let p = dir.join("sa.key");
+            if !p.exists() {
+                std::fs::create_dir_all(&dir)?;
+                certs::write_private(&p, &rcgen::KeyPair::generate()?.serialize_pem())?;
+            }
+            p
+        }
+    };
+    ServiceAccountTokens::load(
+        &path,
+        &args.service_account_key_file,
+        &args.service_account_issuer,
+        &args.api_audiences,
+        args.service_account_max_token_expiration
+            .map_or(0, |d| d.as_secs() as i64),
+    )
 }

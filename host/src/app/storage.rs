@@ -47,12 +47,39 @@ pub async fn storage_factory(
         args.encryption_provider_config.as_deref(),
         &args.data_dir,
     )?;
+    if encryption.generated {
+        // A key generated now cannot have sealed anything stored: Secrets sealed already are
+        // another server's (a replica's data dir, or a key file lost). Serving them would
+        // answer 500s and split the Secrets between keys; refuse, and forget the new key.
+        if let Some(sealed) = sealed_secret(&backend, &args.etcd_prefix).await {
+            let _ = std::fs::remove_file(&encryption.path);
+            anyhow::bail!(
+                "the store already holds Secrets encrypted with a key this server does not have ({sealed}…); start it with the --encryption-provider-config of the servers that wrote them (its own generated {} was removed)",
+                encryption.path.display()
+            );
+        }
+    }
     factory.set_transformers(if args.encryption_provider_config_automatic_reload {
         ReloadableTransformers::reloadable(transformers)
     } else {
         ReloadableTransformers::fixed(transformers)
     });
     Ok((backend, factory, encryption))
+}
+
+/// The encryption prefix and key name (`k8s:enc:secretbox:v1:key-…:`) of the first stored
+/// Secret, when it is encrypted.
+async fn sealed_secret(backend: &AnyBackend, prefix: &str) -> Option<String> {
+    let start = format!("{}/secrets/", prefix.trim_end_matches('/'));
+    let end = wasm_apiserver_storage::backend::prefix_end(&start);
+    let resp = backend.backend().range(&start, &end, 1, 0).await.ok()?;
+    let value = &resp.kvs.first()?.value;
+    if !value.starts_with(b"k8s:enc:") {
+        return None;
+    }
+    // `k8s:enc:<provider>:v1:<key>:`: the first five `:`-separated fields.
+    let head: Vec<&[u8]> = value.splitn(6, |b| *b == b':').take(5).collect();
+    Some(String::from_utf8_lossy(&head.join(&b':')).into_owned())
 }
 
 /// `--etcd-compaction-interval-seconds`; `None` when 0 (compaction off).

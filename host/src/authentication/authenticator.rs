@@ -5,6 +5,7 @@
 //! `--anonymous-auth` is on, the anonymous user for a request that carried no credentials at
 //! all — but not for one whose credentials failed (`union.NewFailOnError`).
 
+use super::service_account::ServiceAccountTokens;
 use super::token_file::TokenFile;
 use super::user::{UserInfo, ALL_AUTHENTICATED};
 use super::x509::X509Authenticator;
@@ -30,6 +31,8 @@ pub struct Authenticator {
     pub tokens: Option<TokenFile>,
     /// `--anonymous-auth`.
     pub anonymous: bool,
+    /// Service-account tokens (bound tokens of the TokenRequest API).
+    pub service_accounts: Option<std::sync::Arc<ServiceAccountTokens>>,
 }
 
 impl Authenticator {
@@ -37,7 +40,7 @@ impl Authenticator {
     /// `peer_certificates` (leaf first; empty on plain HTTP or without a certificate).
     /// Errors: presented credentials that do not verify, or none when anonymous requests are
     /// off.
-    pub fn authenticate(
+    pub async fn authenticate(
         &self,
         peer_certificates: &[CertificateDer<'static>],
         headers: &HeaderMap,
@@ -51,9 +54,19 @@ impl Authenticator {
             }
         }
         if let Some(token) = bearer_token(headers) {
-            match self.tokens.as_ref().and_then(|t| t.authenticate(token)) {
-                Some(user) => return Ok(authenticated(user.clone())),
-                None => errors.push("invalid bearer token".to_string()),
+            // A service-account JWT of an issuer this server accepts is decided by its
+            // authenticator; anything else may be a static token.
+            let sa = match &self.service_accounts {
+                Some(sa) => sa.authenticate(token, chrono::Utc::now().timestamp()).await,
+                None => None,
+            };
+            match sa {
+                Some(Ok(user)) => return Ok(authenticated(user)),
+                Some(Err(e)) => errors.push(e),
+                None => match self.tokens.as_ref().and_then(|t| t.authenticate(token)) {
+                    Some(user) => return Ok(authenticated(user.clone())),
+                    None => errors.push("invalid bearer token".to_string()),
+                },
             }
         }
         if !errors.is_empty() {
@@ -86,6 +99,10 @@ fn bearer_token(headers: &HeaderMap) -> Option<&str> {
 mod tests {
     use super::*;
 
+    fn block_on<F: std::future::Future>(f: F) -> F::Output {
+        futures::executor::block_on(f)
+    }
+
     fn headers(auth: &str) -> HeaderMap {
         let mut h = HeaderMap::new();
         h.insert(header::AUTHORIZATION, auth.parse().unwrap());
@@ -98,22 +115,23 @@ mod tests {
             x509: None,
             tokens: Some(TokenFile::parse(b"secret,jane,u1,dev\n", "t").unwrap()),
             anonymous: true,
+            service_accounts: None,
         };
-        let jane = a.authenticate(&[], &headers("Bearer secret")).unwrap();
+        let jane = block_on(a.authenticate(&[], &headers("Bearer secret"))).unwrap();
         assert_eq!(jane.name, "jane");
         assert_eq!(jane.groups, ["dev", ALL_AUTHENTICATED]);
         assert_eq!(
-            a.authenticate(&[], &HeaderMap::new()).unwrap(),
+            block_on(a.authenticate(&[], &HeaderMap::new())).unwrap(),
             UserInfo::anonymous()
         );
         // A wrong token is a 401, never anonymous.
-        assert!(a.authenticate(&[], &headers("bearer nope")).is_err());
+        assert!(block_on(a.authenticate(&[], &headers("bearer nope"))).is_err());
         // Another scheme carries no bearer token.
-        assert!(a.authenticate(&[], &headers("Basic abc")).is_ok());
+        assert!(block_on(a.authenticate(&[], &headers("Basic abc"))).is_ok());
         let closed = Authenticator {
             anonymous: false,
             ..a
         };
-        assert!(closed.authenticate(&[], &HeaderMap::new()).is_err());
+        assert!(block_on(closed.authenticate(&[], &HeaderMap::new())).is_err());
     }
 }

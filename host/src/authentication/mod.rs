@@ -9,16 +9,20 @@
 //!   (`pkg/kubeapiserver/authenticator/config.go`): x509, then bearer token, authenticated
 //!   users in `system:authenticated`, anonymous last.
 //! - `self_subject_review.rs`: `authentication.k8s.io/v1` `SelfSubjectReview`.
+//! - `service_account.rs`: bound service-account tokens, signed and verified
+//!   (`pkg/serviceaccount`).
 //!
 //! The filter that runs it for every request is [`crate::server::filters::authentication`].
 
 pub mod authenticator;
 pub mod self_subject_review;
+pub mod service_account;
 pub mod token_file;
 pub mod user;
 pub mod x509;
 
 pub use authenticator::{AuthenticationError, Authenticator};
+pub use service_account::ServiceAccountTokens;
 pub use token_file::TokenFile;
 pub use user::UserInfo;
 pub use x509::X509Authenticator;

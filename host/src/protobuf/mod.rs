@@ -26,8 +26,10 @@
 //!
 //! - `json.rs`: the field rules; `meta.rs`: meta/v1; `core_kinds.rs`: Namespace, ConfigMap, Secret
 //!   and shared references; `pod.rs`, `pod_status.rs`, `volume.rs`: the Pod family;
-//!   `rbac.rs`: the RBAC kinds; `authorization.rs`: the access reviews.
+//!   `rbac.rs`: the RBAC kinds; `authorization.rs`: the access reviews; `authentication.rs`:
+//!   TokenRequest.
 
+mod authentication;
 mod authorization;
 mod core_kinds;
 mod json;
@@ -105,6 +107,9 @@ pub fn decode(body: &[u8], api_version: &str, kind: &str) -> Result<Value, ApiEr
         ("rbac.authorization.k8s.io/v1", "RoleBinding") => rbac::role_binding(message(&raw)?)?,
         ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding") => {
             rbac::cluster_role_binding(message(&raw)?)?
+        }
+        ("authentication.k8s.io/v1", "TokenRequest") => {
+            authentication::token_request(message(&raw)?)?
         }
         ("authorization.k8s.io/v1", "SelfSubjectAccessReview") => {
             authorization::self_subject_access_review(message(&raw)?)?

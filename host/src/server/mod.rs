@@ -16,7 +16,8 @@
 //!   paths (`/version`, `/healthz`, `/livez`, `/readyz`, `/metrics`).
 //! - `serving.rs`: the accept loop and connection limits; `tls.rs`: the rustls configuration
 //!   of the secure port; `reviews.rs`: the self, subject and rules reviews; `components.rs`:
-//!   uploads of strategy plugin components.
+//!   uploads of strategy plugin components; `token_request.rs`: TokenRequest
+//!   (`serviceaccounts/token`) and the service-account issuer's discovery documents.
 //!
 //! Files here import each other, never this module (it only declares and re-exports).
 
@@ -34,6 +35,7 @@ pub mod routes;
 pub mod serving;
 pub mod state;
 pub mod tls;
+pub mod token_request;
 
 pub use routes::router;
 pub use state::AppState;

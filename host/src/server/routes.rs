@@ -3,7 +3,7 @@
 
 use super::filters::HandlerChain;
 use super::state::AppState;
-use super::{components, discovery, handlers, openapi, reviews};
+use super::{components, discovery, handlers, openapi, reviews, token_request};
 use crate::status::ApiError;
 use axum::extract::{OriginalUri, State};
 use axum::http::StatusCode;
@@ -67,6 +67,15 @@ pub fn router(state: Arc<AppState>, chain: HandlerChain) -> Router {
             "/apis/authorization.k8s.io/v1/namespaces/{namespace}/localsubjectaccessreviews",
             post(reviews::local_subject_access_review),
         )
+        .route(
+            "/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token",
+            post(token_request::create),
+        )
+        .route(
+            "/.well-known/openid-configuration",
+            get(token_request::openid_configuration),
+        )
+        .route("/openid/v1/jwks", get(token_request::jwks))
         .route(
             "/apis/wasm-apiserver.dev/v1/strategyplugincomponents/{sha256}",
             get(components::get_component)

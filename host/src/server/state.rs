@@ -31,4 +31,6 @@ pub struct AppState {
     pub components: wasm_apiserver_storage::blob_store::BlobStore,
     /// `--max-plugin-component-bytes`: the largest upload.
     pub max_component_bytes: u64,
+    /// Service-account tokens (the TokenRequest API, the JWKS); `None` in unit tests.
+    pub service_accounts: Option<Arc<crate::authentication::ServiceAccountTokens>>,
 }

@@ -112,8 +112,8 @@ fn secrets_are_ciphertext_in_etcd_and_only_replicas_with_the_key_read_them() {
             "the key is stored at {k}"
         );
     }
-    // Printed at start: the file and the fingerprint, never the key.
-    let log = a.log();
+    // Printed at start: the file and the fingerprint, never the key (nor logged).
+    let log = a.stdout() + &a.log();
     assert!(
         log.contains("encryption at rest: secrets with secretbox/key-")
             && log.contains("generated now"),
@@ -148,10 +148,33 @@ fn secrets_are_ciphertext_in_etcd_and_only_replicas_with_the_key_read_them() {
     ]);
     a.ok(&["get", "secret", "from-b", "-n", "demo"]);
 
-    // A replica with a key of its own (its data dir generated another): kube's 500 for the
-    // objects it cannot read, the list fails naming the key, everything else is served. Its
-    // watch cache cannot list secrets, so it stays unready and reads go to etcd.
-    let c = replica(&etcd.endpoint, "replica-c", &["--watch-cache=true"]);
+    // A replica whose fresh data dir would generate a key of its own: refused, saying why,
+    // and the new key forgotten (it would split the Secrets between keys).
+    let fresh = tempfile::tempdir().unwrap();
+    let err = common::server::refused_start(
+        fresh.path(),
+        &["--etcd-servers".as_ref(), etcd.endpoint.as_ref()],
+    );
+    assert!(
+        err.contains("the store already holds Secrets encrypted with a key this server does not have (k8s:enc:secretbox:v1:key-"),
+        "{err}"
+    );
+    assert!(!fresh.path().join("data/encryption-config.yaml").exists());
+
+    // A replica given a configuration without the key: kube's 500 for the objects it cannot
+    // read, the list fails naming the key, everything else is served. Its watch cache cannot
+    // list secrets, so it stays unready and reads go to etcd.
+    let foreign = fresh.path().join("foreign.yaml");
+    std::fs::write(&foreign, encryption_config(&[("other", 9)])).unwrap();
+    let c = replica(
+        &etcd.endpoint,
+        "replica-c",
+        &[
+            "--watch-cache=true",
+            "--encryption-provider-config",
+            foreign.to_str().unwrap(),
+        ],
+    );
     let err = c.fails(&["get", "secret", "db", "-n", "demo"]);
     assert!(
         err.contains("Internal error occurred: no matching key was found for the provided Secretbox transformer"),
@@ -230,6 +253,14 @@ fn the_embedded_store_holds_no_plaintext_secret() {
     assert!(contains(&all, b"k8s:enc:secretbox:v1:key-"));
 }
 
+/// Replace `path` in one step (a temporary file renamed over it), so the poller never reads a
+/// half-written file.
+fn write_atomically(path: &std::path::Path, text: &str) {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text).unwrap();
+    std::fs::rename(&tmp, path).unwrap();
+}
+
 fn encryption_config(keys: &[(&str, u8)]) -> String {
     let b64 = base64::engine::general_purpose::STANDARD;
     let keys: Vec<String> = keys
@@ -295,7 +326,7 @@ fn a_reloaded_configuration_rotates_the_key_without_a_restart() {
         )
     };
     // The new key first: new writes use it; the old key still reads.
-    std::fs::write(&config, encryption_config(&[("new", 2), ("old", 1)])).unwrap();
+    write_atomically(&config, &encryption_config(&[("new", 2), ("old", 1)]));
     reloads(1);
     s.ok(&["create", "secret", "generic", "fresh", "--from-literal=v=x"]);
     assert_eq!(
@@ -316,18 +347,23 @@ fn a_reloaded_configuration_rotates_the_key_without_a_restart() {
         "{now:?}"
     );
     // The old key dropped: everything still reads.
-    std::fs::write(&config, encryption_config(&[("new", 2)])).unwrap();
+    write_atomically(&config, &encryption_config(&[("new", 2)]));
     reloads(2);
     let names = s.ok(&["get", "secrets", "-o", "name"]);
     assert_eq!(names.lines().count(), 21, "{names}");
     // A file that does not validate: logged, the last good configuration kept.
-    std::fs::write(
+    let refused = |s: &TestServer| {
+        s.log()
+            .matches("encryption provider config not reloaded")
+            .count()
+    };
+    let before = refused(&s);
+    write_atomically(
         &config,
         "apiVersion: apiserver.config.k8s.io/v1\nkind: EncryptionConfiguration\nresources: []\n",
-    )
-    .unwrap();
+    );
     s.eventually(Duration::from_secs(10), "the bad file noticed", || {
-        s.log().contains("encryption provider config not reloaded")
+        refused(&s) > before
     });
     s.ok(&["create", "secret", "generic", "after", "--from-literal=v=y"]);
     assert!(prefixes()

@@ -77,4 +77,169 @@ fn no_default_service_account_with_the_controller_off() {
     std::thread::sleep(Duration::from_secs(2));
     let names = s.ok(&["get", "sa", "-n", "team", "-o", "name"]);
     assert_eq!(names.trim(), "serviceaccount/bot");
+    // Nor in the system namespaces, which the controller (when on) fills at start (the test
+    // above waits for `default/default`).
+    let all = s.ok(&["get", "sa", "-A", "-o", "name"]);
+    assert_eq!(all.trim(), "serviceaccount/bot", "{all}");
+}
+
+/// kubectl with a kubeconfig whose user is only `token`: (success, stdout + stderr).
+fn with_token(s: &TestServer, token: &str, args: &[&str]) -> (bool, String) {
+    let mut config: serde_json::Value =
+        serde_yaml_ng::from_str(&std::fs::read_to_string(s.kubeconfig()).unwrap()).unwrap();
+    config["users"][0]["user"] = serde_json::json!({ "token": token });
+    let path = s.dir.path().join("token.kubeconfig");
+    std::fs::write(&path, serde_yaml_ng::to_string(&config).unwrap()).unwrap();
+    let out = std::process::Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(&path)
+        .args(args)
+        .env_remove("KUBECONFIG")
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+/// `kubectl create token` (TokenRequest, a protobuf body) gives a token that authenticates
+/// as the ServiceAccount over TLS with RBAC: kube's user and groups, its RoleBinding honoured;
+/// a token bound to a Secret dies with it; a deleted and re-created ServiceAccount (same
+/// name, new uid) does not revive an old token; kube's 10-minute minimum; the JWKS.
+#[test]
+fn kubectl_create_token_authenticates_as_the_service_account() {
+    let s = TestServer::start_with(
+        Backend::Embedded,
+        &[
+            "serviceaccounts",
+            "secrets",
+            "namespaces",
+            "configmaps",
+            "roles",
+            "clusterroles",
+            "rolebindings",
+            "clusterrolebindings",
+        ],
+        &["--authorization-mode=RBAC"],
+    );
+    s.ok(&["create", "namespace", "team"]);
+    s.ok(&["create", "serviceaccount", "bot", "-n", "team"]);
+    s.ok(&[
+        "create",
+        "configmap",
+        "settings",
+        "-n",
+        "team",
+        "--from-literal=a=b",
+    ]);
+    let token = s
+        .ok(&["create", "token", "bot", "-n", "team"])
+        .trim()
+        .to_string();
+    assert_eq!(token.split('.').count(), 3, "{token}");
+
+    let (ok, who) = with_token(&s, &token, &["auth", "whoami", "-o", "json"]);
+    assert!(ok, "{who}");
+    let who: serde_json::Value = serde_json::from_str(&who).unwrap();
+    let user = &who["status"]["userInfo"];
+    assert_eq!(user["username"], "system:serviceaccount:team:bot", "{who}");
+    assert_eq!(
+        user["groups"],
+        serde_json::json!([
+            "system:serviceaccounts",
+            "system:serviceaccounts:team",
+            "system:authenticated"
+        ])
+    );
+    let sa_uid = s.ok(&[
+        "get",
+        "sa",
+        "bot",
+        "-n",
+        "team",
+        "-o",
+        "jsonpath={.metadata.uid}",
+    ]);
+    assert_eq!(user["uid"], sa_uid.as_str());
+
+    // RBAC: nothing until a RoleBinding names the ServiceAccount.
+    let (ok, out) = with_token(&s, &token, &["get", "configmaps", "-n", "team"]);
+    assert!(!ok);
+    assert!(
+        out.contains(r#"User "system:serviceaccount:team:bot" cannot list resource "configmaps""#),
+        "{out}"
+    );
+    s.ok(&[
+        "create",
+        "rolebinding",
+        "bot-view",
+        "--clusterrole=view",
+        "--serviceaccount=team:bot",
+        "-n",
+        "team",
+    ]);
+    s.eventually(Duration::from_secs(10), "the binding applies", || {
+        with_token(&s, &token, &["get", "configmaps", "-n", "team"]).0
+    });
+
+    // Bound to a Secret: refused once the Secret is gone.
+    s.ok(&[
+        "create",
+        "secret",
+        "generic",
+        "anchor",
+        "-n",
+        "team",
+        "--from-literal=a=b",
+    ]);
+    let bound = s
+        .ok(&[
+            "create",
+            "token",
+            "bot",
+            "-n",
+            "team",
+            "--bound-object-kind=Secret",
+            "--bound-object-name=anchor",
+        ])
+        .trim()
+        .to_string();
+    assert!(with_token(&s, &bound, &["get", "configmaps", "-n", "team"]).0);
+    s.ok(&["delete", "secret", "anchor", "-n", "team"]);
+    s.eventually(Duration::from_secs(10), "the bound token refused", || {
+        let (ok, out) = with_token(&s, &bound, &["get", "configmaps", "-n", "team"]);
+        !ok && out.contains("Unauthorized")
+    });
+
+    // The ServiceAccount deleted and re-created under the same name: the old token stays
+    // refused; a new one works.
+    s.ok(&["delete", "sa", "bot", "-n", "team"]);
+    s.ok(&["create", "serviceaccount", "bot", "-n", "team"]);
+    s.eventually(Duration::from_secs(10), "the old token refused", || {
+        let (ok, out) = with_token(&s, &token, &["get", "configmaps", "-n", "team"]);
+        !ok && out.contains("Unauthorized")
+    });
+    let fresh = s
+        .ok(&["create", "token", "bot", "-n", "team"])
+        .trim()
+        .to_string();
+    assert!(with_token(&s, &fresh, &["get", "configmaps", "-n", "team"]).0);
+
+    // kube's minimum lifetime; the JWKS for outside verifiers.
+    let err = s.fails(&["create", "token", "bot", "-n", "team", "--duration=5m"]);
+    assert!(
+        err.contains("may not specify a duration less than 10 minutes"),
+        "{err}"
+    );
+    let jwks: serde_json::Value =
+        serde_json::from_str(&s.ok(&["get", "--raw", "/openid/v1/jwks"])).unwrap();
+    assert_eq!(jwks["keys"][0]["kty"], "EC");
+    assert_eq!(jwks["keys"][0]["alg"], "ES256");
+    let (ok, _) = with_token(&s, &fresh, &["get", "--raw", "/openid/v1/jwks"]);
+    assert!(ok, "service accounts may read the JWKS");
 }

@@ -10,6 +10,8 @@
 //!   `SelfSubjectRulesReview`); bound to `system:authenticated`.
 //! - `system:public-info-viewer`: health and version; bound to `system:authenticated` and
 //!   `system:unauthenticated`.
+//! - `system:service-account-issuer-discovery`: the issuer's OpenID documents; bound to
+//!   `system:serviceaccounts`.
 //! - `admin`, `edit`, `view`: the user-facing roles, aggregated (`aggregationRule` selecting
 //!   `rbac.authorization.k8s.io/aggregate-to-{admin,edit,view}: "true"`) from
 //!   `system:aggregate-to-admin`, `-edit`, `-view`, which carry kube 1.32's rules; `edit` is
@@ -289,6 +291,19 @@ pub fn cluster_roles() -> Vec<Value> {
             &[],
             vec![url_rule(&["get"], &public_urls)],
         ),
+        cluster_role(
+            "system:service-account-issuer-discovery",
+            &[],
+            vec![url_rule(
+                &["get"],
+                &[
+                    "/.well-known/openid-configuration",
+                    "/.well-known/openid-configuration/",
+                    "/openid/v1/jwks",
+                    "/openid/v1/jwks/",
+                ],
+            )],
+        ),
         aggregated("admin", &[], "admin"),
         aggregated(
             "edit",
@@ -339,6 +354,11 @@ pub fn cluster_role_bindings() -> Vec<Value> {
             "system:public-info-viewer",
             "system:public-info-viewer",
             &["system:authenticated", "system:unauthenticated"],
+        ),
+        cluster_role_binding(
+            "system:service-account-issuer-discovery",
+            "system:service-account-issuer-discovery",
+            &["system:serviceaccounts"],
         ),
     ]
 }

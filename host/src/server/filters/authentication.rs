@@ -26,7 +26,10 @@ pub async fn with_authentication(
         .get::<ConnectionInfo>()
         .map(|c| c.peer_certificates.clone())
         .unwrap_or_default();
-    match authenticator.authenticate(&certificates, req.headers()) {
+    match authenticator
+        .authenticate(&certificates, req.headers())
+        .await
+    {
         Ok(user) => {
             authenticated_user_request(&user.name);
             req.headers_mut().remove(header::AUTHORIZATION);

@@ -115,6 +115,7 @@ mod tests {
             admission: Default::default(),
             components: BlobStore::new(backend.backend(), "/registry"),
             max_component_bytes: 1 << 20,
+            service_accounts: None,
         });
         let policy = Policy::parse(
             "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: RequestResponse\n",

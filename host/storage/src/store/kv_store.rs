@@ -453,9 +453,11 @@ impl<B: Backend> Storage for KvStore<B> {
                     continue;
                 }
             };
-            let data = self.encode(&outcome.object, &key)?;
-            let unchanged =
-                *self.config.transformer.from_storage_cow(&data, &key)?.0 == *state.data;
+            // Compared as plaintext (kube's GuaranteedUpdate compares before transforming):
+            // sealing is paid only for a write, and a reload cannot fall between the two.
+            let plain = serde_json::to_vec(&ForStorage(&outcome.object))
+                .map_err(|e| StorageError::Internal(e.to_string()))?;
+            let unchanged = plain == *state.data;
             if existed && !state.stale && unchanged {
                 // No-op: nothing is written, the resourceVersion stays, no watch event.
                 if !is_current {
@@ -466,6 +468,7 @@ impl<B: Backend> Storage for KvStore<B> {
                 // The current object, as `state_from` decoded it.
                 return parse_object(&state.data, &key, state.rev);
             }
+            let data = self.config.transformer.to_storage(plain, &key)?;
             let ttl = outcome.ttl.unwrap_or(0) as i64;
             let resp = self.backend.put_if(&key, state.rev, data, ttl).await?;
             if !resp.succeeded {

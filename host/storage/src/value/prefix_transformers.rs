@@ -69,7 +69,13 @@ impl ValueTransformer for PrefixTransformers {
             match t.transformer.from_storage_cow(rest, key) {
                 Ok((out, stale)) => return Ok((out, stale || i != 0)),
                 Err(_) if t.prefix.is_empty() => continue,
-                Err(e) => errs.push(e.to_string()),
+                Err(e) => {
+                    // kube's aggregate drops repeated messages (two keys of one provider).
+                    let m = e.to_string();
+                    if !errs.contains(&m) {
+                        errs.push(m);
+                    }
+                }
             }
         }
         Err(StorageError::Internal(match errs.len() {
@@ -192,5 +198,15 @@ mod tests {
         );
         // identity writes plaintext; the secretbox data stays readable (stale).
         assert_eq!(two.to_storage(b"{}".to_vec(), "k").unwrap(), b"{}");
+        let sealed = SecretboxTransformer::new(&[7; 32])
+            .unwrap()
+            .to_storage(b"{\"a\":1}".to_vec(), "k")
+            .unwrap();
+        let mut stored = b"k8s:enc:secretbox:v1:k:".to_vec();
+        stored.extend_from_slice(&sealed);
+        assert_eq!(
+            two.from_storage(&stored, "k").unwrap(),
+            (b"{\"a\":1}".to_vec(), true)
+        );
     }
 }

@@ -77,12 +77,10 @@ impl ReloadableTransformers {
 
     /// The transformer of `group`/`resource` now and, when reloadable, after every reload.
     pub fn for_resource(&self, group: &str, resource: &str) -> Arc<dyn ValueTransformer> {
-        let t = self
-            .0
-            .current
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .for_resource(group, resource);
+        // Held until the slot is registered, so a reload cannot fall in between and miss it
+        // (the same lock order as `replace`).
+        let current = self.0.current.read().unwrap_or_else(|e| e.into_inner());
+        let t = current.for_resource(group, resource);
         if !self.0.reloadable {
             return t;
         }
@@ -94,6 +92,7 @@ impl ReloadableTransformers {
         let mut slots = self.0.slots.lock().unwrap_or_else(|e| e.into_inner());
         slots.retain(|s| s.strong_count() > 0);
         slots.push(Arc::downgrade(&slot));
+        drop(current);
         slot
     }
 

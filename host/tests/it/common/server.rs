@@ -35,6 +35,7 @@ pub struct TestServer {
     pub dir: tempfile::TempDir,
     _etcd: Option<EtcdServer>,
     log: Arc<Mutex<Vec<String>>>,
+    stdout: Arc<Mutex<Vec<String>>>,
 }
 
 fn plugin_cache_dir() -> PathBuf {
@@ -111,14 +112,14 @@ impl TestServer {
         });
         let stdout = child.stdout.take().unwrap();
         let (tx, rx) = std::sync::mpsc::channel();
-        let l = log.clone();
+        let printed = Arc::new(Mutex::new(Vec::new()));
+        let p = printed.clone();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
                 if let Some(url) = line.strip_prefix("wasm-apiserver listening on ") {
                     let _ = tx.send(url.to_string());
                 }
-                // What the server prints for its user (kubeconfig, encryption) is in the log too.
-                l.lock().unwrap().push(line);
+                p.lock().unwrap().push(line);
             }
         });
         // The secure port is announced first, then the plain one.
@@ -139,6 +140,7 @@ impl TestServer {
             dir,
             _etcd: etcd,
             log,
+            stdout: printed,
         }
     }
 
@@ -184,6 +186,12 @@ impl TestServer {
             std::thread::sleep(Duration::from_millis(50));
         }
         None
+    }
+
+    /// What the server printed on standard output for its user (the kubeconfig's path, the
+    /// encryption key's fingerprint, the listening addresses).
+    pub fn stdout(&self) -> String {
+        self.stdout.lock().unwrap().join("\n")
     }
 
     /// What the server logged so far.
