@@ -299,6 +299,17 @@ impl ServiceAccountTokens {
     /// this server accepts (another authenticator may know it); `Some(Err)` when it is one but
     /// does not verify or its objects are gone (why, for the log).
     pub async fn authenticate(&self, token: &str, now: i64) -> Option<Result<UserInfo, String>> {
+        self.authenticate_for(token, now, &self.api_audiences).await
+    }
+
+    /// [`ServiceAccountTokens::authenticate`] for `audiences` (a TokenReview's), one of which
+    /// the token must carry.
+    pub async fn authenticate_for(
+        &self,
+        token: &str,
+        now: i64,
+        audiences: &[String],
+    ) -> Option<Result<UserInfo, String>> {
         let mut parts = token.split('.');
         let (Some(h), Some(c), Some(s), None) =
             (parts.next(), parts.next(), parts.next(), parts.next())
@@ -312,17 +323,19 @@ impl ServiceAccountTokens {
         if !self.issuers.iter().any(|i| i == iss) {
             return None;
         }
-        Some(self.validate(&header, &claims, h, c, s, now).await)
+        Some(
+            self.validate(&header, &claims, (h, c, s), now, audiences)
+                .await,
+        )
     }
 
     async fn validate(
         &self,
         header: &Value,
         claims: &Value,
-        h: &str,
-        c: &str,
-        s: &str,
+        (h, c, s): (&str, &str, &str),
         now: i64,
+        audiences: &[String],
     ) -> Result<UserInfo, String> {
         if header["alg"] != "ES256" {
             return Err(format!("unsupported signing algorithm {}", header["alg"]));
@@ -358,13 +371,9 @@ impl ServiceAccountTokens {
             Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
             _ => Vec::new(),
         };
-        if !aud
-            .iter()
-            .any(|a| self.api_audiences.iter().any(|x| x == a))
-        {
+        if !aud.iter().any(|a| audiences.iter().any(|x| x == a)) {
             return Err(format!(
-                "token audiences {aud:?} is invalid for the target audiences {:?}",
-                self.api_audiences
+                "token audiences {aud:?} is invalid for the target audiences {audiences:?}"
             ));
         }
         let k = &claims["kubernetes.io"];

@@ -25,8 +25,8 @@ pub const VERBS: [&str; 8] = [
     "watch",
 ];
 
-/// A resource the host serves itself rather than through a plugin's storage: the reviews,
-/// which are create-only and store nothing.
+/// A resource the host serves itself rather than through a plugin's storage: the reviews
+/// (TokenReview among them), which are create-only and store nothing.
 pub struct BuiltinResource {
     /// API group.
     pub group: &'static str,
@@ -47,6 +47,13 @@ pub const BUILTIN: &[BuiltinResource] = &[
         version: "v1",
         plural: "selfsubjectreviews",
         kind: "SelfSubjectReview",
+        namespaced: false,
+    },
+    BuiltinResource {
+        group: "authentication.k8s.io",
+        version: "v1",
+        plural: "tokenreviews",
+        kind: "TokenReview",
         namespaced: false,
     },
     BuiltinResource {

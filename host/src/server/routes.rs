@@ -77,6 +77,10 @@ pub fn router(state: Arc<AppState>, chain: HandlerChain) -> Router {
         )
         .route("/openid/v1/jwks", get(token_request::jwks))
         .route(
+            "/apis/authentication.k8s.io/v1/tokenreviews",
+            post(token_request::token_review),
+        )
+        .route(
             "/apis/wasm-apiserver.dev/v1/strategyplugincomponents/{sha256}",
             get(components::get_component)
                 .put(components::put_component)

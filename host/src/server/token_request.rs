@@ -8,6 +8,8 @@
 //!   (its `uid`, when given, must be the stored one: 409 as kube) and the token dies with it.
 //!   Answered 201 with `status.token` and `status.expirationTimestamp`; with `dryRun=All`
 //!   without a token. Authorized as `create` on `serviceaccounts/token` by the chain.
+//! - `POST /apis/authentication.k8s.io/v1/tokenreviews`: TokenReview of a service-account
+//!   token.
 //! - `GET /.well-known/openid-configuration` and `GET /openid/v1/jwks`.
 //! - [`ServedObjects`]: the authenticator's lookup of ServiceAccounts and bound objects, from
 //!   the watch cache when it has them, else from storage.
@@ -71,6 +73,60 @@ pub async fn create(
     req: Request,
 ) -> Response {
     match token_request(&state, &namespace, &name, req).await {
+        Ok(v) => (StatusCode::CREATED, Json(v)).into_response(),
+        Err(e) => e.into_response(),
+    }
+}
+
+/// `POST /apis/authentication.k8s.io/v1/tokenreviews` (kube's
+/// `pkg/registry/authentication/tokenreview/storage.go`): whether a service-account token
+/// authenticates for the review's `spec.audiences` (default: the API audiences) — `status`
+/// `authenticated`, `user`, `audiences`, or `error`. A review without a token is 400. The
+/// review is answered, never stored; audit records it at `Metadata` unless a rule names it.
+pub async fn token_review(State(state): State<Arc<AppState>>, req: Request) -> Response {
+    let review = async {
+        let Some(tokens) = &state.service_accounts else {
+            return Err(ApiError::no_route(req.uri().path()));
+        };
+        let mut review = body(req).await?;
+        let token = review["spec"]["token"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        if token.is_empty() {
+            return Err(ApiError::bad_request(
+                "token is required for TokenReview in authentication",
+            ));
+        }
+        let audiences: Vec<String> = match review["spec"]["audiences"].as_array() {
+            Some(a) if !a.is_empty() => a
+                .iter()
+                .filter_map(|x| x.as_str().map(String::from))
+                .collect(),
+            _ => tokens.api_audiences().to_vec(),
+        };
+        let now = chrono::Utc::now().timestamp();
+        review["status"] = match tokens.authenticate_for(&token, now, &audiences).await {
+            Some(Ok(user)) => {
+                let mut u = user;
+                u.groups
+                    .push(crate::authentication::user::ALL_AUTHENTICATED.into());
+                json!({"authenticated": true, "user": u.to_json(), "audiences": audiences})
+            }
+            Some(Err(e)) => json!({"user": {}, "error": e}),
+            None => {
+                json!({"user": {}, "error": "the token is not a service-account token of this server"})
+            }
+        };
+        review["apiVersion"] = json!("authentication.k8s.io/v1");
+        review["kind"] = json!("TokenReview");
+        if review.get("metadata").is_none_or(|m| !m.is_object()) {
+            review["metadata"] = json!({});
+        }
+        review["metadata"]["creationTimestamp"] = Value::Null;
+        Ok(review)
+    };
+    match review.await {
         Ok(v) => (StatusCode::CREATED, Json(v)).into_response(),
         Err(e) => e.into_response(),
     }

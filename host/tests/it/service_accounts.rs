@@ -230,6 +230,49 @@ fn kubectl_create_token_authenticates_as_the_service_account() {
         .to_string();
     assert!(with_token(&s, &fresh, &["get", "configmaps", "-n", "team"]).0);
 
+    // TokenReview (`kubectl create --raw`): the fresh token authenticates as the account, the
+    // old one does not, and another audience is refused.
+    let review = |token: &str, audiences: &[&str]| -> serde_json::Value {
+        let body = serde_json::json!({
+            "apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
+            "spec": {"token": token, "audiences": audiences}});
+        let f = s.file("review.json", &body.to_string());
+        let out = s.ok(&[
+            "create",
+            "--raw",
+            "/apis/authentication.k8s.io/v1/tokenreviews",
+            "-f",
+            f.to_str().unwrap(),
+        ]);
+        serde_json::from_str(&out).unwrap()
+    };
+    let ok = review(&fresh, &[]);
+    assert_eq!(ok["status"]["authenticated"], true, "{ok}");
+    assert_eq!(
+        ok["status"]["user"]["username"],
+        "system:serviceaccount:team:bot"
+    );
+    let stale = review(&token, &[]);
+    assert!(
+        stale["status"]
+            .get("authenticated")
+            .is_none_or(|a| a == false),
+        "{stale}"
+    );
+    assert!(
+        stale["status"]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("does not match claim")),
+        "{stale}"
+    );
+    let vault = review(&fresh, &["vault"]);
+    assert!(
+        vault["status"]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("is invalid for the target audiences")),
+        "{vault}"
+    );
+
     // kube's minimum lifetime; the JWKS for outside verifiers.
     let err = s.fails(&["create", "token", "bot", "-n", "team", "--duration=5m"]);
     assert!(
