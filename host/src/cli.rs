@@ -27,6 +27,39 @@ pub enum Command {
     /// Plugin author tools.
     #[command(subcommand)]
     Plugin(PluginCommand),
+    /// Encryption at rest.
+    #[command(subcommand)]
+    Encryption(EncryptionCommand),
+}
+
+/// `wasm-apiserver encryption …`.
+#[derive(Debug, Subcommand)]
+pub enum EncryptionCommand {
+    /// Rotate the encryption key of every resource entry that encrypts, on every replica, in
+    /// one call: a new key added as a read key, then made the write key, every affected
+    /// object rewritten (StorageVersionMigrations, progress printed), the old key dropped —
+    /// each step waited on until every replica has loaded it.
+    Rotate {
+        /// The EncryptionConfiguration file every replica reads (their
+        /// --encryption-provider-config, or <data-dir>/encryption-config.yaml); rewritten in place.
+        #[arg(long)]
+        encryption_provider_config: PathBuf,
+        /// How long each step may take.
+        #[arg(long, default_value = "5m", value_parser = humantime::parse_duration)]
+        timeout: std::time::Duration,
+        /// A replica whose identity lease was not renewed for this long is taken as gone.
+        #[arg(long, default_value = "60s", value_parser = humantime::parse_duration)]
+        replica_grace: std::time::Duration,
+        /// Kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).
+        #[arg(long)]
+        kubeconfig: Option<PathBuf>,
+        /// Kubeconfig context (default: the current one).
+        #[arg(long)]
+        context: Option<String>,
+        /// A server URL used without credentials (a development server's plain port).
+        #[arg(long, conflicts_with_all = ["kubeconfig", "context"])]
+        server: Option<String>,
+    },
 }
 
 /// `wasm-apiserver plugin …`.

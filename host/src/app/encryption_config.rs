@@ -16,9 +16,8 @@
 //! replicas over one etcd must each be given the same file. Printed at start: the file and the
 //! SHA-256 fingerprint of each write key, never a key.
 //!
-//! With `--encryption-provider-config-automatic-reload` the file is read again every second;
-//! a changed file that validates replaces the transformers of every resource at once (kube's
-//! `encryptionconfig/controller`), one that does not is logged and the last good one kept.
+//! With `--encryption-provider-config-automatic-reload` the file is read again every second
+//! (`encryption_reload.rs`).
 //!
 //! Not yet: the `kms` provider (refused with a message naming the provider).
 
@@ -31,8 +30,7 @@ use std::sync::Arc;
 use wasm_apiserver_storage::store::ValueTransformer;
 use wasm_apiserver_storage::value::{
     AesCbcTransformer, AesGcmTransformer, EncryptCheckTransformer, PrefixTransformer,
-    PrefixTransformers, ReloadableTransformers, ResourceTransformers, SecretboxTransformer,
-    AES_KEY_LENGTHS,
+    PrefixTransformers, ResourceTransformers, SecretboxTransformer, AES_KEY_LENGTHS,
 };
 
 /// The file name of the generated configuration under `--data-dir`.
@@ -134,48 +132,6 @@ pub fn load_or_generate(
     ))
 }
 
-/// Re-read `path` every second; when its bytes change, parse it and use it (logging the new
-/// writers), or log why not and keep the current transformers. Runs until the runtime stops.
-pub fn spawn_automatic_reload(
-    transformers: ReloadableTransformers,
-    path: PathBuf,
-    loaded_digest: Vec<u8>,
-) {
-    tokio::spawn(async move {
-        // The bytes the server started with, not a second read (a change in between counts).
-        let mut last = loaded_digest;
-        let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
-        loop {
-            tick.tick().await;
-            let Ok(now) = std::fs::read(&path) else {
-                continue;
-            };
-            let digest = Sha256::digest(&now).to_vec();
-            if digest == last {
-                continue;
-            }
-            last = digest;
-            match std::str::from_utf8(&now)
-                .map_err(|e| e.to_string())
-                .and_then(parse)
-            {
-                Ok((t, writers)) => {
-                    transformers.replace(t);
-                    for (resources, writer, fp) in writers {
-                        let fp = fp.get(..16).unwrap_or_default();
-                        tracing::info!(path = %path.display(), resources, writer, key_sha256 = fp, "encryption provider config reloaded");
-                    }
-                }
-                Err(e) => tracing::warn!(
-                    path = %path.display(),
-                    error = %e,
-                    "encryption provider config not reloaded: it does not validate; the last good one stays in use"
-                ),
-            }
-        }
-    });
-}
-
 /// The default configuration: Secrets with `secretbox` under a new key, then `identity`.
 fn generated_config() -> anyhow::Result<String> {
     let mut key = [0u8; 32];
@@ -208,7 +164,7 @@ fn fingerprint(key: &[u8]) -> String {
 type Transformer = Arc<dyn ValueTransformer>;
 
 /// Parse and validate a configuration; the transformers and, per resource entry, the writer.
-fn parse(text: &str) -> Result<(ResourceTransformers, Vec<Writer>), String> {
+pub(super) fn parse(text: &str) -> Result<(ResourceTransformers, Vec<Writer>), String> {
     let doc: Document = serde_yaml_ng::from_str(text).map_err(|e| e.to_string())?;
     if doc.api_version != "apiserver.config.k8s.io/v1" || doc.kind != "EncryptionConfiguration" {
         return Err(format!(

@@ -6,6 +6,8 @@
 
 pub mod certs;
 pub mod encryption_config;
+pub mod encryption_reload;
+pub mod encryption_rotate;
 pub mod plugin_new;
 pub mod plugin_push;
 pub mod plugin_tools;
@@ -13,7 +15,7 @@ pub mod security;
 pub mod storage;
 
 use crate::admission::{Initializer, Plugins};
-use crate::cli::{Cli, Command, PluginCommand, ServeArgs};
+use crate::cli::{Cli, Command, EncryptionCommand, PluginCommand, ServeArgs};
 use crate::plugin::PluginRuntime;
 use crate::registry::Served;
 use crate::reload::PluginManager;
@@ -33,6 +35,25 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
             plugin_tools::test(&file, &dir, &limits)
         }
         Some(Command::Plugin(PluginCommand::Precompile { out })) => plugin_tools::precompile(&out),
+        Some(Command::Encryption(EncryptionCommand::Rotate {
+            encryption_provider_config,
+            timeout,
+            replica_grace,
+            kubeconfig,
+            context,
+            server,
+        })) => tokio::runtime::Runtime::new()?.block_on(encryption_rotate::rotate(
+            &encryption_rotate::Options {
+                config: encryption_provider_config,
+                target: plugin_push::Target {
+                    kubeconfig,
+                    context,
+                    server,
+                },
+                timeout,
+                replica_grace,
+            },
+        )),
         Some(Command::Plugin(PluginCommand::New {
             name,
             lang,
@@ -188,13 +209,7 @@ pub async fn serve_with_admission(
     });
     tracing::debug!(members = ?admission.names(), "admission chain");
     let (backend, factory, encryption) = storage::storage_factory(&args).await?;
-    if args.encryption_provider_config_automatic_reload {
-        encryption_config::spawn_automatic_reload(
-            factory.transformers().clone(),
-            encryption.path.clone(),
-            encryption.digest.clone(),
-        );
-    }
+    let reload_transformers = factory.transformers().clone();
     let mut runtime_config = args.limits.runtime_config();
     // Compiled artifacts are kept under the data dir unless told otherwise, and (for the
     // server) compiled in a child process, so the server's memory after start is that of the
@@ -244,6 +259,7 @@ pub async fn serve_with_admission(
         policy_stores.iter().cloned().map(Arc::new).collect(),
         policies,
     );
+    let migrations_store = crate::registry::storage_version_migration::store(&factory);
     let manager = PluginManager::new(
         runtime,
         args.plugin_dir.clone(),
@@ -254,11 +270,39 @@ pub async fn serve_with_admission(
     )
     .with_host_resources({
         policy_stores.push((*wasm_policy_store).clone());
+        policy_stores.push(migrations_store);
         policy_stores
     })
     .shared();
+    // What this replica has loaded of its encryption configuration, on its identity lease.
+    let (encryption_status, encryption_seen) =
+        tokio::sync::watch::channel(crate::controllers::apiserver_identity::EncryptionStatus {
+            config_hash: encryption_reload::config_hash(&encryption.digest),
+            automatic_reload: args.encryption_provider_config_automatic_reload,
+            reload_error: None,
+        });
+    if args.encryption_provider_config_automatic_reload {
+        encryption_reload::spawn_automatic_reload(
+            reload_transformers,
+            encryption.path.clone(),
+            encryption.digest.clone(),
+            served.clone(),
+            manager.clone(),
+            encryption_status,
+        );
+    }
+    if crate::controllers::enabled(
+        &args.controllers,
+        crate::controllers::apiserver_identity::NAME,
+    ) {
+        crate::controllers::apiserver_identity::start(
+            served.clone(),
+            server_id.clone(),
+            encryption_seen,
+        );
+    }
     let m = manager.clone();
-    crate::metrics::set_cache_stats_source(Box::new(move || m.watch_cache_stats()));
+    crate::metrics::set_cache_stats_source(Box::new(move || m.factory().watch_cache_stats()));
 
     let open_files = serving::raise_open_files_limit();
     let address = secure_address.to_string();

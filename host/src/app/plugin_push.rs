@@ -103,7 +103,8 @@ pub fn manifest(
     Ok(0)
 }
 
-async fn client(target: &Target) -> anyhow::Result<kube::Client> {
+/// A kube-rs client for `target`. Errors: the kubeconfig or the URL.
+pub(super) async fn client(target: &Target) -> anyhow::Result<kube::Client> {
     let config = match (&target.server, &target.kubeconfig) {
         (Some(url), _) => kube::Config::new(url.parse().context("--server")?),
         (None, Some(path)) => {

@@ -59,6 +59,7 @@ pub async fn storage_factory(
             );
         }
     }
+    record_transformations();
     factory.set_transformers(if args.encryption_provider_config_automatic_reload {
         ReloadableTransformers::reloadable(transformers)
     } else {
@@ -74,12 +75,9 @@ async fn sealed_secret(backend: &AnyBackend, prefix: &str) -> Option<String> {
     let end = wasm_apiserver_storage::backend::prefix_end(&start);
     let resp = backend.backend().range(&start, &end, 1, 0).await.ok()?;
     let value = &resp.kvs.first()?.value;
-    if !value.starts_with(b"k8s:enc:") {
-        return None;
-    }
-    // `k8s:enc:<provider>:v1:<key>:`: the first five `:`-separated fields.
-    let head: Vec<&[u8]> = value.splitn(6, |b| *b == b':').take(5).collect();
-    Some(String::from_utf8_lossy(&head.join(&b':')).into_owned())
+    value
+        .starts_with(b"k8s:enc:")
+        .then(|| super::encryption_reload::encryption_prefix(value))
 }
 
 /// `--etcd-compaction-interval-seconds`; `None` when 0 (compaction off).
@@ -119,6 +117,39 @@ pub fn parse_override(s: &str) -> anyhow::Result<((String, String), Vec<String>)
         anyhow::bail!("--etcd-servers-overrides {s:?}: needs a resource and at least one server");
     }
     Ok(((group.to_string(), resource.to_string()), servers))
+}
+
+/// `apiserver_storage_transformation_operations_total{transformation_type,
+/// transformer_prefix, status}` and `apiserver_storage_transformation_duration_seconds`
+/// (kube's `k8s.io/apiserver/pkg/storage/value/metrics.go`: buckets 5 µs × 2^0..24; `status`
+/// the gRPC code name, `OK` or `Unknown`), fed by the storage crate's transformers. The
+/// label values are the configured prefixes and key names (bounded by the configuration),
+/// `identity` and `unknown`.
+fn record_transformations() {
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    INSTALLED.call_once(|| {
+        let total = crate::metrics::counter_vec(
+            "apiserver_storage_transformation_operations_total",
+            "Total number of transformations. Successful transformation will have a status 'OK' and a varied status string when the transformation fails.",
+            &["transformation_type", "transformer_prefix", "status"],
+        );
+        let buckets: Vec<f64> = (0..25).map(|i| 5e-6 * 2f64.powi(i)).collect();
+        let duration = crate::metrics::histogram_vec(
+            "apiserver_storage_transformation_duration_seconds",
+            "Latencies in seconds of value transformation operations.",
+            &buckets,
+            &["transformation_type", "transformer_prefix"],
+        );
+        wasm_apiserver_storage::value::metrics::set_recorder(Box::new(
+            move |kind, prefix, elapsed, ok| {
+                let status = if ok { "OK" } else { "Unknown" };
+                total.with_label_values(&[kind, prefix, status]).inc();
+                duration
+                    .with_label_values(&[kind, prefix])
+                    .observe(elapsed.as_secs_f64());
+            },
+        ));
+    });
 }
 
 #[cfg(test)]

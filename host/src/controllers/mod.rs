@@ -3,6 +3,8 @@
 //! the watch cache apply as for any client. `--controllers` chooses them (`*` all, `-name` off,
 //! the first explicit word deciding, as kube-controller-manager's flag).
 //!
+//! - `apiserver_identity.rs`: this server's identity Lease, with the encryption configuration
+//!   it has loaded (kube-apiserver's `APIServerIdentity`); every server keeps its own.
 //! - `system_namespaces.rs`: `default`, `kube-system`, `kube-public`, `kube-node-lease`
 //!   exist (`pkg/controlplane/controller/systemnamespaces`, the `kubernetes` service
 //!   controller for `default`).
@@ -13,13 +15,17 @@
 //!   (`pkg/controller/serviceaccount`).
 //! - `validating_admission_policy_status.rs`: a ValidatingAdmissionPolicy's status, its
 //!   type checking (`pkg/controller/validatingadmissionpolicystatus`).
-//! - `leader_election.rs`: one server per store runs the last four, the holder of a Lease
+//! - `storage_version_migrator.rs`: every object of a resource rewritten for a
+//!   `StorageVersionMigration` (`pkg/controller/storageversionmigrator`).
+//! - `leader_election.rs`: one server per store runs the last five, the holder of a Lease
 //!   (kube-controller-manager's `--leader-elect`).
 
+pub mod apiserver_identity;
 pub mod garbage_collector;
 pub mod leader_election;
 pub mod namespace;
 pub mod service_account;
+pub mod storage_version_migrator;
 pub mod system_namespaces;
 pub mod validating_admission_policy_status;
 
@@ -43,10 +49,12 @@ pub(crate) async fn wait_for_change(store: &crate::registry::Store, resource_ver
 }
 
 /// Every controller, by its `--controllers` name.
-pub const ALL: [&str; 5] = [
+pub const ALL: [&str; 7] = [
+    apiserver_identity::NAME,
     "garbagecollector",
     "namespace",
     service_account::NAME,
+    storage_version_migrator::NAME,
     "system-namespaces",
     validating_admission_policy_status::NAME,
 ];
@@ -106,6 +114,9 @@ pub fn start(served: Arc<Served>, opts: &ControllerOptions) {
             if enabled(&list, validating_admission_policy_status::NAME) {
                 tasks.push(validating_admission_policy_status::start(served.clone()));
             }
+            if enabled(&list, storage_version_migrator::NAME) {
+                tasks.push(storage_version_migrator::start(served.clone()));
+            }
             tasks
         }
     };
@@ -114,6 +125,7 @@ pub fn start(served: Arc<Served>, opts: &ControllerOptions) {
         "namespace",
         service_account::NAME,
         validating_admission_policy_status::NAME,
+        storage_version_migrator::NAME,
     ]
     .iter()
     .any(|c| enabled(&opts.list, c))

@@ -37,6 +37,7 @@ pub mod request_scope;
 pub mod resource_map;
 pub mod rest;
 pub mod snapshot;
+pub mod storage_version_migration;
 pub mod store;
 pub mod table;
 #[cfg(test)]

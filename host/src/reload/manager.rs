@@ -139,6 +139,12 @@ impl PluginManager {
         self
     }
 
+    /// The StorageFactory every served resource's storage comes from (its watch caches'
+    /// figures, the backends an encryption reload checks).
+    pub fn factory(&self) -> &StorageFactory {
+        &self.factory
+    }
+
     /// Share the manager and point the CRD resource's hook at it: a CRD's create or update
     /// returns once this server serves it.
     pub fn shared(self) -> Arc<PluginManager> {
@@ -291,16 +297,6 @@ impl PluginManager {
     /// The `strategyplugins` resource.
     pub fn plugins(&self) -> &Store {
         &self.plugins
-    }
-
-    /// The watch cache's figures per resource (empty with `--watch-cache=false`).
-    pub fn watch_cache_stats(
-        &self,
-    ) -> Vec<(
-        (String, String),
-        wasm_apiserver_storage::cacher::CacherStats,
-    )> {
-        self.factory.watch_cache_stats()
     }
 
     /// This server's status of every plugin it knows, by name.

@@ -9,11 +9,13 @@
 //! - `resource_transformers.rs`: [`ResourceTransformers`], the transformer of each
 //!   GroupResource with `*.group` and `*.*` wildcards
 //!   (`server/options/encryptionconfig/config.go`, `transformerFromOverrides`);
+//! - `metrics.rs`: what each transformation records, for the host's metrics;
 //! - `reloadable.rs`: [`ReloadableTransformers`], what a reloaded configuration replaces
 //!   under storages already built.
 
 mod aes;
 mod identity;
+pub mod metrics;
 mod prefix_transformers;
 mod reloadable;
 mod resource_transformers;

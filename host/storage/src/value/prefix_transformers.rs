@@ -1,9 +1,12 @@
-//! `value.NewPrefixTransformers` (`k8s.io/apiserver/pkg/storage/value/transformer.go`).
+//! `value.NewPrefixTransformers` (`k8s.io/apiserver/pkg/storage/value/transformer.go`), each
+//! transformation recorded as its `RecordTransformation` calls do (`metrics.rs`).
 
+use super::metrics::record;
 use crate::errors::{Result, StorageError};
 use crate::store::ValueTransformer;
 use std::borrow::Cow;
 use std::sync::Arc;
+use std::time::Instant;
 
 /// A transformer and the prefix its output is stored under.
 #[derive(Clone)]
@@ -45,7 +48,12 @@ impl PrefixTransformers {
 impl ValueTransformer for PrefixTransformers {
     fn to_storage(&self, data: Vec<u8>, key: &str) -> Result<Vec<u8>> {
         let first = &self.transformers[0];
-        let out = first.transformer.to_storage(data, key)?;
+        let start = super::metrics::recording().then(Instant::now);
+        let out = first.transformer.to_storage(data, key);
+        if let Some(start) = start {
+            record("to_storage", &first.prefix, start.elapsed(), out.is_ok());
+        }
+        let out = out?;
         if first.prefix.is_empty() {
             return Ok(out);
         }
@@ -62,11 +70,18 @@ impl ValueTransformer for PrefixTransformers {
 
     fn from_storage_cow<'a>(&self, data: &'a [u8], key: &str) -> Result<(Cow<'a, [u8]>, bool)> {
         let mut errs = Vec::new();
+        let start = super::metrics::recording().then(Instant::now);
+        let elapsed = || start.map(|s| s.elapsed()).unwrap_or_default();
         for (i, t) in self.transformers.iter().enumerate() {
             let Some(rest) = data.strip_prefix(t.prefix.as_slice()) else {
                 continue;
             };
-            match t.transformer.from_storage_cow(rest, key) {
+            let read = t.transformer.from_storage_cow(rest, key);
+            // As kube: an identity's refusal is passed over unrecorded.
+            if read.is_ok() || !t.prefix.is_empty() {
+                record("from_storage", &t.prefix, elapsed(), read.is_ok());
+            }
+            match read {
                 Ok((out, stale)) => return Ok((out, stale || i != 0)),
                 Err(_) if t.prefix.is_empty() => continue,
                 Err(e) => {
@@ -77,6 +92,9 @@ impl ValueTransformer for PrefixTransformers {
                     }
                 }
             }
+        }
+        if errs.is_empty() {
+            record("from_storage", b"unknown", elapsed(), false);
         }
         Err(StorageError::Internal(match errs.len() {
             0 => self.no_match.clone(),

@@ -112,6 +112,15 @@ impl ReloadableTransformers {
         true
     }
 
+    /// The transformers in use now (what a reload replaces).
+    pub fn current(&self) -> ResourceTransformers {
+        self.0
+            .current
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
     /// Whether any resource is encrypted now.
     pub fn is_configured(&self) -> bool {
         self.0

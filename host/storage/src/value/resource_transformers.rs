@@ -45,6 +45,16 @@ impl ResourceTransformers {
             .clone()
     }
 
+    /// Whether an entry of the configuration names `group`/`resource` (exactly, by `*.group`
+    /// or by `*.*`); a resource it does not name gets the fallback.
+    pub fn configures(&self, group: &str, resource: &str) -> bool {
+        let has = |g: &str, r: &str| {
+            self.by_resource
+                .contains_key(&(g.to_string(), r.to_string()))
+        };
+        has(group, resource) || has(group, "*") || has("*", "*")
+    }
+
     /// Whether any resource is configured (encryption at rest is on).
     pub fn is_configured(&self) -> bool {
         !self.by_resource.is_empty()
@@ -90,6 +100,8 @@ mod tests {
             b"all"
         );
         assert!(t.is_configured());
+        assert!(t.configures("", "configmaps"));
         assert!(!ResourceTransformers::default().is_configured());
+        assert!(!ResourceTransformers::default().configures("", "secrets"));
     }
 }
