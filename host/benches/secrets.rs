@@ -12,9 +12,10 @@
 //!    rounds, fresh servers each round; ratios against identity.
 //!
 //! 3. Re-encryption after a key rotation: 5,000 Secrets created (16 in flight; the create
-//!    rate is the baseline), the configuration reloaded with a new write key, then one
-//!    `StorageVersionMigration` of `secrets` timed from its create to `Succeeded` (polled
-//!    every 20 ms): objects rewritten per second, on the embedded store and on etcd.
+//!    rate is the baseline), the configuration reloaded with a new write key (seen in the
+//!    transformation metrics), then one `StorageVersionMigration` of `secrets` timed from its
+//!    create to `Succeeded` (polled every 20 ms), every Secret checked re-sealed with the new
+//!    key (the metrics again): objects rewritten per second, on the embedded store and on etcd.
 //!
 //! Run: `cargo bench -p wasm-apiserver --bench secrets` (after `bash plugins/build.sh`).
 //! `SECTIONS=1`, `2` or `3` runs one.
@@ -242,8 +243,40 @@ async fn rotation(http: &reqwest::Client, etcd: Option<&str>, round: usize) -> (
     let creates = ROTATED as f64 / started.elapsed().as_secs_f64();
     assert!(codes.iter().all(|c| *c == 201), "a create failed");
     std::fs::write(&file, keys(&[("new", 2), ("old", 1)])).unwrap();
-    // Reloaded within a second; a Secret created after it carries the new key.
-    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    // Reloaded (within a second): a Secret created now is sealed with the new key, as the
+    // transformation metrics show.
+    let sealed_new = || async {
+        let text = http
+            .get(format!("{}/metrics", s.url))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        text.lines()
+            .find(|l| {
+                l.starts_with("apiserver_storage_transformation_operations_total{")
+                    && l.contains(r#"transformation_type="to_storage""#)
+                    && l.contains(r#"transformer_prefix="new:""#)
+                    && l.contains(r#"status="OK""#)
+            })
+            .and_then(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .unwrap_or(0.0) as usize
+    };
+    let mut probe = 0;
+    while sealed_new().await == 0 {
+        probe += 1;
+        let r = http
+            .post(&url)
+            .json(&secret(ROTATED + probe))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 201);
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let before = sealed_new().await;
     let svms = format!(
         "{}/apis/storagemigration.k8s.io/v1alpha1/storageversionmigrations",
         s.url
@@ -279,7 +312,11 @@ async fn rotation(http: &reqwest::Client, etcd: Option<&str>, round: usize) -> (
         }
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
-    (creates, ROTATED as f64 / started.elapsed().as_secs_f64())
+    let elapsed = started.elapsed();
+    // Every Secret written before the reload was sealed again, with the new key.
+    let rewritten = sealed_new().await - before;
+    assert!(rewritten >= ROTATED, "{rewritten} of {ROTATED} rewritten");
+    (creates, ROTATED as f64 / elapsed.as_secs_f64())
 }
 
 async fn rotation_rates(http: &reqwest::Client) {

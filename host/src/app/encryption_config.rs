@@ -19,7 +19,9 @@
 //! With `--encryption-provider-config-automatic-reload` the file is read again every second
 //! (`encryption_reload.rs`).
 //!
-//! Not yet: the `kms` provider (refused with a message naming the provider).
+//! `kms` providers speak the KMS v2 plugin API over a unix socket
+//! (`wasm_apiserver_storage::value::kmsv2`); KMS v1 is refused, as kube does without its
+//! deprecated `KMSv1` gate.
 
 use base64::Engine;
 use serde::Deserialize;
@@ -28,6 +30,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use wasm_apiserver_storage::store::ValueTransformer;
+use wasm_apiserver_storage::value::kmsv2::{EnvelopeTransformer, KmsV2};
 use wasm_apiserver_storage::value::{
     AesCbcTransformer, AesGcmTransformer, EncryptCheckTransformer, PrefixTransformer,
     PrefixTransformers, ResourceTransformers, SecretboxTransformer, AES_KEY_LENGTHS,
@@ -63,7 +66,22 @@ struct ProviderConfiguration {
     aescbc: Option<KeysConfiguration>,
     secretbox: Option<KeysConfiguration>,
     identity: Option<serde_json::Value>,
-    kms: Option<serde_json::Value>,
+    kms: Option<KmsConfiguration>,
+}
+
+/// `KMSConfiguration` (defaults of `SetDefaults_KMSConfiguration`: `apiVersion` v1, `timeout`
+/// 3s).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct KmsConfiguration {
+    #[serde(default)]
+    api_version: String,
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    endpoint: String,
+    cachesize: Option<i64>,
+    timeout: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -177,6 +195,7 @@ pub(super) fn parse(text: &str) -> Result<(ResourceTransformers, Vec<Writer>), S
     }
     let mut by_resource: BTreeMap<(String, String), Transformer> = BTreeMap::new();
     let mut writers = Vec::new();
+    let mut kms = Vec::new();
     for (i, rc) in doc.resources.iter().enumerate() {
         let path = format!("resources[{i}]");
         if rc.resources.is_empty() {
@@ -192,7 +211,7 @@ pub(super) fn parse(text: &str) -> Result<(ResourceTransformers, Vec<Writer>), S
         let mut list = Vec::new();
         let mut writer = None;
         for (j, p) in rc.providers.iter().enumerate() {
-            let (t, w) = provider(p, &format!("{path}.providers[{j}]"))?;
+            let (t, w) = provider(p, &format!("{path}.providers[{j}]"), &mut kms)?;
             writer.get_or_insert(w);
             list.push(t);
         }
@@ -230,9 +249,99 @@ pub(super) fn parse(text: &str) -> Result<(ResourceTransformers, Vec<Writer>), S
         writers.push((rc.resources.join(","), name, fp));
     }
     Ok((
-        ResourceTransformers::new(by_resource, Arc::new(EncryptCheckTransformer)),
+        ResourceTransformers::new(by_resource, Arc::new(EncryptCheckTransformer)).with_kms(kms),
         writers,
     ))
+}
+
+/// A `kms` provider: validated as `validateKMSConfiguration` does (name, timeout, endpoint,
+/// cachesize, apiVersion; names unique in the file), API version v2 only (kube refuses v1
+/// unless its deprecated `KMSv1` gate is on). Nothing is called until the transformers are
+/// started ([`start_kms`]).
+fn kms_provider(
+    k: &KmsConfiguration,
+    path: &str,
+    kms: &mut Vec<Arc<KmsV2>>,
+) -> Result<(PrefixTransformer, (String, String)), String> {
+    let version = if k.api_version.is_empty() {
+        "v1"
+    } else {
+        k.api_version.as_str()
+    };
+    if k.name.is_empty() {
+        return Err(format!(
+            "{path}.name: Required value: name is a mandatory field for a provider"
+        ));
+    }
+    if version != "v1" && k.name.contains(':') {
+        return Err(format!(
+            "{path}.name: Invalid value: {:?}: invalid KMS provider name {}, must not contain ':'",
+            k.name, k.name
+        ));
+    }
+    if kms.iter().any(|p| p.name() == k.name) {
+        return Err(format!(
+            "{path}.name: Invalid value: {:?}: duplicate KMS provider name {}, names must be unique",
+            k.name, k.name
+        ));
+    }
+    let timeout = match &k.timeout {
+        None => std::time::Duration::from_secs(3),
+        Some(t) => humantime::parse_duration(t)
+            .ok()
+            .filter(|d| !d.is_zero())
+            .ok_or_else(|| {
+                format!("{path}.timeout: Invalid value: {t:?}: timeout should be a positive value")
+            })?,
+    };
+    if k.endpoint.is_empty() {
+        return Err(format!(
+            "{path}.endpoint: Invalid value: \"\": endpoint is a mandatory field for a kms"
+        ));
+    }
+    let scheme = k.endpoint.split_once("://").map_or("", |(s, _)| s);
+    if scheme != "unix" {
+        return Err(format!(
+            "{path}.endpoint: Invalid value: {:?}: unsupported scheme {scheme:?} for KMS provider, only unix is supported",
+            k.endpoint
+        ));
+    }
+    if let Some(c) = k.cachesize.filter(|_| version != "v1") {
+        return Err(format!(
+            "{path}.cachesize: Invalid value: {c}: cachesize is not supported in v2"
+        ));
+    }
+    match version {
+        "v2" => {}
+        "v1" => return Err(format!("{path}: KMSv1 is deprecated and will only receive security updates going forward. Use KMSv2 instead.  Set --feature-gates=KMSv1=true to use the deprecated KMSv1 feature.")),
+        v => {
+            return Err(format!(
+                "{path}.apiVersion: Invalid value: {v:?}: unsupported apiVersion apiVersion for KMS provider, only v1 and v2 are supported"
+            ))
+        }
+    }
+    let provider = KmsV2::new(&k.name, &k.endpoint, timeout).map_err(|e| {
+        format!(
+            "{path}: could not configure KMSv2-Plugin's probe {:?}, error: {e}",
+            k.name
+        )
+    })?;
+    kms.push(provider.clone());
+    Ok((
+        PrefixTransformer {
+            prefix: provider.prefix(),
+            transformer: Arc::new(EnvelopeTransformer(provider)),
+        },
+        (format!("kms/{}", k.name), String::new()),
+    ))
+}
+
+/// Probe every `kms` provider of `t` once (waiting for each) and keep probing them in the
+/// background: what makes their seeds, before they serve.
+pub fn start_kms(t: &ResourceTransformers) {
+    for p in t.kms_providers() {
+        p.start();
+    }
 }
 
 /// kube's `grYAMLString`: `secrets`, `deployments.apps`, `*.apps`, `*.` (every core resource).
@@ -286,6 +395,7 @@ fn group_resources(list: &[String], path: &str) -> Result<Vec<(String, String)>,
 fn provider(
     p: &ProviderConfiguration,
     path: &str,
+    kms: &mut Vec<Arc<KmsV2>>,
 ) -> Result<(PrefixTransformer, (String, String)), String> {
     let given = [
         p.aesgcm.is_some(),
@@ -303,10 +413,8 @@ fn provider(
     if given > 1 {
         return Err(format!("{path}: Invalid value: \"\": more than one provider specified in a single element, should split into different list elements"));
     }
-    if p.kms.is_some() {
-        return Err(format!(
-            "{path}.kms: Unsupported value: the kms provider is not supported by this server yet (aesgcm, aescbc, secretbox and identity are)"
-        ));
+    if let Some(k) = &p.kms {
+        return kms_provider(k, &format!("{path}.kms"), kms);
     }
     if p.identity.is_some() {
         return Ok((
@@ -465,8 +573,23 @@ mod tests {
         ))
         .contains("more than one provider specified in a single element"));
         assert!(err("  - {}\n").contains("provider does not contain any of the expected providers"));
-        assert!(err("  - kms: {name: x, endpoint: 'unix:///k.sock'}\n")
-            .contains("kms provider is not supported"));
+        assert!(
+            err("  - kms: {name: x, endpoint: 'unix:///k.sock'}\n").contains("KMSv1 is deprecated")
+        );
+        assert!(err("  - kms: {apiVersion: v2, name: 'a:b', endpoint: 'unix:///k.sock'}\n")
+            .contains(".kms.name: Invalid value: \"a:b\": invalid KMS provider name a:b, must not contain ':'"));
+        assert!(err("  - kms: {apiVersion: v2, name: x, endpoint: 'tcp://k:1'}\n")
+            .contains(".kms.endpoint: Invalid value: \"tcp://k:1\": unsupported scheme \"tcp\" for KMS provider, only unix is supported"));
+        assert!(
+            err("  - kms: {apiVersion: v2, name: x, endpoint: 'unix:///k', cachesize: 10}\n")
+                .contains(".kms.cachesize: Invalid value: 10: cachesize is not supported in v2")
+        );
+        assert!(
+            err("  - kms: {apiVersion: v2, name: x, endpoint: 'unix:///k', timeout: 0s}\n")
+                .contains("timeout should be a positive value")
+        );
+        assert!(err("  - kms: {apiVersion: v2, name: x, endpoint: 'unix:///k'}\n  - kms: {apiVersion: v2, name: x, endpoint: 'unix:///j'}\n")
+            .contains("duplicate KMS provider name x, names must be unique"));
         assert!(err("  - aesgcm: {keys: [{secret: x}]}\n")
             .contains("name is a mandatory field for a key"));
         let bad = |resources: &str| {

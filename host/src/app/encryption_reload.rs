@@ -28,6 +28,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use wasm_apiserver_storage::backend::prefix_end;
 use wasm_apiserver_storage::factory::StorageFactory;
+use wasm_apiserver_storage::value::metrics::unrecorded;
 use wasm_apiserver_storage::value::{ReloadableTransformers, ResourceTransformers};
 
 /// `sha256:<hex>` of a configuration file's bytes (kube's `apiserver_encryption_config_controller_last_config_info` hash).
@@ -49,6 +50,9 @@ pub fn spawn_automatic_reload(
     tokio::spawn(async move {
         // The bytes the server started with, not a second read (a change in between counts).
         let mut last = loaded_digest;
+        // A file the check refused is checked again now and then: the objects that kept it
+        // out may have been rewritten since.
+        let mut refused_at: Option<std::time::Instant> = None;
         let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
         loop {
             tick.tick().await;
@@ -56,22 +60,23 @@ pub fn spawn_automatic_reload(
                 continue;
             };
             let digest = Sha256::digest(&now).to_vec();
-            if digest == last {
+            let recheck = refused_at.is_some_and(|t| t.elapsed() >= RECHECK_REFUSED);
+            if digest == last && !recheck {
                 continue;
             }
             last = digest.clone();
+            refused_at = None;
             let parsed = std::str::from_utf8(&now)
                 .map_err(|e| e.to_string())
                 .and_then(parse)
-                .map_err(|e| format!("it does not validate: {e}"));
+                .map_err(|e| Refusal::Invalid(format!("it does not validate: {e}")));
             let checked = match parsed {
                 Ok((t, writers)) => {
-                    match check_readable(&served, manager.factory(), &transformers.current(), &t)
+                    // A KMS provider makes its seed before anything reads or writes with it.
+                    super::encryption_config::start_kms(&t);
+                    check_readable(&served, manager.factory(), &transformers.current(), &t)
                         .await
-                    {
-                        Ok(()) => Ok((t, writers)),
-                        Err(e) => Err(e),
-                    }
+                        .map(|()| (t, writers))
                 }
                 Err(e) => Err(e),
             };
@@ -87,17 +92,38 @@ pub fn spawn_automatic_reload(
                         s.reload_error = None;
                     });
                 }
-                Err(e) => {
+                Err(Refusal::Unavailable(e)) => {
+                    // The store did not answer: the same file is tried again next second.
+                    tracing::warn!(path = %path.display(), error = %e, "encryption provider config not checked yet");
+                    last.clear();
+                }
+                Err(Refusal::Invalid(e) | Refusal::Stranded(e)) => {
                     tracing::warn!(
                         path = %path.display(),
                         error = %e,
                         "encryption provider config not reloaded; the last good one stays in use"
                     );
+                    if !e.starts_with("it does not validate") {
+                        refused_at = Some(std::time::Instant::now());
+                    }
                     status.send_modify(|s| s.reload_error = Some(e));
                 }
             }
         }
     });
+}
+
+/// How often a file refused for stranding objects is checked again.
+const RECHECK_REFUSED: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Why a configuration was not loaded.
+pub enum Refusal {
+    /// It does not parse or validate.
+    Invalid(String),
+    /// It cannot read something stored or written now.
+    Stranded(String),
+    /// The stored objects could not be read to find out.
+    Unavailable(String),
 }
 
 /// How many stored values one range read of the check returns.
@@ -111,7 +137,7 @@ pub async fn check_readable(
     factory: &StorageFactory,
     old: &ResourceTransformers,
     new: &ResourceTransformers,
-) -> Result<(), String> {
+) -> Result<(), Refusal> {
     let snapshot = served.load();
     let mut seen = BTreeSet::new();
     for store in snapshot.resources.iter() {
@@ -136,32 +162,36 @@ pub async fn check_readable(
             StorageFactory::resource_prefix(group, plural)
         );
         let probe_key = format!("{start}encryption-reload-probe");
-        let probe = old_t
-            .to_storage(b"{}".to_vec(), &probe_key)
-            .map_err(|e| format!("{gr}: cannot seal a probe with the configuration in use: {e}"))?;
-        if new_t.from_storage(&probe, &probe_key).is_err() {
-            return Err(format!(
+        // Trial transformations, not the server's: kept out of the transformation metrics.
+        let probe = unrecorded(|| old_t.to_storage(b"{}".to_vec(), &probe_key)).map_err(|e| {
+            Refusal::Unavailable(format!(
+                "{gr}: cannot seal a probe with the configuration in use: {e}"
+            ))
+        })?;
+        if unrecorded(|| new_t.from_storage(&probe, &probe_key)).is_err() {
+            return Err(Refusal::Stranded(format!(
                 "{gr}: the new configuration cannot read what the one in use writes ({}); add the new key beside the one in use first",
                 encryption_prefix(&probe)
-            ));
+            )));
         }
         let backend = factory.backend_for(group, plural).backend();
         let end = prefix_end(&start);
         let mut from = start.clone();
         loop {
-            let page = backend
-                .range(&from, &end, PAGE, 0)
-                .await
-                .map_err(|e| format!("{gr}: cannot read the stored objects: {e}"))?;
+            let page = backend.range(&from, &end, PAGE, 0).await.map_err(|e| {
+                Refusal::Unavailable(format!("{gr}: cannot read the stored objects: {e}"))
+            })?;
             for kv in &page.kvs {
-                if new_t.from_storage(&kv.value, &kv.key).is_err()
-                    && old_t.from_storage(&kv.value, &kv.key).is_ok()
-                {
-                    return Err(format!(
+                let stranded = unrecorded(|| {
+                    new_t.from_storage(&kv.value, &kv.key).is_err()
+                        && old_t.from_storage(&kv.value, &kv.key).is_ok()
+                });
+                if stranded {
+                    return Err(Refusal::Stranded(format!(
                         "{gr}: {} is stored with {}, which the new configuration cannot read; rewrite the objects first (a StorageVersionMigration of {gr}, or `wasm-apiserver encryption rotate`) or keep the key",
                         kv.key,
                         encryption_prefix(&kv.value)
-                    ));
+                    )));
                 }
             }
             match page.kvs.last() {

@@ -8,7 +8,8 @@
 //! 2. the new key moves **first** (written), the old one second; waited on the same way;
 //! 3. a `StorageVersionMigration` per affected resource rewrites every object with the new
 //!    key (the storage version migrator); progress is printed from its `Running` condition;
-//! 4. every other key of that provider is dropped; waited on. A replica refuses a configuration that would strand
+//! 4. every other key of that provider is dropped; waited on (the file before this step is
+//!    kept as `<file>.before-rotation` until it is done). A replica refuses a configuration that would strand
 //!    a stored object (`encryption_reload.rs`), and the command then fails with its reason
 //!    and puts the previous file back.
 //!
@@ -34,7 +35,7 @@ use base64::Engine;
 use serde_json::{json, Value};
 use serde_yaml_ng::Value as Yaml;
 use sha2::{Digest, Sha256};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -117,10 +118,11 @@ pub async fn rotate(opts: &Options) -> anyhow::Result<i32> {
             plan.render(&doc, Step::Writing)?,
         ),
     ];
+    let names: BTreeSet<String> = replicas.iter().map(|r| r.name.clone()).collect();
     let mut previous = original.clone();
     for (what, yaml) in steps {
         let text = format!("{header}{yaml}");
-        apply(&client, opts, path, &text, &previous).await?;
+        apply(&client, opts, path, &text, &previous, &names).await?;
         println!("{what}: every replica has loaded it");
         previous = text;
     }
@@ -140,8 +142,13 @@ pub async fn rotate(opts: &Options) -> anyhow::Result<i32> {
     }
     println!("3/4 every object rewritten with the new key");
 
+    // The last file with the old keys, kept (0600) until every replica has let them go: if
+    // this command dies in step 4, nothing it held is lost.
+    let backup = path.with_extension("before-rotation");
+    super::certs::write_private(&backup, &previous)?;
     let text = format!("{header}{}", plan.render(&doc, Step::Dropped)?);
-    apply(&client, opts, path, &text, &previous).await?;
+    apply(&client, opts, path, &text, &previous, &names).await?;
+    std::fs::remove_file(&backup)?;
     println!("4/4 old keys dropped: every replica has loaded it");
     Ok(0)
 }
@@ -151,55 +158,74 @@ fn hash(text: &str) -> String {
     config_hash(&Sha256::digest(text.as_bytes()))
 }
 
-/// Write `text` to `path`, then wait until every replica has loaded it. On a refusal or a
-/// timeout, `previous` is written back.
+/// Write `text` to `path`, then wait until each of `replicas` (the names the rotation
+/// started with) has loaded it. On any error — a refusal, a timeout, a replica gone, the
+/// server unreachable — `previous` is written back before the error is returned.
 async fn apply(
     client: &kube::Client,
     opts: &Options,
     path: &Path,
     text: &str,
     previous: &str,
+    replicas: &BTreeSet<String>,
 ) -> anyhow::Result<()> {
     parse(text).map_err(|e| anyhow::anyhow!("the rotated configuration does not validate: {e}"))?;
-    let before: BTreeMap<String, Option<String>> = replicas(client, opts.replica_grace)
+    let before = current(client, opts.replica_grace).await?;
+    super::certs::write_private(path, text)?;
+    match wait_loaded(client, opts, text, replicas, &before).await {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            super::certs::write_private(path, previous)?;
+            Err(e.context(format!("{} was put back as it was", path.display())))
+        }
+    }
+}
+
+/// The live replicas by name.
+async fn current(
+    client: &kube::Client,
+    grace: Duration,
+) -> anyhow::Result<BTreeMap<String, Replica>> {
+    Ok(replicas(client, grace)
         .await?
         .into_iter()
-        .map(|r| (r.name, r.reload_error))
-        .collect();
-    super::certs::write_private(path, text)?;
+        .map(|r| (r.name.clone(), r))
+        .collect())
+}
+
+async fn wait_loaded(
+    client: &kube::Client,
+    opts: &Options,
+    text: &str,
+    replicas: &BTreeSet<String>,
+    before: &BTreeMap<String, Replica>,
+) -> anyhow::Result<()> {
     let want = hash(text);
     let deadline = Instant::now() + opts.timeout;
     loop {
-        let now = replicas(client, opts.replica_grace).await?;
+        let now = current(client, opts.replica_grace).await?;
         let mut waiting = Vec::new();
-        for r in &now {
+        for name in replicas {
+            let Some(r) = now.get(name) else {
+                bail!("replica {name} stopped renewing its identity lease during the rotation");
+            };
             if r.config_hash == want {
                 continue;
             }
-            let fresh_error = r
-                .reload_error
-                .as_ref()
-                .filter(|e| before.get(&r.name).and_then(Option::as_ref) != Some(*e));
-            if let Some(e) = fresh_error {
-                super::certs::write_private(path, previous)?;
-                bail!(
-                    "replica {} refused the new configuration: {e}\n{} was put back as it was",
-                    r.name,
-                    path.display()
-                );
+            let earlier = before.get(name).and_then(|b| b.reload_error.as_ref());
+            if let Some(e) = r.reload_error.as_ref().filter(|e| Some(*e) != earlier) {
+                bail!("replica {name} refused the new configuration: {e}");
             }
-            waiting.push(r.name.clone());
+            waiting.push(name.clone());
         }
         if waiting.is_empty() {
             return Ok(());
         }
         if Instant::now() > deadline {
-            super::certs::write_private(path, previous)?;
             bail!(
-                "replicas {} did not load the new configuration within {:?} (do they read {}?); it was put back as it was",
+                "replicas {} did not load the new configuration within {:?} (do they read this file?)",
                 waiting.join(", "),
-                opts.timeout,
-                path.display()
+                opts.timeout
             );
         }
         tokio::time::sleep(Duration::from_millis(300)).await;
@@ -295,21 +321,32 @@ async fn migrate(
 }
 
 /// The served resources an entry's `resources` patterns name (`secrets`, `x.group`, `*.`,
-/// `*.group`, `*.*`), each in its group's preferred version; subresources left out.
+/// `*.group`, `*.*`), each once, in its group's preferred version when that serves it;
+/// subresources left out. Resources not served now are not migrated (nor checked by the
+/// replicas' reload guard): serve them during a rotation.
 async fn affected_resources(
     client: &kube::Client,
     patterns: &[String],
 ) -> anyhow::Result<Vec<(String, String, String)>> {
+    // Every served version of every group, the preferred one first: a resource is migrated
+    // once, in the first version that serves it (they share one storage).
     let mut versions = vec![(String::new(), "v1".to_string())];
     let groups = get(client, "/apis").await?;
     for g in groups["groups"].as_array().into_iter().flatten() {
-        if let (Some(name), Some(v)) = (
-            g["name"].as_str(),
-            g["preferredVersion"]["version"].as_str(),
-        ) {
-            versions.push((name.to_string(), v.to_string()));
-        }
+        let Some(name) = g["name"].as_str() else {
+            continue;
+        };
+        let preferred = g["preferredVersion"]["version"].as_str().unwrap_or("");
+        let mut vs: Vec<&str> = g["versions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v["version"].as_str())
+            .collect();
+        vs.sort_by_key(|v| *v != preferred);
+        versions.extend(vs.into_iter().map(|v| (name.to_string(), v.to_string())));
     }
+    let mut seen = BTreeSet::new();
     let mut out = Vec::new();
     for (group, version) in versions {
         let path = if group.is_empty() {
@@ -329,7 +366,9 @@ async fn affected_resources(
             if plural.contains('/') || !verbs.contains(&"list") {
                 continue;
             }
-            if patterns.iter().any(|p| matches(p, &group, plural)) {
+            if patterns.iter().any(|p| matches(p, &group, plural))
+                && seen.insert((group.clone(), plural.to_string()))
+            {
                 out.push((group.clone(), version.clone(), plural.to_string()));
             }
         }

@@ -210,6 +210,7 @@ pub async fn serve_with_admission(
     tracing::debug!(members = ?admission.names(), "admission chain");
     let (backend, factory, encryption) = storage::storage_factory(&args).await?;
     let reload_transformers = factory.transformers().clone();
+    let encryption_transformers = reload_transformers.clone();
     let mut runtime_config = args.limits.runtime_config();
     // Compiled artifacts are kept under the data dir unless told otherwise, and (for the
     // server) compiled in a child process, so the server's memory after start is that of the
@@ -291,16 +292,12 @@ pub async fn serve_with_admission(
             encryption_status,
         );
     }
-    if crate::controllers::enabled(
-        &args.controllers,
-        crate::controllers::apiserver_identity::NAME,
-    ) {
-        crate::controllers::apiserver_identity::start(
-            served.clone(),
-            server_id.clone(),
-            encryption_seen,
-        );
-    }
+    // Every replica, always: `encryption rotate` finds the replicas by these leases.
+    crate::controllers::apiserver_identity::start(
+        served.clone(),
+        server_id.clone(),
+        encryption_seen,
+    );
     let m = manager.clone();
     crate::metrics::set_cache_stats_source(Box::new(move || m.factory().watch_cache_stats()));
 
@@ -319,6 +316,7 @@ pub async fn serve_with_admission(
         components: manager.components().clone(),
         max_component_bytes: args.max_plugin_component_bytes,
         service_accounts: Some(security.service_accounts.clone()),
+        encryption: encryption_transformers,
     });
     security
         .service_accounts

@@ -60,6 +60,7 @@ pub async fn storage_factory(
         }
     }
     record_transformations();
+    encryption_config::start_kms(&transformers);
     factory.set_transformers(if args.encryption_provider_config_automatic_reload {
         ReloadableTransformers::reloadable(transformers)
     } else {
@@ -122,7 +123,7 @@ pub fn parse_override(s: &str) -> anyhow::Result<((String, String), Vec<String>)
 /// `apiserver_storage_transformation_operations_total{transformation_type,
 /// transformer_prefix, status}` and `apiserver_storage_transformation_duration_seconds`
 /// (kube's `k8s.io/apiserver/pkg/storage/value/metrics.go`: buckets 5 µs × 2^0..24; `status`
-/// the gRPC code name, `OK` or `Unknown`), fed by the storage crate's transformers. The
+/// `OK` or `unknown-non-grpc`), fed by the storage crate's transformers. The
 /// label values are the configured prefixes and key names (bounded by the configuration),
 /// `identity` and `unknown`.
 fn record_transformations() {
@@ -142,11 +143,15 @@ fn record_transformations() {
         );
         wasm_apiserver_storage::value::metrics::set_recorder(Box::new(
             move |kind, prefix, elapsed, ok| {
-                let status = if ok { "OK" } else { "Unknown" };
+                // kube's `getErrorCode` of an error that is not a gRPC status; the latency of
+                // successful transformations only.
+                let status = if ok { "OK" } else { "unknown-non-grpc" };
                 total.with_label_values(&[kind, prefix, status]).inc();
-                duration
-                    .with_label_values(&[kind, prefix])
-                    .observe(elapsed.as_secs_f64());
+                if ok {
+                    duration
+                        .with_label_values(&[kind, prefix])
+                        .observe(elapsed.as_secs_f64());
+                }
             },
         ));
     });

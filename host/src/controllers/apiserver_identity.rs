@@ -20,9 +20,6 @@ use sha2::{Digest, Sha256};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// The controller's name (`--controllers`; kube's `APIServerIdentity` feature).
-pub const NAME: &str = "apiserver-identity";
-
 /// The label naming a lease an apiserver identity (`IdentityLeaseComponentLabelKey`).
 pub const IDENTITY_LABEL: &str = "apiserver.kubernetes.io/identity";
 
@@ -86,7 +83,7 @@ pub fn start(
             if let Some(leases) = leases {
                 let status = encryption.borrow_and_update().clone();
                 if let Err(e) = renew(&leases, &name, &holder, &status).await {
-                    tracing::debug!(error = %e, lease = %name, "identity lease: cannot renew");
+                    tracing::warn!(error = %e, lease = %name, "identity lease: cannot renew");
                 }
                 collect_expired(&leases).await;
             }
@@ -206,14 +203,15 @@ pub fn expired(lease: &Value, now: chrono::DateTime<chrono::Utc>) -> bool {
     expired_after(lease, Duration::from_secs(duration), now)
 }
 
-/// Whether `lease` was last renewed more than `after` before `now` (false without a
+/// Whether `lease` was last renewed more than `after` before `now` (true without a
 /// `renewTime`).
 pub fn expired_after(lease: &Value, after: Duration, now: chrono::DateTime<chrono::Utc>) -> bool {
+    // No renewal time: never renewed, so expired (kube's apiserverleasegc deletes it too).
     let Some(renew) = lease["spec"]["renewTime"]
         .as_str()
         .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
     else {
-        return false;
+        return true;
     };
     let after = chrono::Duration::from_std(after).unwrap_or(chrono::Duration::MAX);
     renew.with_timezone(&chrono::Utc) + after < now
@@ -235,6 +233,6 @@ mod tests {
         };
         assert!(!expired(&at(10), now));
         assert!(expired(&at(3601), now));
-        assert!(!expired(&json!({"spec": {}}), now));
+        assert!(expired(&json!({"spec": {}}), now));
     }
 }

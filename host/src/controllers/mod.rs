@@ -4,7 +4,8 @@
 //! the first explicit word deciding, as kube-controller-manager's flag).
 //!
 //! - `apiserver_identity.rs`: this server's identity Lease, with the encryption configuration
-//!   it has loaded (kube-apiserver's `APIServerIdentity`); every server keeps its own.
+//!   it has loaded (kube-apiserver's `APIServerIdentity`); every server keeps its own, whatever
+//!   `--controllers` says.
 //! - `system_namespaces.rs`: `default`, `kube-system`, `kube-public`, `kube-node-lease`
 //!   exist (`pkg/controlplane/controller/systemnamespaces`, the `kubernetes` service
 //!   controller for `default`).
@@ -49,8 +50,7 @@ pub(crate) async fn wait_for_change(store: &crate::registry::Store, resource_ver
 }
 
 /// Every controller, by its `--controllers` name.
-pub const ALL: [&str; 7] = [
-    apiserver_identity::NAME,
+pub const ALL: [&str; 6] = [
     "garbagecollector",
     "namespace",
     service_account::NAME,

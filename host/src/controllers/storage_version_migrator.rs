@@ -181,7 +181,16 @@ async fn rewrite_all(
             continue_token: continue_token.clone(),
             ..Default::default()
         };
-        let page = target.list("", &opts).await.map_err(|e| e.message)?;
+        let page = match target.list("", &opts).await {
+            Ok(p) => p,
+            // The continue token's revision was compacted during a long migration: start the
+            // listing over at the current revision (what is rewritten already is current).
+            Err(e) if e.code == 410 && !continue_token.is_empty() => {
+                continue_token.clear();
+                continue;
+            }
+            Err(e) => return Err(e.message),
+        };
         let items = target.decode_items(&page).map_err(|e| e.message)?;
         let rewrites: Vec<_> = items.iter().map(|obj| rewrite(target, obj)).collect();
         let mut rewrites = futures::stream::iter(rewrites).buffer_unordered(CONCURRENCY);
@@ -226,21 +235,30 @@ async fn rewrite(target: &Store, obj: &Value) -> Result<(), String> {
             })
         }) as futures::future::BoxFuture<'static, _>
     };
-    match target
-        .storage
-        .guaranteed_update(
-            &target.key(ns, name),
-            false,
-            &preconditions,
-            &mut unchanged,
-            None,
-        )
-        .await
-    {
-        Ok(_) | Err(StorageError::KeyNotFound { .. }) | Err(StorageError::InvalidObj { .. }) => {
-            Ok(())
+    // A store that does not answer is tried again (three times, 0.2 s, 0.4 s apart), as kube's
+    // work queue retries; anything else fails the migration.
+    let mut attempt = 0;
+    loop {
+        let r = target
+            .storage
+            .guaranteed_update(
+                &target.key(ns, name),
+                false,
+                &preconditions,
+                &mut unchanged,
+                None,
+            )
+            .await;
+        match r {
+            Ok(_)
+            | Err(StorageError::KeyNotFound { .. })
+            | Err(StorageError::InvalidObj { .. }) => return Ok(()),
+            Err(StorageError::Unreachable(_) | StorageError::Timeout(_)) if attempt < 2 => {
+                attempt += 1;
+                tokio::time::sleep(Duration::from_millis(200 * attempt)).await;
+            }
+            Err(e) => return Err(format!("{ns}/{name}: {e}")),
         }
-        Err(e) => Err(format!("{ns}/{name}: {e}")),
     }
 }
 

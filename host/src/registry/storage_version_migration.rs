@@ -1,7 +1,7 @@
 //! `storageversionmigrations.storagemigration.k8s.io/v1alpha1`, served by the host as kube
 //! 1.30–1.34 serves it (`pkg/registry/storagemigration/storageversionmigration/strategy.go`,
 //! `pkg/apis/storagemigration/validation/validation.go`): cluster-scoped, a `status`
-//! subresource, `generation` counting spec changes. A `StorageVersionMigration` names a
+//! subresource, no `generation`. A `StorageVersionMigration` names a
 //! resource (`spec.resource`: group, version, resource); the storage version migrator
 //! (`controllers/storage_version_migrator.rs`) rewrites every stored object of it — after an
 //! encryption key rotation, every object sealed with an older key is sealed again with the
@@ -13,7 +13,7 @@ use crate::strategy::{
 };
 use serde_json::{json, Value};
 use wasm_apiserver_apimachinery::field::{self, Path};
-use wasm_apiserver_apimachinery::meta::{accessor, accessor_mut};
+use wasm_apiserver_apimachinery::meta::accessor;
 use wasm_apiserver_apimachinery::validation::{
     is_dns1123_subdomain, regex_error, validate_label_name,
 };
@@ -223,13 +223,12 @@ impl Strategy for StorageVersionMigrationStrategy {
     fn allow_unconditional_update(&self) -> bool {
         false
     }
-    /// `PrepareForCreate`: no status, generation 1.
+    /// `PrepareForCreate`: no status (kube's strategy keeps no generation).
     fn prepare_for_create(&self, obj: &Value) -> StrategyResult<Value> {
         let mut obj = obj.clone();
         if let Some(m) = obj.as_object_mut() {
             m.remove("status");
         }
-        accessor_mut(&mut obj).set("generation", 1);
         Ok(obj)
     }
     fn validate(&self, obj: &Value) -> StrategyResult<Vec<FieldError>> {
@@ -241,13 +240,10 @@ impl Strategy for StorageVersionMigrationStrategy {
     fn canonicalize(&self, obj: &Value) -> StrategyResult<Value> {
         Ok(obj.clone())
     }
-    /// `PrepareForUpdate`: the stored status; a spec change counts a generation.
+    /// `PrepareForUpdate`: the stored status.
     fn prepare_for_update(&self, new: &Value, old: &Value) -> StrategyResult<Value> {
         let mut new = new.clone();
         with_status_of(&mut new, old);
-        let generation = accessor(old).generation().unwrap_or(1);
-        let changed = new.get("spec") != old.get("spec");
-        accessor_mut(&mut new).set("generation", generation + i64::from(changed));
         Ok(new)
     }
     /// `ValidateStorageVersionMigrationUpdate`: the resource is immutable (kube's paths).

@@ -98,7 +98,8 @@ pub fn router(state: Arc<AppState>, chain: HandlerChain) -> Router {
         .with_state(state)
 }
 
-/// `/readyz`: fails once shutdown began, or when the storage backend is unhealthy.
+/// `/readyz`: fails once shutdown began, when the storage backend is unhealthy, or when a KMS
+/// plugin of the encryption configuration is.
 async fn readyz(State(state): State<Arc<AppState>>) -> Response {
     if state.terminating.load(std::sync::atomic::Ordering::SeqCst) {
         return (
@@ -107,12 +108,29 @@ async fn readyz(State(state): State<Arc<AppState>>) -> Response {
         )
             .into_response();
     }
-    match state.backend.health().await {
-        Ok(()) => "ok".into_response(),
-        Err(e) => (
+    if let Err(e) = state.backend.health().await {
+        return (
             StatusCode::INTERNAL_SERVER_ERROR,
             format!("[-]storage failed: {e}\nreadyz check failed\n"),
         )
-            .into_response(),
+            .into_response();
     }
+    // kube's `kms-providers` check (encryptionconfig/config.go): every KMS v2 plugin healthy.
+    let mut errs = Vec::new();
+    for p in state.encryption.current().kms_providers() {
+        if let Err(e) = p.check().await {
+            errs.push(format!("kms-provider {}: {e}", p.name()));
+        }
+    }
+    if !errs.is_empty() {
+        return (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!(
+                "[-]kms-providers failed: {}\nreadyz check failed\n",
+                errs.join("; ")
+            ),
+        )
+            .into_response();
+    }
+    "ok".into_response()
 }

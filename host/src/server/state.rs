@@ -33,4 +33,6 @@ pub struct AppState {
     pub max_component_bytes: u64,
     /// Service-account tokens (the TokenRequest API, the JWKS); `None` in unit tests.
     pub service_accounts: Option<Arc<crate::authentication::ServiceAccountTokens>>,
+    /// The encryption at rest in use: its `kms` providers' health is in `/readyz`.
+    pub encryption: wasm_apiserver_storage::value::ReloadableTransformers,
 }

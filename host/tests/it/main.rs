@@ -19,6 +19,7 @@ mod conversion_webhook;
 mod custom_resources;
 mod ecosystem_crds;
 mod encryption_at_rest;
+mod encryption_kms;
 mod encryption_rotation;
 mod fuzz_requests;
 mod garbage_collection;

@@ -116,6 +116,7 @@ mod tests {
             components: BlobStore::new(backend.backend(), "/registry"),
             max_component_bytes: 1 << 20,
             service_accounts: None,
+            encryption: Default::default(),
         });
         let policy = Policy::parse(
             "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: RequestResponse\n",

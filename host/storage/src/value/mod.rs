@@ -4,6 +4,9 @@
 //! - `prefix_transformers.rs`: [`PrefixTransformers`] (`value/transformer.go`): the first
 //!   transformer writes, each reads what carries its prefix;
 //! - `aes.rs`: AES-GCM and AES-CBC (`value/encrypt/aes/aes.go`);
+//! - `aes_extended_nonce.rs`: AES-GCM under a key derived per write from a seed
+//!   (`value/encrypt/aes/aes_extended_nonce.go`), KMS v2's data encryption;
+//! - `kmsv2/`: the `kms` provider, API version v2 (`value/encrypt/envelope/kmsv2`);
 //! - `secretbox.rs`: XSalsa20-Poly1305 (`value/encrypt/secretbox/secretbox.go`);
 //! - `identity.rs`: [`EncryptCheckTransformer`] (`value/encrypt/identity/identity.go`);
 //! - `resource_transformers.rs`: [`ResourceTransformers`], the transformer of each
@@ -14,7 +17,9 @@
 //!   under storages already built.
 
 mod aes;
+mod aes_extended_nonce;
 mod identity;
+pub mod kmsv2;
 pub mod metrics;
 mod prefix_transformers;
 mod reloadable;
@@ -22,6 +27,7 @@ mod resource_transformers;
 mod secretbox;
 
 pub use aes::{AesCbcTransformer, AesGcmTransformer, AES_KEY_LENGTHS};
+pub use aes_extended_nonce::HkdfExtendedNonceGcm;
 pub use identity::EncryptCheckTransformer;
 pub use prefix_transformers::{PrefixTransformer, PrefixTransformers};
 pub use reloadable::ReloadableTransformers;

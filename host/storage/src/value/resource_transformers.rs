@@ -14,6 +14,7 @@ use std::sync::Arc;
 pub struct ResourceTransformers {
     by_resource: BTreeMap<(String, String), Arc<dyn ValueTransformer>>,
     fallback: Arc<dyn ValueTransformer>,
+    kms: Vec<Arc<crate::value::kmsv2::KmsV2>>,
 }
 
 impl Default for ResourceTransformers {
@@ -32,7 +33,20 @@ impl ResourceTransformers {
         ResourceTransformers {
             by_resource,
             fallback,
+            kms: Vec::new(),
         }
+    }
+
+    /// The same, with the `kms` providers its transformers use (started, probed and
+    /// health-checked by whoever loads the configuration).
+    pub fn with_kms(mut self, kms: Vec<Arc<crate::value::kmsv2::KmsV2>>) -> ResourceTransformers {
+        self.kms = kms;
+        self
+    }
+
+    /// The `kms` providers of this configuration.
+    pub fn kms_providers(&self) -> &[Arc<crate::value::kmsv2::KmsV2>] {
+        &self.kms
     }
 
     /// The transformer of `group`/`resource` (plural).

@@ -171,6 +171,7 @@ spec:
 pub mod conversion_webhook;
 pub mod http;
 pub mod in_process;
+pub mod kms_plugin;
 pub mod server;
 pub mod wasi_command;
 
