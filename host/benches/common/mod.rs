@@ -20,6 +20,8 @@ pub struct Server {
     pub child: Child,
     /// `http://127.0.0.1:<port>` (the plain port).
     pub url: String,
+    /// `https://127.0.0.1:<port>` (the secure port).
+    pub secure_url: String,
     _dir: tempfile::TempDir,
 }
 
@@ -87,10 +89,15 @@ impl Server {
         configure(&mut cmd);
         let mut child = cmd.spawn().expect("the server binary");
         let out = BufReader::new(child.stdout.take().unwrap());
+        // `listening on https://…` comes first, then `http://…`.
+        let mut secure_url = String::new();
         let url = out
             .lines()
             .map_while(Result::ok)
             .find_map(|line| {
+                if let Some(u) = line.strip_prefix("wasm-apiserver listening on https://") {
+                    secure_url = format!("https://{u}");
+                }
                 line.strip_prefix("wasm-apiserver listening on http://")
                     .map(|u| format!("http://{u}"))
             })
@@ -98,8 +105,15 @@ impl Server {
         Server {
             child,
             url,
+            secure_url,
             _dir: dir,
         }
+    }
+
+    /// The server's temporary directory (its data under `data/`, certificates under
+    /// `data/pki/` when [`Server::spawn_with_plugins`] made it).
+    pub fn dir(&self) -> &Path {
+        self._dir.path()
     }
 }
 

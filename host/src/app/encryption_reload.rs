@@ -74,9 +74,17 @@ pub fn spawn_automatic_reload(
                 Ok((t, writers)) => {
                     // A KMS provider makes its seed before anything reads or writes with it.
                     super::encryption_config::start_kms(&t);
-                    check_readable(&served, manager.factory(), &transformers.current(), &t)
-                        .await
-                        .map(|()| (t, writers))
+                    match t.kms_providers().iter().find(|p| !p.ready()) {
+                        Some(p) => Err(Refusal::Unavailable(format!(
+                            "kms provider {} has no key yet: its plugin did not answer",
+                            p.name()
+                        ))),
+                        None => {
+                            check_readable(&served, manager.factory(), &transformers.current(), &t)
+                                .await
+                                .map(|()| (t, writers))
+                        }
+                    }
                 }
                 Err(e) => Err(e),
             };
@@ -93,8 +101,10 @@ pub fn spawn_automatic_reload(
                     });
                 }
                 Err(Refusal::Unavailable(e)) => {
-                    // The store did not answer: the same file is tried again next second.
+                    // The store or a KMS plugin did not answer: the same file is tried again
+                    // in 10 s.
                     tracing::warn!(path = %path.display(), error = %e, "encryption provider config not checked yet");
+                    tokio::time::sleep(RETRY_UNAVAILABLE).await;
                     last.clear();
                 }
                 Err(Refusal::Invalid(e) | Refusal::Stranded(e)) => {
@@ -112,6 +122,9 @@ pub fn spawn_automatic_reload(
         }
     });
 }
+
+/// How long before a file that could not be checked is tried again.
+const RETRY_UNAVAILABLE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// How often a file refused for stranding objects is checked again.
 const RECHECK_REFUSED: std::time::Duration = std::time::Duration::from_secs(30);
@@ -182,11 +195,19 @@ pub async fn check_readable(
                 Refusal::Unavailable(format!("{gr}: cannot read the stored objects: {e}"))
             })?;
             for kv in &page.kvs {
-                let stranded = unrecorded(|| {
-                    new_t.from_storage(&kv.value, &kv.key).is_err()
-                        && old_t.from_storage(&kv.value, &kv.key).is_ok()
+                let (new_read, old_read) = unrecorded(|| {
+                    (
+                        new_t.from_storage(&kv.value, &kv.key),
+                        old_t.from_storage(&kv.value, &kv.key),
+                    )
                 });
-                if stranded {
+                // A KMS plugin that did not answer strands nothing: try again later.
+                if let Err(e) = &new_read {
+                    if e.to_string().contains("failed to decrypt DEK") {
+                        return Err(Refusal::Unavailable(format!("{gr}: {}: {e}", kv.key)));
+                    }
+                }
+                if new_read.is_err() && old_read.is_ok() {
                     return Err(Refusal::Stranded(format!(
                         "{gr}: {} is stored with {}, which the new configuration cannot read; rewrite the objects first (a StorageVersionMigration of {gr}, or `wasm-apiserver encryption rotate`) or keep the key",
                         kv.key,

@@ -286,3 +286,28 @@ fn kubectl_create_token_authenticates_as_the_service_account() {
     let (ok, _) = with_token(&s, &fresh, &["get", "--raw", "/openid/v1/jwks"]);
     assert!(ok, "service accounts may read the JWKS");
 }
+
+/// The Python client with a requested token (`tests/python/service_account_token.py`): the
+/// TokenRequest API through the client, the token used as a bearer over TLS (the server's CA
+/// verified) under RBAC — allowed by a RoleBinding, 403 elsewhere, 401 once the
+/// ServiceAccount is re-created.
+#[test]
+fn python_client_authenticates_with_a_requested_token() {
+    let s = TestServer::start_with(
+        Backend::Embedded,
+        &[
+            "serviceaccounts",
+            "secrets",
+            "namespaces",
+            "roles",
+            "clusterroles",
+            "rolebindings",
+            "clusterrolebindings",
+        ],
+        &["--authorization-mode=RBAC"],
+    );
+    common::run_python_client_with(
+        "service_account_token.py",
+        &[s.kubeconfig().to_str().unwrap()],
+    );
+}

@@ -185,7 +185,7 @@ fn encrypt(inner: &Inner, req: EncryptRequest) -> Result<EncryptResponse, tonic:
     Ok(EncryptResponse {
         ciphertext: sealed,
         key_id,
-        annotations: [("kms.example.com/plugin".to_string(), b"test".to_vec())].into(),
+        annotations: [("kms.example.com".to_string(), b"test".to_vec())].into(),
     })
 }
 
@@ -193,12 +193,7 @@ fn decrypt(inner: &Inner, req: DecryptRequest) -> Result<DecryptResponse, tonic:
     let Some(key) = inner.keys.lock().unwrap().get(&req.key_id).copied() else {
         return Err(tonic::Status::not_found(format!("no key {}", req.key_id)));
     };
-    if req
-        .annotations
-        .get("kms.example.com/plugin")
-        .map(Vec::as_slice)
-        != Some(b"test")
-    {
+    if req.annotations.get("kms.example.com").map(Vec::as_slice) != Some(b"test") {
         return Err(tonic::Status::invalid_argument(
             "annotations not passed back",
         ));

@@ -103,7 +103,11 @@ impl KmsV2 {
     /// kube's `primeAndProbeKMSv2`: probe once now (waiting for it), then every minute in
     /// the background — every 10 s while failing — for as long as the provider is in use.
     pub fn start(self: &Arc<KmsV2>) {
-        let first = futures::executor::block_on(self.clone().probe_on_own_runtime());
+        let kms = self.clone();
+        let first = self
+            .service
+            .run_blocking(async move { Ok(kms.probe(true).await) })
+            .and_then(|r| r);
         if let Err(e) = &first {
             tracing::warn!(provider = %self.name, error = %e, "kms plugin failed health check probe");
         }
@@ -114,7 +118,7 @@ impl KmsV2 {
                 let wait = if failing { NEGATIVE_INTERVAL } else { POSITIVE_INTERVAL };
                 tokio::time::sleep(wait).await;
                 let Some(kms) = weak.upgrade() else { return };
-                let r = kms.probe().await;
+                let r = kms.probe(true).await;
                 if let Err(e) = &r {
                     tracing::warn!(provider = %kms.name, error = %e, "kms plugin failed health check probe");
                 }
@@ -123,32 +127,34 @@ impl KmsV2 {
         });
     }
 
-    async fn probe_on_own_runtime(self: Arc<KmsV2>) -> std::result::Result<(), String> {
+    /// Whether the provider has a seed (it has been probed successfully once).
+    pub fn ready(&self) -> bool {
+        self.state
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some()
+    }
+
+    /// The health check: the last probe's answer while fresh (20 s, 3 s after a failure),
+    /// else a new probe (on the client's runtime; one at a time).
+    pub async fn check(self: &Arc<KmsV2>) -> std::result::Result<(), String> {
         let (tx, rx) = futures::channel::oneshot::channel();
         let kms = self.clone();
         self.service.spawn(async move {
-            let _ = tx.send(kms.probe().await);
+            let _ = tx.send(kms.probe(false).await);
         });
         rx.await
             .unwrap_or_else(|_| Err("the KMS client stopped".into()))
     }
 
-    /// The health check: the last probe's answer while fresh (20 s, 3 s after a failure),
-    /// else a new probe.
-    pub async fn check(self: &Arc<KmsV2>) -> std::result::Result<(), String> {
-        {
-            let h = self.health.lock().await;
-            if h.checked.is_some_and(|t| t.elapsed() < h.ttl) {
-                return h.last.clone();
-            }
-        }
-        self.clone().probe_on_own_runtime().await
-    }
-
-    /// kube's `kmsv2PluginProbe.check`: `Status`, its validation, and a new seed when the
-    /// key id moved.
-    async fn probe(&self) -> std::result::Result<(), String> {
+    /// kube's `kmsv2PluginProbe.check`: the last answer while fresh (unless `force`d), else
+    /// `Status`, its validation, and a new seed when the key id moved. Probes wait for each
+    /// other: a queue of health checks makes one call.
+    async fn probe(&self, force: bool) -> std::result::Result<(), String> {
         let mut health = self.health.lock().await;
+        if !force && health.checked.is_some_and(|t| t.elapsed() < health.ttl) {
+            return health.last.clone();
+        }
         let outcome = match self.service.status().await {
             Err(e) => Err(format!(
                 "failed to perform status section of the healthz check for KMS Provider {}, error: {e}",
@@ -387,13 +393,37 @@ fn validate(o: &EncryptedObject) -> std::result::Result<(), String> {
         ));
     }
     validate_key_id(&o.key_id).map_err(|e| format!("failed to validate key id: {e}"))?;
-    let size: usize = o.annotations.iter().map(|(k, v)| k.len() + v.len()).sum();
+    validate_annotations(&o.annotations).map_err(|e| format!("failed to validate annotations: {e}"))
+}
+
+/// `validateAnnotations`: each key a fully qualified domain name, keys and values at most
+/// 32 kB together.
+fn validate_annotations(
+    a: &std::collections::BTreeMap<String, Vec<u8>>,
+) -> std::result::Result<(), String> {
+    let mut errs = Vec::new();
+    for k in a.keys() {
+        // `IsFullyQualifiedDomainName`: a DNS-1123 subdomain of at least two segments.
+        let subdomain = wasm_apiserver_apimachinery::validation::is_dns1123_subdomain(k);
+        if let Some(e) = subdomain.first() {
+            errs.push(format!("annotations: Invalid value: {k:?}: {e}"));
+        } else if !k.contains('.') {
+            errs.push(format!(
+                "annotations: Invalid value: {k:?}: should be a domain with at least two segments separated by dots"
+            ));
+        }
+    }
+    let size: usize = a.iter().map(|(k, v)| k.len() + v.len()).sum();
     if size > ANNOTATIONS_MAX {
-        return Err(format!(
-            "failed to validate annotations: annotations exceeds max size of {ANNOTATIONS_MAX} bytes, got {size} bytes"
+        errs.push(format!(
+            "total size of annotations is {size}, which exceeds the max size of {ANNOTATIONS_MAX}"
         ));
     }
-    Ok(())
+    match errs.len() {
+        0 => Ok(()),
+        1 => Err(errs.remove(0)),
+        _ => Err(format!("[{}]", errs.join(", "))),
+    }
 }
 
 /// `ValidateKeyID`.
@@ -435,4 +465,66 @@ fn cache_key(o: &EncryptedObject) -> Vec<u8> {
         put(v);
     }
     h.finalize().to_vec()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn object() -> EncryptedObject {
+        EncryptedObject {
+            encrypted_data: vec![1],
+            key_id: "key-1".into(),
+            encrypted_dek_source: vec![2; 40],
+            annotations: [("kms.example.com".to_string(), b"x".to_vec())].into(),
+            encrypted_dek_source_type: HKDF_SHA256_XNONCE_AES_GCM_SEED,
+        }
+    }
+
+    #[test]
+    fn kubes_encrypted_object_rules() {
+        assert_eq!(validate(&object()), Ok(()));
+        let mut o = object();
+        o.annotations = [("plugin".to_string(), vec![])].into();
+        assert_eq!(
+            validate(&o).unwrap_err(),
+            "failed to validate annotations: annotations: Invalid value: \"plugin\": should be a domain with at least two segments separated by dots"
+        );
+        let mut o = object();
+        o.key_id.clear();
+        assert_eq!(
+            validate(&o).unwrap_err(),
+            "failed to validate key id: keyID is empty"
+        );
+        let mut o = object();
+        o.encrypted_dek_source_type = 7;
+        assert_eq!(
+            validate(&o).unwrap_err(),
+            "unknown encryptedDEKSourceType: 7"
+        );
+        let mut o = object();
+        o.encrypted_data.clear();
+        assert_eq!(validate(&o).unwrap_err(), "encrypted data is empty");
+        // The wire format: kube's field numbers (an omitted type decodes as AES_GCM_KEY).
+        let bytes = object().encode_to_vec();
+        assert_eq!(&bytes[..3], &[0x0a, 0x01, 0x01], "field 1, encryptedData");
+        let mut no_type = object();
+        no_type.encrypted_dek_source_type = AES_GCM_KEY;
+        let decoded = EncryptedObject::decode(&*no_type.encode_to_vec()).unwrap();
+        assert_eq!(decoded.encrypted_dek_source_type, AES_GCM_KEY);
+    }
+
+    #[test]
+    fn cache_keys_tell_every_field_apart() {
+        let a = cache_key(&object());
+        let mut o = object();
+        o.key_id = "key-2".into();
+        assert_ne!(cache_key(&o), a);
+        let mut o = object();
+        o.annotations.insert("b.example.com".into(), vec![]);
+        assert_ne!(cache_key(&o), a);
+        let mut o = object();
+        o.encrypted_data = vec![9, 9];
+        assert_eq!(cache_key(&o), a, "the data is not part of it");
+    }
 }

@@ -72,34 +72,13 @@ impl GrpcService {
         Req: prost::Message + Send + 'static,
         Resp: prost::Message + Default + Send + 'static,
     {
-        let mut grpc = tonic::client::Grpc::new(self.channel.clone());
-        let timeout = self.timeout;
-        let call = async move {
-            grpc.ready().await.map_err(|e| format!("{e}"))?;
-            let path = PathAndQuery::from_static(method);
-            grpc.unary(
-                tonic::Request::new(request),
-                path,
-                tonic_prost::ProstCodec::<Req, Resp>::default(),
-            )
-            .await
-            .map(tonic::Response::into_inner)
-            .map_err(|s| format!("rpc error: code = {:?} desc = {}", s.code(), s.message()))
-        };
-        let timed = async move {
-            tokio::time::timeout(timeout, call)
-                .await
-                .unwrap_or_else(|_| {
-                    Err(
-                        "rpc error: code = DeadlineExceeded desc = context deadline exceeded"
-                            .into(),
-                    )
-                })
-        };
-        self.handle()
-            .spawn(timed)
-            .await
-            .map_err(|e| e.to_string())?
+        let (tx, rx) = futures::channel::oneshot::channel();
+        let (channel, timeout) = (self.channel.clone(), self.timeout);
+        self.handle().spawn(async move {
+            let _ = tx.send(call(channel, timeout, method, request).await);
+        });
+        rx.await
+            .unwrap_or_else(|_| Err("the KMS client stopped".into()))
     }
 
     /// `Status`.
@@ -126,10 +105,44 @@ impl GrpcService {
         self.call("/v2.KeyManagementService/Decrypt", request).await
     }
 
-    /// [`GrpcService::decrypt`] for a synchronous caller: waits for the answer (the call runs
-    /// on the client's runtime, so this may be called from inside another runtime).
+    /// [`GrpcService::decrypt`] for a synchronous caller: the call runs on the client's
+    /// runtime and its answer comes back over a plain channel (never a tokio `JoinHandle`,
+    /// whose wake-up a blocked task's exhausted budget would defer for ever); inside a
+    /// multi-threaded runtime the wait tells it this worker blocks.
     pub fn decrypt_blocking(&self, request: DecryptRequest) -> Result<DecryptResponse, String> {
-        futures::executor::block_on(self.decrypt(request))
+        let channel = self.channel.clone();
+        let timeout = self.timeout;
+        self.run_blocking(async move {
+            call(
+                channel,
+                timeout,
+                "/v2.KeyManagementService/Decrypt",
+                request,
+            )
+            .await
+        })
+    }
+
+    /// Run `f` on the client's runtime and wait for its result from synchronous code (see
+    /// [`GrpcService::decrypt_blocking`]).
+    pub fn run_blocking<T: Send + 'static>(
+        &self,
+        f: impl std::future::Future<Output = Result<T, String>> + Send + 'static,
+    ) -> Result<T, String> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        self.handle().spawn(async move {
+            let _ = tx.send(f.await);
+        });
+        let wait = move || {
+            rx.recv()
+                .unwrap_or_else(|_| Err("the KMS client stopped".into()))
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+                tokio::task::block_in_place(wait)
+            }
+            _ => wait(),
+        }
     }
 
     /// Run `f` on the client's runtime (the probe's loops).
@@ -139,4 +152,34 @@ impl GrpcService {
     {
         self.handle().spawn(f);
     }
+}
+
+/// One unary call of `method` over `channel` within `timeout` (run on the client's runtime).
+async fn call<Req, Resp>(
+    channel: Channel,
+    timeout: Duration,
+    method: &'static str,
+    request: Req,
+) -> Result<Resp, String>
+where
+    Req: prost::Message + Send + 'static,
+    Resp: prost::Message + Default + Send + 'static,
+{
+    let mut grpc = tonic::client::Grpc::new(channel);
+    let call = async move {
+        grpc.ready().await.map_err(|e| format!("{e}"))?;
+        grpc.unary(
+            tonic::Request::new(request),
+            PathAndQuery::from_static(method),
+            tonic_prost::ProstCodec::<Req, Resp>::default(),
+        )
+        .await
+        .map(tonic::Response::into_inner)
+        .map_err(|s| format!("rpc error: code = {:?} desc = {}", s.code(), s.message()))
+    };
+    tokio::time::timeout(timeout, call)
+        .await
+        .unwrap_or_else(|_| {
+            Err("rpc error: code = DeadlineExceeded desc = context deadline exceeded".into())
+        })
 }
