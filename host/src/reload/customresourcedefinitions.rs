@@ -189,18 +189,6 @@ impl Strategy for CustomResourceDefinitionStrategy {
         Ok(Vec::new())
     }
     fn get_attrs(&self, obj: &Value) -> StrategyResult<Attributes> {
-        let labels = obj
-            .pointer("/metadata/labels")
-            .and_then(Value::as_object)
-            .map(|m| {
-                m.iter()
-                    .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
-                    .collect()
-            })
-            .unwrap_or_default();
-        Ok(Attributes {
-            labels,
-            fields: Vec::new(),
-        })
+        Ok(Attributes::labels_only(obj))
     }
 }

@@ -21,20 +21,7 @@ fn replica(etcd: &str, id: &str, extra: &[&str]) -> TestServer {
 
 /// Every key and value under the root of `etcd`.
 fn etcd_dump(endpoint: &str) -> Vec<(String, Vec<u8>)> {
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    rt.block_on(async {
-        let mut c = etcd_client::Client::connect([endpoint], None)
-            .await
-            .unwrap();
-        let resp = c
-            .get("", Some(etcd_client::GetOptions::new().with_from_key()))
-            .await
-            .unwrap();
-        resp.kvs()
-            .iter()
-            .map(|kv| (kv.key_str().unwrap().to_string(), kv.value().to_vec()))
-            .collect()
-    })
+    common::etcd_range(endpoint, "")
 }
 
 fn contains(hay: &[u8], needle: &[u8]) -> bool {

@@ -34,24 +34,9 @@ fn start(etcd: &str, config: &std::path::Path) -> TestServer {
     )
 }
 
-/// Every Secret in etcd: name and stored bytes.
+/// Every Secret in etcd: key and stored bytes.
 fn stored(endpoint: &str) -> Vec<(String, Vec<u8>)> {
-    tokio::runtime::Runtime::new().unwrap().block_on(async {
-        let mut c = etcd_client::Client::connect([endpoint], None)
-            .await
-            .unwrap();
-        let resp = c
-            .get(
-                "/registry/secrets/",
-                Some(etcd_client::GetOptions::new().with_prefix()),
-            )
-            .await
-            .unwrap();
-        resp.kvs()
-            .iter()
-            .map(|kv| (kv.key_str().unwrap().to_string(), kv.value().to_vec()))
-            .collect()
-    })
+    common::etcd_range(endpoint, "/registry/secrets/")
 }
 
 fn envelope(value: &[u8]) -> EncryptedObject {

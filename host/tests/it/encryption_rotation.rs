@@ -18,6 +18,7 @@ use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+use wasm_apiserver::app::encryption_reload::encryption_prefix;
 use wasm_apiserver_storage::testing::etcd::EtcdServer;
 
 const PLUGINS: &[&str] = &["secrets", "configmaps", "namespaces", "leases"];
@@ -97,26 +98,10 @@ async fn create_secrets(url: &str, n: usize) {
 
 /// The stored prefix (`k8s:enc:secretbox:v1:<key>:`) of every Secret in etcd.
 fn etcd_prefixes(endpoint: &str) -> Vec<String> {
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    rt.block_on(async {
-        let mut c = etcd_client::Client::connect([endpoint], None)
-            .await
-            .unwrap();
-        let resp = c
-            .get(
-                "/registry/secrets/",
-                Some(etcd_client::GetOptions::new().with_prefix()),
-            )
-            .await
-            .unwrap();
-        resp.kvs()
-            .iter()
-            .map(|kv| {
-                let head: Vec<&[u8]> = kv.value().splitn(6, |b| *b == b':').take(5).collect();
-                String::from_utf8_lossy(&head.join(&b':')).into_owned()
-            })
-            .collect()
-    })
+    common::etcd_range(endpoint, "/registry/secrets/")
+        .iter()
+        .map(|(_, value)| encryption_prefix(value))
+        .collect()
 }
 
 /// The write key of the file: the first key's name.
@@ -228,7 +213,7 @@ fn one_call_rotates_the_key_on_every_replica_under_load() {
     // etcd: the new key only; both replicas read every Secret.
     let key = write_key(&file);
     assert_ne!(key, "old");
-    let want = format!("k8s:enc:secretbox:v1:{key}");
+    let want = format!("k8s:enc:secretbox:v1:{key}:");
     let prefixes = etcd_prefixes(&etcd.endpoint);
     assert_eq!(prefixes.len(), 1100 + created);
     assert!(

@@ -322,6 +322,25 @@ pub struct Attributes {
     pub fields: Vec<(String, String)>,
 }
 
+impl Attributes {
+    /// The attributes of a resource with no selectable fields beyond `metadata`: its
+    /// `metadata.labels` (string values; any other value skipped), no fields.
+    pub fn labels_only(obj: &serde_json::Value) -> Attributes {
+        let labels = crate::meta::accessor(obj)
+            .labels()
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Attributes {
+            labels,
+            fields: Vec::new(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

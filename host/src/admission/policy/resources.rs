@@ -250,18 +250,7 @@ impl Strategy for PolicyStrategy {
         Ok(vec![json!(n)])
     }
     fn get_attrs(&self, obj: &Value) -> StrategyResult<Attributes> {
-        let labels = accessor(obj)
-            .labels()
-            .map(|m| {
-                m.iter()
-                    .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
-                    .collect()
-            })
-            .unwrap_or_default();
-        Ok(Attributes {
-            labels,
-            fields: Vec::new(),
-        })
+        Ok(Attributes::labels_only(obj))
     }
 }
 

@@ -192,3 +192,23 @@ impl ServerUrl for in_process::InProcessServer {
         &self.url
     }
 }
+
+/// Every key under `prefix` in the etcd at `endpoint` (`""`: every key), with its stored
+/// bytes as etcd holds them (what encryption at rest is checked against).
+pub fn etcd_range(endpoint: &str, prefix: &str) -> Vec<(String, Vec<u8>)> {
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let mut c = etcd_client::Client::connect([endpoint], None)
+            .await
+            .unwrap();
+        let opts = if prefix.is_empty() {
+            etcd_client::GetOptions::new().with_from_key()
+        } else {
+            etcd_client::GetOptions::new().with_prefix()
+        };
+        let resp = c.get(prefix, Some(opts)).await.unwrap();
+        resp.kvs()
+            .iter()
+            .map(|kv| (kv.key_str().unwrap().to_string(), kv.value().to_vec()))
+            .collect()
+    })
+}
