@@ -134,6 +134,88 @@ fn status_code(e: &kube::Error) -> Option<u16> {
     }
 }
 
+/// A failed request as kubectl words it: the server's Status as `Error from server
+/// (Reason): message`, where kube-rs' own Display would append a debug dump of the
+/// Status; any other error as it is.
+fn from_server(e: kube::Error) -> anyhow::Error {
+    match e {
+        kube::Error::Api(s) => anyhow::anyhow!("Error from server ({}): {}", s.reason, s.message),
+        e => e.into(),
+    }
+}
+
+/// What a push does with the record of a file in a server's `--plugin-dir` (`spec.file`).
+enum FolderRecord {
+    /// Not a record: an object `push` may update.
+    No,
+    /// A record whose file every replica reports `Removed`: its name is free for an object
+    /// (the servers hand a removed file's name over), once the record is deleted.
+    Removed,
+}
+
+/// Classify `current`; a record some replica still serves is refused with what to do: the
+/// server owning the file keeps the object (a replace could only fail on `spec.file`'s
+/// immutability).
+fn folder_record(kind: &str, name: &str, current: &Value) -> anyhow::Result<FolderRecord> {
+    let Some(file) = current.pointer("/spec/file").and_then(Value::as_str) else {
+        return Ok(FolderRecord::No);
+    };
+    let replicas: Vec<(&str, &str)> = current
+        .pointer("/status/replicas")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|r| {
+            (
+                r["server"].as_str().unwrap_or("?"),
+                r["state"].as_str().unwrap_or("?"),
+            )
+        })
+        .collect();
+    if !replicas.is_empty() && replicas.iter().all(|(_, st)| *st == "Removed") {
+        return Ok(FolderRecord::Removed);
+    }
+    let serving: Vec<String> = replicas
+        .iter()
+        .filter(|(_, st)| *st != "Removed")
+        .map(|(server, st)| format!("{server}={st}"))
+        .collect();
+    anyhow::bail!(
+        "{kind} {name} is served from the file {file} in a server's --plugin-dir ({}), and a \
+         push cannot replace it. To manage {name} through the API, remove {file} from the \
+         plugin folder (the resource's data is kept), wait until the servers report it \
+         Removed, and push again; or push under another name (--name)",
+        if serving.is_empty() {
+            "no replica has reported it yet".to_string()
+        } else {
+            serving.join(", ")
+        }
+    )
+}
+
+/// Delete the record of a removed folder file so that the next create takes its name;
+/// preconditions on uid and resourceVersion, so a record some server wrote meanwhile stays.
+async fn delete_removed_record(
+    api: &kube::Api<kube::core::DynamicObject>,
+    current: &kube::core::DynamicObject,
+) -> anyhow::Result<()> {
+    let dp = kube::api::DeleteParams {
+        preconditions: Some(kube::api::Preconditions {
+            uid: current.metadata.uid.clone(),
+            resource_version: current.metadata.resource_version.clone(),
+        }),
+        ..Default::default()
+    };
+    match api
+        .delete(&current.metadata.name.clone().unwrap_or_default(), &dp)
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(e) if matches!(status_code(&e), Some(404 | 409)) => Ok(()),
+        Err(e) => Err(from_server(e)).context("deleting the removed file's record"),
+    }
+}
+
 /// `plugin push FILE`: upload, then create or update the object (unless `upload_only`).
 /// Prints what was done; returns the exit code. Errors: the file, the connection, or the
 /// server's refusal (its Status message).
@@ -157,7 +239,7 @@ pub async fn push(
     let present = match client.request_text(get).await {
         Ok(_) => true,
         Err(e) if status_code(&e) == Some(404) => false,
-        Err(e) => return Err(e).context("asking for the component"),
+        Err(e) => return Err(from_server(e)).context("asking for the component"),
     };
     if present {
         println!("component sha256:{sha} already uploaded");
@@ -169,6 +251,7 @@ pub async fn push(
         let stored: Value = client
             .request(put)
             .await
+            .map_err(from_server)
             .context("uploading the component")?;
         println!(
             "component sha256:{sha} uploaded ({size} bytes, {} stored)",
@@ -195,10 +278,20 @@ pub async fn push(
     let pp = kube::api::PostParams::default();
     // Create, or replace the spec; a conflicting writer makes us read again.
     for _ in 0..5 {
-        let result = match api.get_opt(&name).await? {
+        let result = match api.get_opt(&name).await.map_err(from_server)? {
             None => {
                 let obj: kube::core::DynamicObject = serde_json::from_value(wanted.clone())?;
                 api.create(&pp, &obj).await.map(|o| (o, "created"))
+            }
+            Some(current)
+                if matches!(
+                    folder_record("StrategyPlugin", &name, &current.data)?,
+                    FolderRecord::Removed
+                ) =>
+            {
+                delete_removed_record(&api, &current).await?;
+                println!("{STATUS_PLURAL}.{STATUS_GROUP}/{name}: the record of a removed plugin-folder file, deleted");
+                continue;
             }
             Some(mut current) => {
                 let mut wanted = wanted.clone();
@@ -227,7 +320,7 @@ pub async fn push(
                 return Ok(0);
             }
             Err(e) if matches!(status_code(&e), Some(409)) => continue,
-            Err(e) => return Err(e).context(format!("writing StrategyPlugin {name}")),
+            Err(e) => return Err(from_server(e)).context(format!("writing StrategyPlugin {name}")),
         }
     }
     anyhow::bail!("StrategyPlugin {name} kept changing; try again")
@@ -262,7 +355,7 @@ async fn apply_admission_plugin(
     let pp = kube::api::PostParams::default();
     let what = format!("admissionplugins.{STATUS_GROUP}/{name}");
     for _ in 0..5 {
-        let result = match api.get_opt(name).await? {
+        let result = match api.get_opt(name).await.map_err(from_server)? {
             None => {
                 let obj: kube::core::DynamicObject = serde_json::from_value(wanted.clone())?;
                 api.create(&pp, &obj).await.map(|o| (o, "created"))
@@ -311,7 +404,9 @@ async fn apply_admission_plugin(
                 return Ok(0);
             }
             Err(e) if matches!(status_code(&e), Some(409)) => continue,
-            Err(e) => return Err(e).context(format!("writing AdmissionPlugin {name}")),
+            Err(e) => {
+                return Err(from_server(e)).context(format!("writing AdmissionPlugin {name}"))
+            }
         }
     }
     anyhow::bail!("AdmissionPlugin {name} kept changing; try again")

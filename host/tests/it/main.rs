@@ -37,6 +37,7 @@ mod namespace_lifecycle;
 mod plugin_cli;
 mod plugin_runtime;
 mod python_client;
+mod readme_tour;
 mod replicas;
 mod secrets;
 mod secure_serving;
