@@ -147,8 +147,137 @@ pub fn nesting_within(body: &[u8], max_depth: usize) -> bool {
     true
 }
 
+/// A conversion an `Accept` clause asks for (`as=<Kind>;g=meta.k8s.io;v=<version>`; kube's
+/// `negotiation.MediaTypeOptions.Convert`): a `Table`, or an object's or a list's metadata
+/// only (`PartialObjectMetadata`, `PartialObjectMetadataList`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Convert {
+    /// `Table`, `PartialObjectMetadata` or `PartialObjectMetadataList`.
+    pub kind: &'static str,
+    /// `meta.k8s.io/v1`, or `meta.k8s.io/v1beta1` (metadata only).
+    pub api_version: &'static str,
+}
+
+/// The JSON answer an `Accept` header asks for, as kube's `NegotiateOutputMediaType` picks
+/// it (`negotiation/negotiate.go`, `goautoneg` ordering by quality, ties in header order):
+/// the first clause with `q > 0` whose media type this server writes (`application/json`,
+/// `application/*`, `*/*`) and whose `as=` is a conversion it makes for any resource
+/// (`RequestScope.AllowsMediaTypeTransform`: Table in `meta.k8s.io/v1`, PartialObjectMetadata
+/// and PartialObjectMetadataList in `v1` and `v1beta1`). `Some(None)`: plain JSON;
+/// `Some(Some(c))`: the conversion `c`; `None`: no clause is acceptable (kube answers 406;
+/// protobuf and YAML answers are not written here).
+pub fn negotiate_output(headers: &HeaderMap) -> Option<Option<Convert>> {
+    let Some(accept) = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()) else {
+        return Some(None);
+    };
+    if accept.trim().is_empty() {
+        return Some(None);
+    }
+    let mut clauses: Vec<(f32, Option<Option<Convert>>)> = accept
+        .split(',')
+        .map(|clause| {
+            let mut parts = clause.split(';').map(str::trim);
+            let media = parts.next().unwrap_or("").to_ascii_lowercase();
+            let (mut q, mut as_kind, mut g, mut v) = (1.0f32, None, None, None);
+            for p in parts {
+                let (k, val) = p.split_once('=').unwrap_or((p, ""));
+                match k.trim() {
+                    "q" => q = val.trim().parse().unwrap_or(0.0),
+                    "as" => as_kind = Some(val.trim()),
+                    "g" => g = Some(val.trim()),
+                    "v" => v = Some(val.trim()),
+                    _ => {}
+                }
+            }
+            let writable = matches!(media.as_str(), JSON | "application/*" | "*/*");
+            let convert = match (as_kind, g, v) {
+                (None, _, _) => Some(None),
+                (Some(kind), Some("meta.k8s.io"), Some(version)) => {
+                    let api_version = match version {
+                        "v1" => "meta.k8s.io/v1",
+                        "v1beta1" => "meta.k8s.io/v1beta1",
+                        _ => "",
+                    };
+                    let kind = match kind {
+                        "Table" if version == "v1" => Some("Table"),
+                        "PartialObjectMetadata" => Some("PartialObjectMetadata"),
+                        "PartialObjectMetadataList" => Some("PartialObjectMetadataList"),
+                        _ => None,
+                    };
+                    match kind {
+                        Some(kind) if !api_version.is_empty() => {
+                            Some(Some(Convert { kind, api_version }))
+                        }
+                        _ => None,
+                    }
+                }
+                _ => None,
+            };
+            (q, if writable { convert } else { None })
+        })
+        .filter(|(q, c)| *q > 0.0 && c.is_some())
+        .collect();
+    // Stable: equal qualities keep the header's order.
+    clauses.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal));
+    clauses
+        .into_iter()
+        .next()
+        .map(|(_, c)| c.expect("filtered"))
+}
+
 #[cfg(test)]
 mod tests {
+    fn accept(v: &str) -> Option<Option<Convert>> {
+        let mut h = HeaderMap::new();
+        h.insert("accept", v.parse().unwrap());
+        negotiate_output(&h)
+    }
+
+    #[test]
+    fn output_negotiation_follows_clause_order_and_quality() {
+        let pom = |api_version| {
+            Some(Some(Convert {
+                kind: "PartialObjectMetadata",
+                api_version,
+            }))
+        };
+        // client-go's metadata client (metadata.go): protobuf first, then JSON.
+        assert_eq!(
+            accept("application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"),
+            pom("meta.k8s.io/v1")
+        );
+        assert_eq!(
+            accept("application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1"),
+            pom("meta.k8s.io/v1beta1")
+        );
+        // kubectl's Table request: v1 first; v1beta1 Tables are not written, JSON then.
+        assert_eq!(
+            accept("application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"),
+            Some(Some(Convert { kind: "Table", api_version: "meta.k8s.io/v1" }))
+        );
+        assert_eq!(
+            accept("application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"),
+            Some(None)
+        );
+        // Quality first, header order among equals; q=0 refuses.
+        assert_eq!(
+            accept("application/json;q=0.5,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"),
+            Some(Some(Convert { kind: "PartialObjectMetadataList", api_version: "meta.k8s.io/v1" }))
+        );
+        assert_eq!(
+            accept("application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1;q=0,*/*"),
+            Some(None)
+        );
+        // Nothing acceptable: an unknown conversion or group, protobuf or YAML only.
+        assert_eq!(accept("application/json;as=Foo;g=meta.k8s.io;v=v1"), None);
+        assert_eq!(
+            accept("application/json;as=PartialObjectMetadata;g=example.dev;v=v1"),
+            None
+        );
+        assert_eq!(accept("application/vnd.kubernetes.protobuf"), None);
+        assert_eq!(accept(""), Some(None));
+    }
+
     use super::*;
 
     fn headers(ct: Option<&str>) -> HeaderMap {

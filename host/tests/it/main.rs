@@ -31,6 +31,7 @@ mod kubectl_e2e;
 mod kubectl_protobuf;
 mod language_plugins;
 mod leader_election;
+mod metadata_only;
 mod metrics_health;
 mod mutating_admission_policies;
 mod namespace_lifecycle;

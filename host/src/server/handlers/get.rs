@@ -39,6 +39,12 @@ pub async fn get(scope: &Arc<RequestScope>, req: &Request<'_>) -> ApiResult<Resp
             let t = table::object_table(scope, &obj, true, include, Sharing::Stored).await?;
             Ok(json_response(StatusCode::OK, &t, &[]))
         }
+        Output::PartialObjectMetadata(v) => {
+            let obj = r.get(ns, name, rv).await?;
+            let partial = response::partial_object_metadata(&obj, v);
+            Ok(json_response(StatusCode::OK, &partial, &[]))
+        }
+        Output::PartialObjectMetadataList(_) => Err(response::not_acceptable_shape(false)),
     }
 }
 
@@ -62,5 +68,10 @@ pub async fn list(scope: &Arc<RequestScope>, req: &Request<'_>) -> ApiResult<Res
             let t = table::list_table(scope, &list, include).await?;
             Ok(json_response(StatusCode::OK, &t, &[]))
         }
+        Output::PartialObjectMetadataList(v) => {
+            let partial = response::partial_object_metadata_list(scope, &list, v)?;
+            Ok(json_response(StatusCode::OK, &partial, &[]))
+        }
+        Output::PartialObjectMetadata(_) => Err(response::not_acceptable_shape(true)),
     }
 }

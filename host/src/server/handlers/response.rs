@@ -1,11 +1,14 @@
 //! Writing answers (`k8s.io/apiserver/pkg/endpoints/handlers/response.go` and
-//! `responsewriters`): JSON objects and lists, `Warning` headers, and the `metav1.Table` form
-//! when the client asks for it (`as=Table;g=meta.k8s.io;v=v1`).
+//! `responsewriters`): JSON objects and lists, `Warning` headers, and the forms a client may
+//! ask for instead: `metav1.Table` (`as=Table;g=meta.k8s.io;v=v1`) and metadata only
+//! (`as=PartialObjectMetadata` / `as=PartialObjectMetadataList`, `meta.k8s.io` `v1` or
+//! `v1beta1`; client-go's metadata client and informers).
 
 use crate::registry::converter::Sharing;
 use crate::registry::store::{list_meta, WriteResult};
 use crate::registry::table::{self, IncludeObject};
 use crate::registry::RequestScope;
+use crate::server::negotiation;
 use crate::server::options::Query;
 use crate::status::{ApiError, ApiResult};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
@@ -22,25 +25,67 @@ pub enum Output {
     /// `metav1.Table` (`as=Table;g=meta.k8s.io;v=v1`), each row carrying the object as
     /// `includeObject` asks.
     Table(IncludeObject),
+    /// An object's metadata only (`as=PartialObjectMetadata`), in this `meta.k8s.io` version;
+    /// watch events' objects too. A list asked for so is 406, as kube answers.
+    PartialObjectMetadata(&'static str),
+    /// A list's items' metadata only (`as=PartialObjectMetadataList`), in this `meta.k8s.io`
+    /// version. An object asked for so is 406; a watch writes whole objects (kube's watch
+    /// encoder falls back to the object when the conversion fails).
+    PartialObjectMetadataList(&'static str),
 }
 
-/// The output the `Accept` header asks for: a Table (`as=Table;g=meta.k8s.io;v=v1`, with
-/// `includeObject` from the query) or JSON. Errors: an `includeObject` kube does not know.
+/// The output the `Accept` header asks for ([`negotiation::negotiate_output`]): a Table (with
+/// `includeObject` from the query), metadata only, or JSON — also when no clause is
+/// acceptable (kube answers 406; clients asking for protobuf or YAML only get JSON here).
+/// Errors: an `includeObject` kube does not know.
 pub fn output(headers: &HeaderMap, q: &Query) -> ApiResult<Output> {
-    let accept = headers
-        .get("accept")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    let wants_table = accept.split(',').any(|a| {
-        let a = a.replace(' ', "");
-        a.contains("as=Table")
-            && a.contains("g=meta.k8s.io")
-            && (a.contains("v=v1;") || a.ends_with("v=v1"))
-    });
-    Ok(if wants_table {
-        Output::Table(IncludeObject::from_query(q)?)
+    let convert = negotiation::negotiate_output(headers).flatten();
+    Ok(match convert.map(|c| (c.kind, c.api_version)) {
+        None => Output::Json,
+        Some(("Table", _)) => Output::Table(IncludeObject::from_query(q)?),
+        Some(("PartialObjectMetadataList", v)) => Output::PartialObjectMetadataList(v),
+        Some((_, v)) => Output::PartialObjectMetadata(v),
+    })
+}
+
+/// `asPartialObjectMetadata` (`handlers/response.go`): the object's whole `metadata` under
+/// `kind: PartialObjectMetadata` of `api_version`. Metadata is the same in every version of a
+/// resource, so the stored object needs no conversion.
+pub fn partial_object_metadata(obj: &Value, api_version: &str) -> Value {
+    json!({"kind": "PartialObjectMetadata", "apiVersion": api_version,
+           "metadata": obj.get("metadata").cloned().unwrap_or_else(|| json!({}))})
+}
+
+/// `asPartialObjectMetadataList`: the list's metadata (resourceVersion, continue,
+/// remainingItemCount) and each item as [`partial_object_metadata`]. Errors: an item that does
+/// not decode (500, as a list answers).
+pub fn partial_object_metadata_list(
+    scope: &RequestScope,
+    list: &SharedListResult,
+    api_version: &str,
+) -> ApiResult<Value> {
+    let items = list
+        .items
+        .iter()
+        .map(|item| {
+            item.to_arc()
+                .map(|o| partial_object_metadata(&o, api_version))
+                .map_err(|e| ApiError::from_storage(&e, &scope.store.gr, ""))
+        })
+        .collect::<ApiResult<Vec<_>>>()?;
+    Ok(
+        json!({"kind": "PartialObjectMetadataList", "apiVersion": api_version,
+              "metadata": list_meta(list), "items": items}),
+    )
+}
+
+/// kube's 406 for metadata of the wrong shape (`asPartialObjectMetadata{,List}`); Go's type
+/// names are those of an unstructured object, as a CRD's.
+pub fn not_acceptable_shape(list: bool) -> ApiError {
+    ApiError::not_acceptable(&if list {
+        "you requested PartialObjectMetadata, but the requested object is a list (*unstructured.UnstructuredList)".to_string()
     } else {
-        Output::Json
+        "you requested PartialObjectMetadataList, but the requested object is not a list (*unstructured.Unstructured)".to_string()
     })
 }
 
@@ -133,6 +178,12 @@ pub async fn respond_object(
             let t = table::object_table(scope, &obj, true, include, Sharing::No).await?;
             Ok(json_response(code, &t, warnings))
         }
+        Output::PartialObjectMetadata(v) => Ok(json_response(
+            code,
+            &partial_object_metadata(&obj, v),
+            warnings,
+        )),
+        Output::PartialObjectMetadataList(_) => Err(not_acceptable_shape(false)),
     }
 }
 

@@ -2,7 +2,7 @@
 //! `serveWatch`): chunked, newline-delimited `metav1.WatchEvent`s.
 
 use super::request::Request;
-use super::response::Output;
+use super::response::{self, Output};
 use crate::registry::converter::Sharing;
 use crate::registry::{table, RequestScope};
 use crate::server::options;
@@ -93,6 +93,16 @@ pub async fn watch(
                     row.map(|t| {
                         (json!({"type": kind, "object": t}).to_string() + "\n").into_bytes()
                     })
+                } else if let (Output::PartialObjectMetadata(v), false) = (out, is_error) {
+                    // Bookmarks too: kube's watch encoder transforms every event's object.
+                    object
+                        .to_arc()
+                        .map(|o| {
+                            let partial = response::partial_object_metadata(&o, v);
+                            (json!({"type": kind, "object": partial}).to_string() + "\n")
+                                .into_bytes()
+                        })
+                        .map_err(|e| ApiError::from_storage(&e, scope.resource(), ""))
                 } else if is_error || kind == "BOOKMARK" || !scope.must_encode(&object) {
                     watch_line(kind, &object)
                         .map_err(|e| ApiError::from_storage(&e, scope.resource(), ""))
