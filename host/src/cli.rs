@@ -378,13 +378,23 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 0)]
     pub audit_log_maxbackup: usize,
     /// Deadline of a non-watch request, answered 504 when exceeded; also how long shutdown
-    /// waits for open connections before dropping them (kube-apiserver's --request-timeout).
+    /// waits for the requests in flight (kube-apiserver's --request-timeout).
     #[arg(long, default_value = "60s", value_parser = humantime::parse_duration)]
     pub request_timeout: std::time::Duration,
     /// How long the server keeps serving after SIGTERM, with /readyz failing, before it closes
     /// its listener (kube-apiserver's --shutdown-delay-duration).
     #[arg(long, default_value = "0s", value_parser = humantime::parse_duration)]
     pub shutdown_delay_duration: std::time::Duration,
+    /// After the shutdown delay, keep the listener open until the requests in flight are done
+    /// and answer new requests 429 with `Retry-After` and `Connection: close`, instead of
+    /// closing the listener at once (kube-apiserver's --shutdown-send-retry-after).
+    #[arg(long, default_value_t = false, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    pub shutdown_send_retry_after: bool,
+    /// How long shutdown waits for open watches to end once they are told to, after the
+    /// requests in flight are done; 0 does not wait (kube-apiserver's
+    /// --shutdown-watch-termination-grace-period).
+    #[arg(long, default_value = "0s", value_parser = humantime::parse_duration)]
+    pub shutdown_watch_termination_grace_period: std::time::Duration,
     /// Longest wait for a complete request head; an HTTP/1 connection idle for this long is
     /// closed (kube-apiserver's ReadHeaderTimeout, 32 s).
     #[arg(long, default_value = "32s", value_parser = humantime::parse_duration)]

@@ -285,6 +285,11 @@ impl ApiError {
         .with_details(json!({"causes": [{"message": msg}]}))
     }
 
+    /// `NewServiceUnavailable`: 503 `ServiceUnavailable` with `msg`.
+    pub fn service_unavailable(msg: &str) -> ApiError {
+        ApiError::new(503, "ServiceUnavailable", msg)
+    }
+
     /// `NewRequestEntityTooLargeError`: 413.
     pub fn request_entity_too_large(msg: &str) -> ApiError {
         ApiError::new(

@@ -20,6 +20,7 @@ use crate::plugin::PluginRuntime;
 use crate::registry::Served;
 use crate::reload::PluginManager;
 use crate::server::filters::max_in_flight::InFlightLimits;
+use crate::server::filters::wait_group::WaitGroups;
 use crate::server::filters::HandlerChain;
 use crate::server::{router, serving, AppState};
 use std::sync::Arc;
@@ -303,13 +304,16 @@ pub async fn serve_with_admission(
 
     let open_files = serving::raise_open_files_limit();
     let address = secure_address.to_string();
+    // NotAcceptingNewRequest: watches end, the listener closes, the wait groups drain.
     let (shutdown_tx, watches_end) = tokio::sync::watch::channel(false);
+    let (drained_tx, drained) = tokio::sync::watch::channel(false);
+    let wait_groups = WaitGroups::new(watches_end.clone());
     let state = Arc::new(AppState {
         served: served.clone(),
         backend,
         watch_timeout: Duration::from_secs(args.min_request_timeout_seconds.max(1)),
         address: address.clone(),
-        shutdown: watches_end,
+        shutdown: watches_end.clone(),
         terminating: std::sync::atomic::AtomicBool::new(false),
         authorizer: security.authorizer.clone(),
         admission: admission.clone(),
@@ -333,6 +337,8 @@ pub async fn serve_with_admission(
             args.max_requests_inflight,
             args.max_mutating_requests_inflight,
         ),
+        wait_groups: wait_groups.clone(),
+        send_retry_after: args.shutdown_send_retry_after,
     };
     crate::reload::watch_folder(manager.clone(), args.plugin_reload);
     manager.rescan().await;
@@ -384,24 +390,24 @@ pub async fn serve_with_admission(
     };
     let serving = serving::ServingConfig {
         read_header_timeout: args.read_header_timeout,
-        shutdown_timeout: args.request_timeout,
     };
-    let delay = args.shutdown_delay_duration;
-    let st = state.clone();
-    let stop = futures::FutureExt::shared(Box::pin(async move {
-        shutdown.await;
-        // kube-apiserver's order: /readyz fails at once, the listener stays open for
-        // --shutdown-delay-duration (so load balancers notice), then closes; watches end.
-        st.terminating
-            .store(true, std::sync::atomic::Ordering::SeqCst);
-        tracing::info!(
-            delay_seconds = delay.as_secs_f64(),
-            "shutting down: /readyz fails from now"
-        );
-        tokio::time::sleep(delay).await;
-        tracing::info!("shutting down: finishing requests in flight, closing watches");
-        let _ = shutdown_tx.send(true);
-    }));
+    let lifecycle = serving::Lifecycle {
+        not_accepting: watches_end,
+        drained,
+        listen_until_drained: args.shutdown_send_retry_after,
+    };
+    tokio::spawn(graceful_termination(
+        shutdown,
+        state.clone(),
+        GracefulTermination {
+            delay: args.shutdown_delay_duration,
+            drain_bound: args.request_timeout,
+            watch_grace: args.shutdown_watch_termination_grace_period,
+            wait_groups,
+            not_accepting: shutdown_tx,
+            drained: drained_tx,
+        },
+    ));
     let audit = security.audit;
     let app = router(state, chain);
     let secure = serving::serve(
@@ -409,7 +415,7 @@ pub async fn serve_with_admission(
         Some(security.tls),
         app.clone(),
         serving.clone(),
-        stop.clone(),
+        lifecycle.clone(),
     );
     if let Some(path) = &security.admin_kubeconfig {
         println!("admin kubeconfig: {}", path.display());
@@ -436,7 +442,7 @@ pub async fn serve_with_admission(
         (Some(plain), Some(plain_address)) => {
             tracing::info!(address = %plain_address, "serving plain HTTP on loopback (development)");
             println!("wasm-apiserver listening on http://{plain_address}");
-            let insecure = serving::serve(plain, None, app, serving, stop);
+            let insecure = serving::serve(plain, None, app, serving, lifecycle);
             let (a, b) = tokio::join!(secure, insecure);
             a + b
         }
@@ -450,6 +456,69 @@ pub async fn serve_with_admission(
         let _ = tokio::task::spawn_blocking(move || a.backend.shutdown()).await;
     }
     Ok(())
+}
+
+/// What [`graceful_termination`] signals and waits for.
+struct GracefulTermination {
+    /// `--shutdown-delay-duration`.
+    delay: Duration,
+    /// How long the requests in flight are waited for (`--request-timeout`, kube's
+    /// `ShutdownTimeout`): the timeout filter answers every request by then, so only a client
+    /// reading its answer slowly can reach it.
+    drain_bound: Duration,
+    /// `--shutdown-watch-termination-grace-period`.
+    watch_grace: Duration,
+    wait_groups: WaitGroups,
+    not_accepting: tokio::sync::watch::Sender<bool>,
+    drained: tokio::sync::watch::Sender<bool>,
+}
+
+/// kube-apiserver's graceful termination (`genericapiserver.go` `RunWithContext`), once
+/// `shutdown` completes: `ShutdownInitiated` (`/readyz` fails), `--shutdown-delay-duration`
+/// (still serving, so load balancers notice), `NotAcceptingNewRequest` (connections asked to
+/// close, the listener closed unless `--shutdown-send-retry-after`, watches told to end, new
+/// requests refused), then `InFlightRequestsDrained` once the non-watch requests in flight are
+/// done (bounded) and, with a grace period, the watches — after which [`serving::serve`]
+/// returns and the process exits.
+async fn graceful_termination(
+    shutdown: impl std::future::Future<Output = ()>,
+    state: Arc<AppState>,
+    t: GracefulTermination,
+) {
+    shutdown.await;
+    state
+        .terminating
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    tracing::info!(
+        delay_seconds = t.delay.as_secs_f64(),
+        "shutting down: /readyz fails from now"
+    );
+    tokio::time::sleep(t.delay).await;
+    let in_flight = t.wait_groups.non_long_running.in_flight();
+    tracing::info!(
+        in_flight,
+        "shutting down: not accepting new requests; finishing those in flight, ending watches"
+    );
+    let _ = t.not_accepting.send(true);
+    let started = std::time::Instant::now();
+    if tokio::time::timeout(t.drain_bound, t.wait_groups.non_long_running.wait())
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            in_flight = t.wait_groups.non_long_running.in_flight(),
+            bound_seconds = t.drain_bound.as_secs(),
+            "requests still in flight at the drain bound are dropped"
+        );
+    }
+    if !t.watch_grace.is_zero() {
+        let _ = tokio::time::timeout(t.watch_grace, t.wait_groups.watches.wait()).await;
+    }
+    tracing::info!(
+        drain_ms = started.elapsed().as_millis() as u64,
+        "shutting down: requests in flight drained"
+    );
+    let _ = t.drained.send(true);
 }
 
 /// The default `--server-id`: `apiserver-` and the lowercase unpadded base32 of the first 16

@@ -10,10 +10,14 @@
 //!   client's own idle limit, which clients handle by reconnecting;
 //! - HTTP/2 connections are pinged and closed when the peer stops answering, and carry at most
 //!   100 concurrent streams (kube's default `MaxConcurrentStreams`);
-//! - on shutdown the listener closes first, every connection is asked to finish (HTTP/1 after
-//!   its request in flight, HTTP/2 with GOAWAY), and connections still open after
-//!   [`ServingConfig::shutdown_timeout`] are dropped (kube's `ShutdownTimeout`, the request
-//!   timeout, 60 s), so a stalled client cannot hold the process;
+//! - shutdown follows kube's stages ([`Lifecycle`]): when the server stops accepting
+//!   requests every connection is asked to finish (HTTP/1 after its request in flight —
+//!   `Connection: close` —, HTTP/2 with GOAWAY) and the listener closes (with
+//!   `--shutdown-send-retry-after`, only once the requests in flight are drained: meanwhile new
+//!   requests are answered 429); once drained, connections get [`CONNECTION_GRACE`] to
+//!   finish writing, and those still open — idle, or stalled inside a request head — are
+//!   dropped. The drain itself is bounded by the caller (`--request-timeout`), so a stalled
+//!   client cannot hold the process;
 //! - a failed `accept` (for example, out of descriptors) is logged and retried after a pause
 //!   instead of ending the server.
 //!
@@ -27,10 +31,8 @@
 use axum::Router;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
-use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use std::future::Future;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
@@ -52,22 +54,38 @@ pub struct ConnectionInfo {
 pub struct ServingConfig {
     /// Longest wait for a complete request head (and, on HTTP/1, for the next request).
     pub read_header_timeout: Duration,
-    /// Longest wait, after shutdown begins, for open connections to finish.
-    pub shutdown_timeout: Duration,
 }
+
+/// The shutdown stages [`serve`] follows (kube's `lifecycleSignals`).
+#[derive(Clone, Debug)]
+pub struct Lifecycle {
+    /// `NotAcceptingNewRequest`: `true` once the shutdown delay has elapsed.
+    pub not_accepting: tokio::sync::watch::Receiver<bool>,
+    /// `InFlightRequestsDrained`: `true` once the requests in flight are done (or the drain
+    /// bound passed).
+    pub drained: tokio::sync::watch::Receiver<bool>,
+    /// `--shutdown-send-retry-after`: keep listening until drained.
+    pub listen_until_drained: bool,
+}
+
+/// How long connections may take to close once the requests in flight are drained (the last
+/// answers flushed, HTTP/2 GOAWAY exchanged; Go's HTTP/2 server waits 1 s for the peer).
+pub const CONNECTION_GRACE: Duration = Duration::from_secs(1);
 
 /// The largest request head accepted, bytes (kube's `MaxHeaderBytes`, 1 MiB).
 pub const MAX_HEADER_BYTES: usize = 1 << 20;
 
-/// Serve `router` on `listener` (over TLS when `tls` is given) until `shutdown` completes,
-/// then drain within [`ServingConfig::shutdown_timeout`]. Returns the number of connections
-/// still open at the end, which are dropped when the process exits.
+/// Serve `router` on `listener` (over TLS when `tls` is given) through the shutdown stages of
+/// `lifecycle`: connections are asked to close when the server stops accepting; the listener
+/// closes then (or once drained, with `listen_until_drained`); once drained, open connections
+/// get [`CONNECTION_GRACE`]. Returns the number of connections still open at the end, which
+/// are dropped when the process exits.
 pub async fn serve(
     listener: TcpListener,
     tls: Option<TlsAcceptor>,
     router: Router,
     config: ServingConfig,
-    shutdown: impl Future<Output = ()>,
+    lifecycle: Lifecycle,
 ) -> usize {
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder
@@ -82,9 +100,16 @@ pub async fn serve(
         .keep_alive_timeout(Duration::from_secs(20))
         .max_concurrent_streams(100)
         .max_header_list_size(MAX_HEADER_BYTES as u32);
-    let graceful = GracefulShutdown::new();
-    let open = Arc::new(AtomicUsize::new(0));
-    tokio::pin!(shutdown);
+    let open = Arc::new(tokio::sync::watch::Sender::new(0usize));
+    let mut stop_listening = if lifecycle.listen_until_drained {
+        lifecycle.drained.clone()
+    } else {
+        lifecycle.not_accepting.clone()
+    };
+    let stop = async move {
+        let _ = stop_listening.wait_for(|stop| *stop).await;
+    };
+    tokio::pin!(stop);
     loop {
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -95,17 +120,23 @@ pub async fn serve(
                     continue;
                 }
             },
-            _ = &mut shutdown => break,
+            _ = &mut stop => break,
         };
         let (stream, peer) = stream;
         let _ = stream.set_nodelay(true);
         let router = router.clone();
         let builder = builder.clone();
-        let watcher = graceful.watcher();
+        // A connection accepted while draining (`listen_until_drained`) serves its requests
+        // — each answered 429 with `Connection: close` — and is asked to close once drained.
+        let closing = if *lifecycle.not_accepting.borrow() {
+            lifecycle.drained.clone()
+        } else {
+            lifecycle.not_accepting.clone()
+        };
         let open = open.clone();
         let deadline = config.read_header_timeout;
         let tls = tls.clone();
-        open.fetch_add(1, Ordering::SeqCst);
+        open.send_modify(|n| *n += 1);
         tokio::spawn(async move {
             match tls {
                 None => {
@@ -118,7 +149,10 @@ pub async fn serve(
                         let conn = builder
                             .serve_connection_with_upgrades(TokioIo::new(stream), service)
                             .into_owned();
-                        if let Err(e) = watcher.watch(conn).await {
+                        tokio::pin!(conn);
+                        let ended =
+                            until_closed(conn.as_mut(), closing, |c| c.graceful_shutdown()).await;
+                        if let Err(e) = ended {
                             tracing::debug!(error = %e, "connection ended with an error");
                         }
                     }
@@ -142,7 +176,11 @@ pub async fn serve(
                             };
                             let service = with_connection_info(router, info);
                             let conn = builder.serve_connection(TokioIo::new(stream), service);
-                            if let Err(e) = watcher.watch(conn).await {
+                            tokio::pin!(conn);
+                            let ended =
+                                until_closed(conn.as_mut(), closing, |c| c.graceful_shutdown())
+                                    .await;
+                            if let Err(e) = ended {
                                 tracing::debug!(error = %e, "connection ended with an error");
                             }
                         }
@@ -151,24 +189,42 @@ pub async fn serve(
                     }
                 }
             }
-            open.fetch_sub(1, Ordering::SeqCst);
+            open.send_modify(|n| *n -= 1);
         });
     }
     drop(listener);
-    tracing::info!(
-        connections = open.load(Ordering::SeqCst),
-        "listener closed; draining connections"
-    );
-    if tokio::time::timeout(config.shutdown_timeout, graceful.shutdown())
+    tracing::info!(connections = *open.borrow(), "listener closed");
+    let mut drained = lifecycle.drained.clone();
+    let _ = drained.wait_for(|d| *d).await;
+    let mut left = open.subscribe();
+    if tokio::time::timeout(CONNECTION_GRACE, left.wait_for(|n| *n == 0))
         .await
         .is_err()
     {
-        tracing::warn!(
-            timeout_seconds = config.shutdown_timeout.as_secs(),
-            "connections still open at the shutdown timeout are dropped"
+        tracing::info!(
+            connections = *open.borrow(),
+            "requests drained; connections still open (idle or stalled) are dropped"
         );
     }
-    open.load(Ordering::SeqCst)
+    let left = *open.borrow();
+    left
+}
+
+/// Drive `conn` to its end, asking it to finish (`graceful`) once `closing` turns `true`.
+async fn until_closed<C, T, E>(
+    mut conn: std::pin::Pin<&mut C>,
+    mut closing: tokio::sync::watch::Receiver<bool>,
+    graceful: impl FnOnce(std::pin::Pin<&mut C>),
+) -> Result<T, E>
+where
+    C: Future<Output = Result<T, E>>,
+{
+    tokio::select! {
+        ended = conn.as_mut() => return ended,
+        _ = closing.wait_for(|c| *c) => {}
+    }
+    graceful(conn.as_mut());
+    conn.await
 }
 
 /// `router` as a hyper service that attaches `info` to every request.

@@ -23,6 +23,7 @@ mod encryption_kms;
 mod encryption_rotation;
 mod fuzz_requests;
 mod garbage_collection;
+mod graceful_termination;
 mod hardening;
 mod hot_reload;
 mod http_api;

@@ -2,15 +2,17 @@
 //! (`k8s.io/apiserver/pkg/server/config.go`). From the outside in:
 //!
 //! ```text
-//! request info → request metrics → timeout → authentication → audit → impersonation
-//!   → max-in-flight → authorization → handler
+//! request info → request metrics → retry-after → wait group → timeout → authentication
+//!   → audit → impersonation → max-in-flight → authorization → handler
 //! ```
 //!
 //! Request info is outermost so every later filter and the handler read the same
 //! [`RequestInfo`](crate::server::request_info::RequestInfo); request metrics (kube instruments
 //! the route instead) time everything inside; the timeout covers authentication and the
 //! handler; audit sees the authenticated user and records impersonation and the authorization
-//! decision; watches (long-running) pass the timeout and the in-flight limits.
+//! decision; watches (long-running) pass the timeout and the in-flight limits. Retry-after
+//! (only with `--shutdown-send-retry-after`) and the wait group are graceful termination's:
+//! outside the timeout, as kube places `WithRetryAfter` and `WithWaitGroup`.
 
 use super::audit::{with_audit, Auditing};
 use super::authentication::with_authentication;
@@ -19,7 +21,9 @@ use super::impersonation::with_impersonation;
 use super::max_in_flight::{with_max_in_flight, InFlightLimits};
 use super::request_info::with_request_info;
 use super::request_metrics::observe;
+use super::retry_after::with_retry_after;
 use super::timeout::with_timeout;
+use super::wait_group::{with_wait_group, WaitGroups};
 use crate::authentication::Authenticator;
 use crate::authorization::Authorizer;
 use crate::registry::Served;
@@ -42,6 +46,10 @@ pub struct HandlerChain {
     pub authorizer: Authorizer,
     /// `--max-requests-inflight`, `--max-mutating-requests-inflight`.
     pub in_flight: InFlightLimits,
+    /// The requests graceful termination waits for.
+    pub wait_groups: WaitGroups,
+    /// `--shutdown-send-retry-after`: 429 for new requests once the server stops accepting.
+    pub send_retry_after: bool,
 }
 
 impl HandlerChain {
@@ -60,12 +68,23 @@ impl HandlerChain {
         if let Some(auditing) = self.audit {
             router = router.layer(from_fn_with_state(auditing, with_audit));
         }
-        router
+        router = router
             .layer(from_fn_with_state(
                 Arc::new(self.authenticator),
                 with_authentication,
             ))
             .layer(from_fn_with_state(self.request_timeout, with_timeout))
+            .layer(from_fn_with_state(
+                self.wait_groups.clone(),
+                with_wait_group,
+            ));
+        if self.send_retry_after {
+            router = router.layer(from_fn_with_state(
+                self.wait_groups.not_accepting,
+                with_retry_after,
+            ));
+        }
+        router
             .layer(from_fn_with_state(self.served, observe))
             .layer(from_fn(with_request_info))
     }
@@ -141,6 +160,8 @@ mod tests {
             }),
             authorizer,
             in_flight: InFlightLimits::new(10, 10),
+            wait_groups: WaitGroups::new(state.shutdown.clone()),
+            send_retry_after: true,
         };
         let app = crate::server::router(state, chain);
         let requests = [

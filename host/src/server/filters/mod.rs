@@ -11,6 +11,8 @@ pub mod impersonation;
 pub mod max_in_flight;
 pub mod request_info;
 pub mod request_metrics;
+pub mod retry_after;
 pub mod timeout;
+pub mod wait_group;
 
 pub use chain::HandlerChain;
