@@ -7,7 +7,8 @@
 //! goes through `Api<Event>`; server-side apply by two managers (`Patch::Apply`, conflict,
 //! `force()`). On both stores. A `#[derive(CustomResource)]` type's generated CRD, then
 //! `Api<Gadget>` at once. `Api<Secret>` with `string_data`, a field selector and a watcher;
-//! the `default` ServiceAccount.
+//! the `default` ServiceAccount; a client whose only credential is a token from
+//! `create_token_request`.
 
 use crate::common;
 
@@ -393,4 +394,124 @@ async fn secrets_and_service_accounts_through_kube_rs() {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     assert!(found, "the default ServiceAccount of ops");
+}
+
+/// kube-rs with a requested token, as a workload's client is configured: the admin asks the
+/// TokenRequest API (`Api<ServiceAccount>::create_token_request`) for a token of a
+/// ServiceAccount bound to a Role that reads Secrets in one namespace; a second kube-rs
+/// client whose only credential is that bearer token (TLS verified against the server's CA)
+/// reads the Secret there, is refused (403) elsewhere, and is refused (401) once the
+/// ServiceAccount is deleted.
+#[tokio::test(flavor = "multi_thread")]
+async fn kube_rs_authenticates_with_a_requested_token() {
+    use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
+    use k8s_openapi::api::core::v1::{Namespace, Secret, ServiceAccount};
+    use k8s_openapi::api::rbac::v1::{PolicyRule, Role, RoleBinding, RoleRef, Subject};
+    let s = TestServer::start_with(
+        Backend::Embedded,
+        &[
+            "secrets",
+            "serviceaccounts",
+            "namespaces",
+            "roles",
+            "clusterroles",
+            "rolebindings",
+            "clusterrolebindings",
+        ],
+        &["--authorization-mode=RBAC"],
+    );
+    let admin = client(&s).await;
+    let pp = PostParams::default();
+    let mut ns = Namespace::default();
+    ns.metadata.name = Some("team".into());
+    Api::<Namespace>::all(admin.clone())
+        .create(&pp, &ns)
+        .await
+        .unwrap();
+    let mut sa = ServiceAccount::default();
+    sa.metadata.name = Some("reader".into());
+    let accounts: Api<ServiceAccount> = Api::namespaced(admin.clone(), "team");
+    accounts.create(&pp, &sa).await.unwrap();
+    let mut role = Role::default();
+    role.metadata.name = Some("secret-reader".into());
+    role.rules = Some(vec![PolicyRule {
+        api_groups: Some(vec![String::new()]),
+        resources: Some(vec!["secrets".into()]),
+        verbs: vec!["get".into(), "list".into()],
+        ..Default::default()
+    }]);
+    Api::<Role>::namespaced(admin.clone(), "team")
+        .create(&pp, &role)
+        .await
+        .unwrap();
+    let mut binding = RoleBinding::default();
+    binding.metadata.name = Some("reader".into());
+    binding.role_ref = RoleRef {
+        api_group: "rbac.authorization.k8s.io".into(),
+        kind: "Role".into(),
+        name: "secret-reader".into(),
+    };
+    binding.subjects = Some(vec![Subject {
+        kind: "ServiceAccount".into(),
+        name: "reader".into(),
+        namespace: Some("team".into()),
+        ..Default::default()
+    }]);
+    Api::<RoleBinding>::namespaced(admin.clone(), "team")
+        .create(&pp, &binding)
+        .await
+        .unwrap();
+    let mut secret = Secret::default();
+    secret.metadata.name = Some("api-key".into());
+    secret.string_data = Some([("key".to_string(), "k-123".to_string())].into());
+    Api::<Secret>::namespaced(admin.clone(), "team")
+        .create(&pp, &secret)
+        .await
+        .unwrap();
+
+    let requested = accounts
+        .create_token_request(
+            "reader",
+            &pp,
+            &TokenRequest {
+                spec: TokenRequestSpec {
+                    audiences: vec![],
+                    expiration_seconds: Some(3600),
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let token = requested.status.expect("a token").token;
+    assert_eq!(token.split('.').count(), 3, "a JWT");
+
+    // The workload's client: the server's CA, the token, no client certificate.
+    let kubeconfig = Kubeconfig::read_from(s.kubeconfig()).unwrap();
+    let mut config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+        .await
+        .unwrap();
+    config.auth_info = serde_json::from_value(serde_json::json!({ "token": token })).unwrap();
+    let workload = Client::try_from(config).unwrap();
+    let secrets: Api<Secret> = Api::namespaced(workload.clone(), "team");
+    let read = secrets.get("api-key").await.unwrap();
+    assert_eq!(read.metadata.name.as_deref(), Some("api-key"));
+    let elsewhere = Api::<Secret>::namespaced(workload.clone(), "default")
+        .list(&ListParams::default())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&elsewhere, kube::Error::Api(s) if s.code == 403),
+        "{elsewhere:?}"
+    );
+    accounts
+        .delete("reader", &DeleteParams::default())
+        .await
+        .unwrap();
+    let refused = secrets.get("api-key").await.unwrap_err();
+    assert!(
+        matches!(&refused, kube::Error::Api(s) if s.code == 401),
+        "{refused:?}"
+    );
 }
