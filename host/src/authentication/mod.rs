@@ -17,6 +17,7 @@
 pub mod authenticator;
 pub mod self_subject_review;
 pub mod service_account;
+pub mod service_account_keys;
 pub mod token_file;
 pub mod user;
 pub mod x509;

@@ -3,9 +3,9 @@
 //! `claims.go` — the private `kubernetes.io` claims and their checks — and
 //! `pkg/kubeapiserver/authenticator` for the user).
 //!
-//! Tokens are JWTs signed ES256 (ECDSA P-256 with SHA-256, `ring`) with the key of
-//! `--service-account-signing-key-file` (the server generates `<cert-dir>/sa.key` when none is
-//! given);
+//! Tokens are JWTs signed ES256 (ECDSA P-256 with SHA-256, `ring`) or RS256 (an RSA key, as
+//! kubeadm's `sa.key`) with the key of `--service-account-signing-key-file` (the server
+//! generates a P-256 `<cert-dir>/sa.key` when none is given; [`super::service_account_keys`]);
 //! `kid` is kube's key id (base64url of the SHA-256 of the public key's DER). A token is
 //! accepted when its signature verifies with one of the keys, its issuer is one of
 //! `--service-account-issuer`, one of its audiences is one of `--api-audiences` (default: the
@@ -16,16 +16,14 @@
 //! and `system:serviceaccounts:<ns>`, extra `authentication.kubernetes.io/credential-id`
 //! (`JTI=<jti>`) and, when bound to a Pod, `…/pod-name` and `…/pod-uid`.
 //!
-//! RSA keys are not read (generated keys are P-256); legacy Secret-based tokens are not
-//! issued (see the README).
+//! Legacy Secret-based tokens are not issued (see the README).
 
+use super::service_account_keys::{pem_keys, SigningKey, VerificationKey};
 use super::user::UserInfo;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
 use base64::Engine;
 use ring::rand::SystemRandom;
-use ring::signature::{self, EcdsaKeyPair, KeyPair};
 use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::path::Path;
@@ -84,10 +82,10 @@ pub struct TokenSpec<'a> {
 
 /// The signing key, the verification keys and the rules of the tokens this server accepts.
 pub struct ServiceAccountTokens {
-    signer: EcdsaKeyPair,
+    signer: SigningKey,
     key_id: String,
-    /// `kid` → uncompressed P-256 public key.
-    public_keys: BTreeMap<String, Vec<u8>>,
+    /// `kid` → verification key.
+    public_keys: BTreeMap<String, VerificationKey>,
     issuers: Vec<String>,
     api_audiences: Vec<String>,
     /// `--service-account-max-token-expiration` in seconds; 0: none.
@@ -106,41 +104,6 @@ impl std::fmt::Debug for ServiceAccountTokens {
     }
 }
 
-/// kube's `keyIDFromPublicKey`: base64url (no padding) of the SHA-256 of the public key's
-/// PKIX DER.
-fn kube_key_id(public_point: &[u8]) -> String {
-    // The SubjectPublicKeyInfo of a P-256 key: the fixed algorithm prefix, then the point.
-    const SPKI_P256_PREFIX: [u8; 26] = [
-        0x30, 0x59, 0x30, 0x13, 0x06, 0x07, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01, 0x06, 0x08,
-        0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07, 0x03, 0x42, 0x00,
-    ];
-    let mut der = SPKI_P256_PREFIX.to_vec();
-    der.extend_from_slice(public_point);
-    B64.encode(Sha256::digest(&der))
-}
-
-/// Keys of a PEM file: PKCS#8 DER of its private keys, uncompressed points of its public ones.
-type PemKeys = (Vec<Vec<u8>>, Vec<Vec<u8>>);
-
-/// The PKCS#8 DER of every `PRIVATE KEY` block in `pem_text`, and the uncompressed points of
-/// every P-256 `PUBLIC KEY` block.
-fn pem_keys(pem_text: &str) -> anyhow::Result<PemKeys> {
-    let (mut private, mut public) = (Vec::new(), Vec::new());
-    for block in pem::parse_many(pem_text)? {
-        match block.tag() {
-            "PRIVATE KEY" => private.push(block.contents().to_vec()),
-            // A P-256 SPKI ends with its 65-byte uncompressed point.
-            "PUBLIC KEY" if block.contents().len() == 91 => {
-                public.push(block.contents()[26..].to_vec())
-            }
-            other => anyhow::bail!(
-                "unsupported PEM block {other:?}: P-256 keys as PKCS#8 PRIVATE KEY or PUBLIC KEY are read"
-            ),
-        }
-    }
-    Ok((private, public))
-}
-
 impl ServiceAccountTokens {
     /// From the flags: the signing key file (PKCS#8 P-256), extra verification keys, issuers
     /// (the first signs; default [`DEFAULT_ISSUER`]), API audiences (default: the issuers).
@@ -152,45 +115,31 @@ impl ServiceAccountTokens {
         api_audiences: &[String],
         max_expiration_seconds: i64,
     ) -> anyhow::Result<ServiceAccountTokens> {
+        let rng = SystemRandom::new();
         let text = std::fs::read_to_string(path)
             .map_err(|e| anyhow::anyhow!("service account signing key {}: {e}", path.display()))?;
-        let (private, _) = pem_keys(&text)
+        let (private, _) = pem_keys(&text, &rng)
             .map_err(|e| anyhow::anyhow!("service account signing key {}: {e}", path.display()))?;
-        let der = private.first().ok_or_else(|| {
+        let signer = private.into_iter().next().ok_or_else(|| {
             anyhow::anyhow!(
-                "service account signing key {}: no PRIVATE KEY",
+                "service account signing key {}: no PRIVATE KEY or RSA PRIVATE KEY",
                 path.display()
             )
         })?;
-        let rng = SystemRandom::new();
-        let signer =
-            EcdsaKeyPair::from_pkcs8(&signature::ECDSA_P256_SHA256_FIXED_SIGNING, der, &rng)
-                .map_err(|e| {
-                    anyhow::anyhow!(
-                        "service account signing key {}: not a P-256 key: {e}",
-                        path.display()
-                    )
-                })?;
-        let point = signer.public_key().as_ref().to_vec();
-        let key_id = kube_key_id(&point);
-        let mut public_keys = BTreeMap::from([(key_id.clone(), point)]);
+        let own = signer.verification_key();
+        let key_id = own.key_id();
+        let mut public_keys = BTreeMap::from([(key_id.clone(), own)]);
         for f in key_files {
             let text = std::fs::read_to_string(f)
                 .map_err(|e| anyhow::anyhow!("service account key {}: {e}", f.display()))?;
-            let (private, public) = pem_keys(&text)
+            let (private, public) = pem_keys(&text, &rng)
                 .map_err(|e| anyhow::anyhow!("service account key {}: {e}", f.display()))?;
-            for der in private {
-                let k = EcdsaKeyPair::from_pkcs8(
-                    &signature::ECDSA_P256_SHA256_FIXED_SIGNING,
-                    &der,
-                    &rng,
-                )
-                .map_err(|e| anyhow::anyhow!("service account key {}: {e}", f.display()))?;
-                let p = k.public_key().as_ref().to_vec();
-                public_keys.insert(kube_key_id(&p), p);
-            }
-            for p in public {
-                public_keys.insert(kube_key_id(&p), p);
+            let keys = private
+                .iter()
+                .map(SigningKey::verification_key)
+                .chain(public);
+            for k in keys {
+                public_keys.insert(k.key_id(), k);
             }
         }
         let issuers = if issuers.is_empty() {
@@ -256,30 +205,29 @@ impl ServiceAccountTokens {
             "nbf": now,
             "sub": format!("system:serviceaccount:{}:{}", spec.namespace, spec.name),
         });
-        let header = json!({"alg": "ES256", "kid": self.key_id});
+        let header = json!({"alg": self.signer.alg(), "kid": self.key_id});
         let signing_input = format!(
             "{}.{}",
             B64.encode(header.to_string()),
             B64.encode(claims.to_string())
         );
-        let sig = self
-            .signer
-            .sign(&self.rng, signing_input.as_bytes())
-            .map_err(|_| anyhow::anyhow!("signing failed"))?;
-        Ok((format!("{signing_input}.{}", B64.encode(sig.as_ref())), exp))
+        let sig = self.signer.sign(&self.rng, signing_input.as_bytes())?;
+        Ok((format!("{signing_input}.{}", B64.encode(sig)), exp))
     }
 
-    /// The JWKS of `/openid/v1/jwks`: every verification key as an EC JWK.
+    /// The JWKS of `/openid/v1/jwks`: every verification key as a JWK (EC or RSA).
     pub fn jwks(&self) -> Value {
-        let keys: Vec<Value> = self
-            .public_keys
-            .iter()
-            .map(|(kid, p)| {
-                json!({"use": "sig", "kty": "EC", "kid": kid, "crv": "P-256", "alg": "ES256",
-                       "x": B64.encode(&p[1..33]), "y": B64.encode(&p[33..65])})
-            })
-            .collect();
+        let keys: Vec<Value> = self.public_keys.iter().map(|(kid, k)| k.jwk(kid)).collect();
         json!({ "keys": keys })
+    }
+
+    /// The JWS algorithms of the verification keys (the discovery document's
+    /// `id_token_signing_alg_values_supported`, as kube's `getAlgs`).
+    fn algorithms(&self) -> Vec<&'static str> {
+        let mut algs: Vec<&'static str> = self.public_keys.values().map(|k| k.alg()).collect();
+        algs.sort_unstable();
+        algs.dedup();
+        algs
     }
 
     /// `/.well-known/openid-configuration` (kube's `openidmetadata.go`), with the JWKS at
@@ -291,7 +239,7 @@ impl ServiceAccountTokens {
             "jwks_uri": format!("{}/openid/v1/jwks", issuer.trim_end_matches('/')),
             "response_types_supported": ["id_token"],
             "subject_types_supported": ["public"],
-            "id_token_signing_alg_values_supported": ["ES256"],
+            "id_token_signing_alg_values_supported": self.algorithms(),
         })
     }
 
@@ -337,22 +285,19 @@ impl ServiceAccountTokens {
         now: i64,
         audiences: &[String],
     ) -> Result<UserInfo, String> {
-        if header["alg"] != "ES256" {
+        let alg = header["alg"].as_str().unwrap_or_default();
+        if alg != "ES256" && alg != "RS256" {
             return Err(format!("unsupported signing algorithm {}", header["alg"]));
         }
         let sig = B64
             .decode(s)
             .map_err(|_| "malformed signature".to_string())?;
         let input = format!("{h}.{c}");
-        let keys: Vec<&Vec<u8>> = match header["kid"].as_str() {
+        let keys: Vec<&VerificationKey> = match header["kid"].as_str() {
             Some(kid) => self.public_keys.get(kid).into_iter().collect(),
             None => self.public_keys.values().collect(),
         };
-        let verified = keys.iter().any(|k| {
-            signature::UnparsedPublicKey::new(&signature::ECDSA_P256_SHA256_FIXED, k)
-                .verify(input.as_bytes(), &sig)
-                .is_ok()
-        });
+        let verified = keys.iter().any(|k| k.verifies(alg, input.as_bytes(), &sig));
         if !verified {
             return Err("invalid signature".into());
         }

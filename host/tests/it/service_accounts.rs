@@ -291,6 +291,87 @@ fn kubectl_create_token_authenticates_as_the_service_account() {
 /// TokenRequest API through the client, the token used as a bearer over TLS (the server's CA
 /// verified) under RBAC — allowed by a RoleBinding, 403 elsewhere, 401 once the
 /// ServiceAccount is re-created.
+/// kubeadm's key pair: `--service-account-signing-key-file` a PKCS#1 RSA key and
+/// `--service-account-key-file` its PKIX public key (openssl): `kubectl create token` signs
+/// RS256 with kube's key id, the token authenticates, and the JWKS and discovery document name
+/// the RSA key.
+#[test]
+fn rsa_service_account_keys_as_kubeadm_writes_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let (key, public) = (dir.path().join("sa.key"), dir.path().join("sa.pub"));
+    for args in [
+        vec![
+            "genrsa",
+            "-traditional",
+            "-out",
+            key.to_str().unwrap(),
+            "2048",
+        ],
+        vec![
+            "rsa",
+            "-in",
+            key.to_str().unwrap(),
+            "-pubout",
+            "-out",
+            public.to_str().unwrap(),
+        ],
+    ] {
+        let out = std::process::Command::new("openssl")
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let s = TestServer::start_with(
+        Backend::Embedded,
+        &["serviceaccounts", "namespaces"],
+        &[
+            "--authorization-mode=RBAC",
+            "--service-account-signing-key-file",
+            key.to_str().unwrap(),
+            "--service-account-key-file",
+            public.to_str().unwrap(),
+        ],
+    );
+    s.ok(&["create", "serviceaccount", "bot"]);
+    let token = s.ok(&["create", "token", "bot"]).trim().to_string();
+    let header: serde_json::Value = serde_json::from_slice(
+        &base64::Engine::decode(
+            &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+            token.split('.').next().unwrap(),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(header["alg"], "RS256", "{header}");
+    let (ok, who) = with_token(&s, &token, &["auth", "whoami", "-o", "json"]);
+    assert!(
+        ok && who.contains("system:serviceaccount:default:bot"),
+        "{who}"
+    );
+    let jwks: serde_json::Value =
+        serde_json::from_str(&s.ok(&["get", "--raw", "/openid/v1/jwks"])).unwrap();
+    let keys = jwks["keys"].as_array().unwrap();
+    assert_eq!(
+        keys.len(),
+        1,
+        "the signing key and its public file are one key: {jwks}"
+    );
+    assert_eq!(keys[0]["kty"], "RSA", "{jwks}");
+    assert_eq!(keys[0]["kid"], header["kid"], "{jwks}");
+    let discovery: serde_json::Value =
+        serde_json::from_str(&s.ok(&["get", "--raw", "/.well-known/openid-configuration"]))
+            .unwrap();
+    assert_eq!(
+        discovery["id_token_signing_alg_values_supported"],
+        serde_json::json!(["RS256"])
+    );
+}
+
 #[test]
 fn python_client_authenticates_with_a_requested_token() {
     let s = TestServer::start_with(
