@@ -410,12 +410,15 @@ pub async fn serve_with_admission(
     ));
     let audit = security.audit;
     let app = router(state, chain);
+    // One table for both ports: they share the process's descriptors.
+    let connections = crate::server::connection_limit::Connections::new(open_files);
     let secure = serving::serve(
         listeners.secure,
         Some(security.tls),
         app.clone(),
         serving.clone(),
         lifecycle.clone(),
+        connections.clone(),
     );
     if let Some(path) = &security.admin_kubeconfig {
         println!("admin kubeconfig: {}", path.display());
@@ -442,7 +445,7 @@ pub async fn serve_with_admission(
         (Some(plain), Some(plain_address)) => {
             tracing::info!(address = %plain_address, "serving plain HTTP on loopback (development)");
             println!("wasm-apiserver listening on http://{plain_address}");
-            let insecure = serving::serve(plain, None, app, serving, lifecycle);
+            let insecure = serving::serve(plain, None, app, serving, lifecycle, connections);
             let (a, b) = tokio::join!(secure, insecure);
             a + b
         }

@@ -22,6 +22,7 @@
 //! Files here import each other, never this module (it only declares and re-exports).
 
 pub mod components;
+pub mod connection_limit;
 pub mod context;
 pub mod discovery;
 pub mod filters;

@@ -28,6 +28,7 @@
 //! [`raise_open_files_limit`] lifts the descriptor soft limit to the hard limit, as Go's
 //! runtime does for kube-apiserver at start (`syscall/rlimit.go`).
 
+use super::connection_limit::{Connection, Connections, GuardedBody};
 use axum::Router;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
@@ -68,6 +69,15 @@ pub struct Lifecycle {
     pub listen_until_drained: bool,
 }
 
+/// Idle connections closed when `accept` runs out of descriptors.
+const ROOM_ON_EMFILE: usize = 16;
+
+/// The errno values of a process or system out of descriptors (Linux).
+mod libc_emfile {
+    pub const ENFILE: i32 = 23;
+    pub const EMFILE: i32 = 24;
+}
+
 /// How long connections may take to close once the requests in flight are drained (the last
 /// answers flushed, HTTP/2 GOAWAY exchanged; Go's HTTP/2 server waits 1 s for the peer).
 pub const CONNECTION_GRACE: Duration = Duration::from_secs(1);
@@ -86,6 +96,7 @@ pub async fn serve(
     router: Router,
     config: ServingConfig,
     lifecycle: Lifecycle,
+    connections: Arc<Connections>,
 ) -> usize {
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder
@@ -114,6 +125,14 @@ pub async fn serve(
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
+                // Out of descriptors: close the connections idle longest and accept again.
+                Err(e) if matches!(e.raw_os_error(), Some(libc_emfile::EMFILE | libc_emfile::ENFILE))
+                    && connections.make_room(ROOM_ON_EMFILE) > 0 =>
+                {
+                    tracing::debug!(error = %e, open = connections.open(), "accept: out of descriptors; idle connections closed");
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                    continue;
+                }
                 Err(e) => {
                     tracing::warn!(error = %e, "accept failed; retrying");
                     tokio::time::sleep(Duration::from_millis(100)).await;
@@ -124,6 +143,7 @@ pub async fn serve(
         };
         let (stream, peer) = stream;
         let _ = stream.set_nodelay(true);
+        let registered = connections.register();
         let router = router.clone();
         let builder = builder.clone();
         // A connection accepted while draining (`listen_until_drained`) serves its requests
@@ -138,57 +158,16 @@ pub async fn serve(
         let tls = tls.clone();
         open.send_modify(|n| *n += 1);
         tokio::spawn(async move {
-            match tls {
-                None => {
-                    if protocol_bytes_within(&stream, deadline).await {
-                        let info = ConnectionInfo {
-                            peer_address: Some(peer),
-                            ..Default::default()
-                        };
-                        let service = with_connection_info(router, info);
-                        let conn = builder
-                            .serve_connection_with_upgrades(TokioIo::new(stream), service)
-                            .into_owned();
-                        tokio::pin!(conn);
-                        let ended =
-                            until_closed(conn.as_mut(), closing, |c| c.graceful_shutdown()).await;
-                        if let Err(e) = ended {
-                            tracing::debug!(error = %e, "connection ended with an error");
-                        }
-                    }
-                }
-                Some(acceptor) => {
-                    match tokio::time::timeout(deadline, acceptor.accept(stream)).await {
-                        Ok(Ok(stream)) => {
-                            let session = stream.get_ref().1;
-                            let info = ConnectionInfo {
-                                peer_certificates: session
-                                    .peer_certificates()
-                                    .map(|c| c.to_vec().into())
-                                    .unwrap_or_default(),
-                                peer_address: Some(peer),
-                            };
-                            let h2 = session.alpn_protocol() == Some(b"h2");
-                            let builder = if h2 {
-                                builder.http2_only()
-                            } else {
-                                builder.http1_only()
-                            };
-                            let service = with_connection_info(router, info);
-                            let conn = builder.serve_connection(TokioIo::new(stream), service);
-                            tokio::pin!(conn);
-                            let ended =
-                                until_closed(conn.as_mut(), closing, |c| c.graceful_shutdown())
-                                    .await;
-                            if let Err(e) = ended {
-                                tracing::debug!(error = %e, "connection ended with an error");
-                            }
-                        }
-                        Ok(Err(e)) => tracing::debug!(error = %e, "TLS handshake failed"),
-                        Err(_) => tracing::debug!("TLS handshake timed out"),
-                    }
-                }
+            let connection = registered.connection.clone();
+            let room = connection.clone();
+            // Told to make room (idle, near the descriptor limit): dropped at once.
+            tokio::select! {
+                _ = room.closed() => {}
+                _ = async {
+                    connection_task(stream, peer, tls, router, builder, closing, deadline, connection).await
+                } => {}
             }
+            drop(registered);
             open.send_modify(|n| *n -= 1);
         });
     }
@@ -210,6 +189,67 @@ pub async fn serve(
     left
 }
 
+/// Serve one accepted connection: the protocol picked (plain) or the TLS handshake done
+/// within `deadline`, then hyper until the connection ends, asked to finish once `closing`.
+#[allow(clippy::too_many_arguments)]
+async fn connection_task(
+    stream: tokio::net::TcpStream,
+    peer: std::net::SocketAddr,
+    tls: Option<TlsAcceptor>,
+    router: Router,
+    builder: auto::Builder<TokioExecutor>,
+    closing: tokio::sync::watch::Receiver<bool>,
+    deadline: Duration,
+    connection: Arc<Connection>,
+) {
+    match tls {
+        None => {
+            if protocol_bytes_within(&stream, deadline).await {
+                let info = ConnectionInfo {
+                    peer_address: Some(peer),
+                    ..Default::default()
+                };
+                let service = with_connection_info(router, info, connection);
+                let conn = builder
+                    .serve_connection_with_upgrades(TokioIo::new(stream), service)
+                    .into_owned();
+                tokio::pin!(conn);
+                let ended = until_closed(conn.as_mut(), closing, |c| c.graceful_shutdown()).await;
+                if let Err(e) = ended {
+                    tracing::debug!(error = %e, "connection ended with an error");
+                }
+            }
+        }
+        Some(acceptor) => match tokio::time::timeout(deadline, acceptor.accept(stream)).await {
+            Ok(Ok(stream)) => {
+                let session = stream.get_ref().1;
+                let info = ConnectionInfo {
+                    peer_certificates: session
+                        .peer_certificates()
+                        .map(|c| c.to_vec().into())
+                        .unwrap_or_default(),
+                    peer_address: Some(peer),
+                };
+                let h2 = session.alpn_protocol() == Some(b"h2");
+                let builder = if h2 {
+                    builder.http2_only()
+                } else {
+                    builder.http1_only()
+                };
+                let service = with_connection_info(router, info, connection);
+                let conn = builder.serve_connection(TokioIo::new(stream), service);
+                tokio::pin!(conn);
+                let ended = until_closed(conn.as_mut(), closing, |c| c.graceful_shutdown()).await;
+                if let Err(e) = ended {
+                    tracing::debug!(error = %e, "connection ended with an error");
+                }
+            }
+            Ok(Err(e)) => tracing::debug!(error = %e, "TLS handshake failed"),
+            Err(_) => tracing::debug!("TLS handshake timed out"),
+        },
+    }
+}
+
 /// Drive `conn` to its end, asking it to finish (`graceful`) once `closing` turns `true`.
 async fn until_closed<C, T, E>(
     mut conn: std::pin::Pin<&mut C>,
@@ -227,24 +267,34 @@ where
     conn.await
 }
 
-/// `router` as a hyper service that attaches `info` to every request.
+/// `router` as a hyper service that attaches `info` to every request and counts each request
+/// on `connection` until its answer's body is written (a connection with none is idle).
 fn with_connection_info(
     router: Router,
     info: ConnectionInfo,
+    connection: Arc<Connection>,
 ) -> TowerToHyperService<
-    tower::util::MapRequest<
-        Router,
-        impl FnMut(
-                axum::http::Request<hyper::body::Incoming>,
-            ) -> axum::http::Request<hyper::body::Incoming>
-            + Clone,
-    >,
+    impl tower::Service<
+            axum::http::Request<hyper::body::Incoming>,
+            Response = axum::response::Response,
+            Error = std::convert::Infallible,
+            Future = impl Future<Output = Result<axum::response::Response, std::convert::Infallible>>
+                         + Send,
+        > + Clone,
 > {
     use tower::ServiceExt;
-    TowerToHyperService::new(router.map_request(
+    TowerToHyperService::new(tower::service_fn(
         move |mut req: axum::http::Request<hyper::body::Incoming>| {
             req.extensions_mut().insert(info.clone());
-            req
+            let guard = connection.request_started();
+            let answer = router.clone().oneshot(req);
+            async move {
+                let (parts, body) = answer.await?.into_parts();
+                Ok(axum::response::Response::from_parts(
+                    parts,
+                    GuardedBody::wrap(body, guard),
+                ))
+            }
         },
     ))
 }

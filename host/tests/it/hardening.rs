@@ -375,6 +375,70 @@ async fn many_idle_connections_do_not_starve_readiness() {
     drop(conns);
 }
 
+// 1,100 idle connections against a hard limit of 1,024 descriptors: the connections idle
+// longest are closed to make room, so /readyz and a real request on new connections are served
+// (before: accept failed with EMFILE and they waited behind the idle ones). Go's server —
+// kube-apiserver's — starves here too.
+#[tokio::test(flavor = "multi_thread")]
+async fn idle_connections_past_the_descriptor_limit_do_not_starve_new_ones() {
+    let (soft, hard) = rlimit_nofile();
+    // This test process holds the 1,100 client ends.
+    if soft < 4096 {
+        set_nofile(hard.min(65536), hard);
+    }
+    assert!(
+        rlimit_nofile().0 >= 2048,
+        "the test process needs descriptors"
+    );
+    let mut s = TestServer::start_configured(
+        Backend::Embedded,
+        &["configmaps", "namespaces"],
+        &[],
+        |cmd| {
+            use std::os::unix::process::CommandExt;
+            // SAFETY: only setrlimit, async-signal-safe, runs between fork and exec.
+            unsafe {
+                cmd.pre_exec(|| {
+                    set_nofile(1024, 1024);
+                    Ok(())
+                });
+            }
+        },
+    );
+    seed(&s).await;
+    let mut idle = Vec::new();
+    for _ in 0..1100 {
+        idle.push(TcpStream::connect(host_port(&s)).unwrap());
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let started = Instant::now();
+    let (code, body) = send(client().get(format!("{}/readyz", s.url))).await;
+    assert_eq!(code, 200, "{body}");
+    let (code, body) = send(client().get(format!("{}/c", configmaps(&s)))).await;
+    assert_eq!(code, 200, "{body}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "served after {:?}",
+        started.elapsed()
+    );
+    // Idle ones were closed: reading one of the oldest sees the end of the stream.
+    idle[0]
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut buf = [0u8; 1];
+    assert_eq!(
+        idle[0].read(&mut buf).unwrap_or(0),
+        0,
+        "the oldest idle one is closed"
+    );
+    drop(idle);
+    still_serving(&s).await;
+    assert!(
+        s.wait_exit(Duration::from_millis(1)).is_none(),
+        "still running"
+    );
+}
+
 fn rlimit_nofile() -> (u64, u64) {
     let out = std::process::Command::new("sh")
         .args(["-c", "ulimit -Sn; ulimit -Hn"])
