@@ -289,6 +289,11 @@ pub struct ServeArgs {
     /// Static bearer tokens, kube's CSV format: `token,user,uid,"group1,group2"`.
     #[arg(long)]
     pub token_auth_file: Option<PathBuf>,
+    /// An `AuthenticationConfiguration` (apiserver.config.k8s.io/v1): JWT issuers (OIDC) with
+    /// their audiences, claim mappings and validation rules; read again when it changes
+    /// (kube-apiserver's --authentication-config).
+    #[arg(long)]
+    pub authentication_config: Option<PathBuf>,
     /// Serve requests without credentials as `system:anonymous` (group
     /// `system:unauthenticated`); otherwise they are answered 401.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]

@@ -4,6 +4,7 @@
 //! signals. The offline plugin tools are in `plugin_tools.rs` (`plugin new`: `plugin_new.rs`), the storage flags in
 //! `storage.rs`.
 
+pub mod authentication_config;
 pub mod certs;
 pub mod encryption_config;
 pub mod encryption_reload;

@@ -56,11 +56,16 @@ pub fn security(args: &ServeArgs, secure_port: u16) -> anyhow::Result<Security> 
         None => None,
     };
     let service_accounts = Arc::new(service_account_tokens(args)?);
+    let jwt = match &args.authentication_config {
+        Some(path) => Some(crate::app::authentication_config::start(path)?),
+        None => None,
+    };
     let authenticator = Authenticator {
         x509: Some(x509),
         tokens,
         anonymous: args.anonymous_auth,
         service_accounts: Some(service_accounts.clone()),
+        jwt,
     };
     let rbac = Arc::new(RbacAuthorizer::new(bootstrap_policy::policy()));
     let authorizer = Authorizer::new(args.authorization_mode.clone(), rbac);

@@ -33,6 +33,8 @@ pub struct Authenticator {
     pub anonymous: bool,
     /// Service-account tokens (bound tokens of the TokenRequest API).
     pub service_accounts: Option<std::sync::Arc<ServiceAccountTokens>>,
+    /// JWT issuers of `--authentication-config` (OIDC), reloaded when the file changes.
+    pub jwt: Option<super::jwt::SharedJwt>,
 }
 
 impl Authenticator {
@@ -55,11 +57,19 @@ impl Authenticator {
         }
         if let Some(token) = bearer_token(headers) {
             // A service-account JWT of an issuer this server accepts is decided by its
-            // authenticator; anything else may be a static token.
-            let sa = match &self.service_accounts {
-                Some(sa) => sa.authenticate(token, chrono::Utc::now().timestamp()).await,
+            // authenticator, as is a JWT of an `--authentication-config` issuer; anything else
+            // may be a static token.
+            let now = chrono::Utc::now().timestamp();
+            let mut sa = match &self.service_accounts {
+                Some(sa) => sa.authenticate(token, now).await,
                 None => None,
             };
+            // A JWT of a configured issuer is decided by that issuer's authenticator.
+            if sa.is_none() {
+                if let Some(jwt) = &self.jwt {
+                    sa = jwt.load().authenticate(token, now).await;
+                }
+            }
             match sa {
                 Some(Ok(user)) => return Ok(authenticated(user)),
                 Some(Err(e)) => errors.push(e),
@@ -116,6 +126,7 @@ mod tests {
             tokens: Some(TokenFile::parse(b"secret,jane,u1,dev\n", "t").unwrap()),
             anonymous: true,
             service_accounts: None,
+            jwt: None,
         };
         let jane = block_on(a.authenticate(&[], &headers("Bearer secret"))).unwrap();
         assert_eq!(jane.name, "jane");

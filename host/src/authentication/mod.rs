@@ -15,6 +15,7 @@
 //! The filter that runs it for every request is [`crate::server::filters::authentication`].
 
 pub mod authenticator;
+pub mod jwt;
 pub mod self_subject_review;
 pub mod service_account;
 pub mod service_account_keys;

@@ -125,6 +125,39 @@ impl VerificationKey {
         }
     }
 
+    /// A key from a JWK (RFC 7517/7518): `kty` `RSA` (`n`, `e`) or `EC` on `P-256` (`x`, `y`);
+    /// `None` for any other.
+    pub fn from_jwk(jwk: &Value) -> Option<VerificationKey> {
+        let field = |k: &str| B64.decode(jwk[k].as_str()?).ok();
+        match jwk["kty"].as_str()? {
+            "RSA" => {
+                // RSAPublicKey ::= SEQUENCE { modulus INTEGER, publicExponent INTEGER }
+                let integer = |b: &[u8]| {
+                    let b: Vec<u8> = b.iter().skip_while(|x| **x == 0).copied().collect();
+                    let mut content = if b.first().is_some_and(|x| x & 0x80 != 0) {
+                        vec![0]
+                    } else {
+                        Vec::new()
+                    };
+                    content.extend(b);
+                    let mut out = der_header(0x02, content.len());
+                    out.extend(content);
+                    out
+                };
+                let body = [integer(&field("n")?), integer(&field("e")?)].concat();
+                let mut der = der_header(0x30, body.len());
+                der.extend(body);
+                VerificationKey::rsa(&der).ok()
+            }
+            "EC" if jwk["crv"] == "P-256" => {
+                let (x, y) = (field("x")?, field("y")?);
+                (x.len() == 32 && y.len() == 32)
+                    .then(|| VerificationKey::Ec([&[4u8][..], &x, &y].concat()))
+            }
+            _ => None,
+        }
+    }
+
     /// An RSA key from its PKCS#1 `RSAPublicKey` DER.
     fn rsa(der: &[u8]) -> anyhow::Result<VerificationKey> {
         use x509_parser::prelude::FromDer;
@@ -259,6 +292,10 @@ mod tests {
             pem::parse(ec.public_key_pem()).unwrap().contents()
         );
         assert_eq!(private[0].alg(), "ES256");
+        assert_eq!(
+            VerificationKey::from_jwk(&public[0].jwk("k")).as_ref(),
+            Some(&public[0])
+        );
     }
 
     /// kubeadm's RSA pair (openssl: a PKCS#1 private key, its PKIX public key): one key id,
@@ -294,6 +331,7 @@ mod tests {
         assert!(!public[0].verifies("RS256", b"header.other", &sig));
         assert!(!public[0].verifies("ES256", b"header.claims", &sig));
         let jwk = public[0].jwk("k");
+        assert_eq!(VerificationKey::from_jwk(&jwk).as_ref(), Some(&public[0]));
         assert_eq!(jwk["kty"], "RSA");
         assert_eq!(jwk["e"], "AQAB");
         assert_eq!(B64.decode(jwk["n"].as_str().unwrap()).unwrap().len(), 256);

@@ -36,6 +36,7 @@ mod metadata_only;
 mod metrics_health;
 mod mutating_admission_policies;
 mod namespace_lifecycle;
+mod oidc;
 mod plugin_cli;
 mod plugin_runtime;
 mod python_client;
