@@ -1,6 +1,7 @@
 //! OIDC through `--authentication-config` (issue 34 item 4): an issuer the test runs on
-//! loopback over HTTPS (its own CA, a discovery document, a JWKS it can rotate), ID tokens it
-//! signs ES256, and kubectl through a kubeconfig holding the token — over TLS with RBAC. The
+//! loopback over HTTPS (its own CA, a discovery document, a JWKS it can rotate) and a second
+//! one, ID tokens they sign ES256, and kubectl through a kubeconfig holding the token — over
+//! TLS with RBAC. The
 //! claim mappings (prefixes, a groups claim), a CEL claim validation rule and a CEL user
 //! validation rule, `email_verified`, audiences and expiry, a rotated key picked up on its
 //! first token, and the file reloaded while the server runs.
@@ -103,7 +104,9 @@ fn start_issuer(cert_pem: &str, key_pem: &str, jwks: Arc<Mutex<Vec<Value>>>) -> 
     url
 }
 
-fn config(issuer: &str, ca: &str, prefix: &str) -> String {
+/// The configuration: the first issuer as the test's main one (email, groups, the rules), a
+/// second issuer mapping `sub` under `corp:` with a CEL groups expression.
+fn config(issuer: &str, ca: &str, prefix: &str, second: &str) -> String {
     let ca = ca.replace('\n', "\n      ");
     format!(
         r#"apiVersion: apiserver.config.k8s.io/v1beta1
@@ -123,6 +126,15 @@ jwt:
   userValidationRules:
   - expression: "!user.username.startsWith('{prefix}system:')"
     message: no system users from the identity provider
+- issuer:
+    url: {second}
+    audiences: [wasm-apiserver, other]
+    audienceMatchPolicy: MatchAny
+    certificateAuthority: |
+      {ca}
+  claimMappings:
+    username: {{claim: sub, prefix: "corp:"}}
+    groups: {{expression: "claims.teams.map(t, 'corp:' + t)"}}
 "#
     )
 }
@@ -167,9 +179,15 @@ fn kubectl_with_an_id_token_of_a_configured_issuer() {
     let k1 = issuer_key("k1");
     let jwks = Arc::new(Mutex::new(vec![k1.jwk.clone()]));
     let issuer = start_issuer(&cert, &key, jwks.clone());
+    let corp_key = issuer_key("c1");
+    let corp = start_issuer(
+        &cert,
+        &key,
+        Arc::new(Mutex::new(vec![corp_key.jwk.clone()])),
+    );
     let dir = tempfile::tempdir().unwrap();
     let config_path = dir.path().join("authentication.yaml");
-    std::fs::write(&config_path, config(&issuer, &ca, "oidc:")).unwrap();
+    std::fs::write(&config_path, config(&issuer, &ca, "oidc:", &corp)).unwrap();
     let s = TestServer::start_with(
         Backend::Embedded,
         &[
@@ -216,6 +234,19 @@ fn kubectl_with_an_id_token_of_a_configured_issuer() {
         json!(["JTI=id-1"]),
         "{user}"
     );
+    // The second issuer: its own mappings; a token of one issuer signed with the other's key
+    // is refused.
+    let corp_claims = json!({"iss": corp, "aud": ["other"], "sub": "e-42", "exp": now + 600,
+                             "teams": ["payments"]});
+    let user = whoami(&s, &sign(&corp_key, &corp_claims)).unwrap();
+    assert_eq!(user["username"], "corp:e-42", "{user}");
+    assert_eq!(
+        user["groups"],
+        json!(["corp:payments", "system:authenticated"]),
+        "{user}"
+    );
+    let (ok, out) = with_token(&s, &sign(&k1, &corp_claims), &["auth", "whoami"]);
+    assert!(!ok && out.contains("Unauthorized"), "{out}");
     // RBAC sees the mapped user.
     let (ok, out) = with_token(&s, &token, &["get", "configmaps"]);
     assert!(
@@ -264,7 +295,7 @@ fn kubectl_with_an_id_token_of_a_configured_issuer() {
     assert_eq!(user["username"], "oidc:bob@example.com", "{user}");
 
     // The file changes while the server runs: the new prefix applies within seconds.
-    std::fs::write(&config_path, config(&issuer, &ca, "sso:")).unwrap();
+    std::fs::write(&config_path, config(&issuer, &ca, "sso:", &corp)).unwrap();
     s.eventually(Duration::from_secs(15), "the reloaded prefix", || {
         whoami(&s, &token).is_ok_and(|u| u["username"] == "sso:jane@example.com")
     });
