@@ -2,8 +2,9 @@
 //! `pkg/kubeapiserver/options/authentication.go`): the file is read at start — one that does
 //! not validate refuses the start, every field error named — its issuers' keys fetched in the
 //! background, and the file read again every second: a changed file that validates replaces
-//! the JWT authenticators at once (kube's automatic reload, 1.30+), one that does not is logged
-//! and the last good one kept serving.
+//! the JWT authenticators once its issuers' keys are fetched (at most a minute, kube's
+//! `UpdateAuthenticationConfigTimeout`; kube's automatic reload, 1.30+), so a reload does not
+//! refuse tokens meanwhile; one that does not validate is logged and the last good one kept.
 
 use crate::authentication::jwt::{JwtAuthenticators, SharedJwt};
 use std::path::Path;
@@ -13,10 +14,14 @@ use std::time::Duration;
 /// How often the file is read for changes.
 const RELOAD_INTERVAL: Duration = Duration::from_secs(1);
 
-/// Load `path`, start its key fetchers and its reloader. Errors: the file does not load
-/// ([`JwtAuthenticators::load`]).
-pub fn start(path: &Path) -> anyhow::Result<SharedJwt> {
-    let first = JwtAuthenticators::load(path)?;
+/// How long a reloaded configuration's keys are waited for before it replaces the last one.
+const RELOAD_READY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Load `path` (no issuer may be one of `service_account_issuers`), start its key fetchers
+/// and its reloader. Errors: the file does not load ([`JwtAuthenticators::load`]).
+pub fn start(path: &Path, service_account_issuers: &[String]) -> anyhow::Result<SharedJwt> {
+    let disallowed = service_account_issuers.to_vec();
+    let first = JwtAuthenticators::load(path, &disallowed)?;
     first.start();
     tracing::info!(issuers = ?first.issuers(), "authentication configuration loaded");
     let shared: SharedJwt = Arc::new(arc_swap::ArcSwap::from_pointee(first));
@@ -30,9 +35,12 @@ pub fn start(path: &Path) -> anyhow::Result<SharedJwt> {
                 continue;
             }
             loaded = now;
-            match JwtAuthenticators::load(&path) {
+            match JwtAuthenticators::load(&path, &disallowed) {
                 Ok(next) => {
                     next.start();
+                    if !next.ready_within(RELOAD_READY_TIMEOUT).await {
+                        tracing::warn!(issuers = ?next.issuers(), "authentication configuration reloaded before every issuer's keys could be fetched");
+                    }
                     tracing::info!(issuers = ?next.issuers(), "authentication configuration reloaded");
                     cell.store(Arc::new(next));
                 }

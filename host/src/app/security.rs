@@ -57,7 +57,14 @@ pub fn security(args: &ServeArgs, secure_port: u16) -> anyhow::Result<Security> 
     };
     let service_accounts = Arc::new(service_account_tokens(args)?);
     let jwt = match &args.authentication_config {
-        Some(path) => Some(crate::app::authentication_config::start(path)?),
+        Some(path) => {
+            let issuers = if args.service_account_issuer.is_empty() {
+                vec![crate::authentication::service_account::DEFAULT_ISSUER.to_string()]
+            } else {
+                args.service_account_issuer.clone()
+            };
+            Some(crate::app::authentication_config::start(path, &issuers)?)
+        }
         None => None,
     };
     let authenticator = Authenticator {

@@ -8,8 +8,8 @@
 //! fetched over HTTPS trusting `certificateAuthority` (else the system's roots) — at start, then
 //! every 10 s until they are, again when a token names an unknown `kid` (at most once a
 //! second) and every hour. A token whose `iss` is the issuer's `url` is that authenticator's: its
-//! signature (RS256, ES256) verified by the JWKS, `aud` one of `audiences`, `exp`/`nbf` with
-//! go-oidc's leeway; then `claimValidationRules` (a `claim` with its `requiredValue`, or a CEL
+//! signature (RS256, ES256) verified by the JWKS, `aud` one of `audiences`, `exp` (no leeway)
+//! and `nbf` (5 minutes), as go-oidc; then `claimValidationRules` (a `claim` with its `requiredValue`, or a CEL
 //! `expression` over `claims` with its `message`), `claimMappings` (`username`, `groups`,
 //! `uid` from a `claim` with its `prefix` or a CEL `expression`; `extra` keys from
 //! `valueExpression`s; `email` as username needs `email_verified` true when present) and
@@ -27,8 +27,8 @@ use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 use wasm_apiserver_cel::{environment, Expression, Type, Value as Cel};
 
-/// go-oidc's clock skew allowance on `exp`, `nbf` and `iat`.
-const LEEWAY_SECONDS: i64 = 60;
+/// go-oidc's clock skew allowance on `nbf` (none on `exp`).
+const NBF_LEEWAY_SECONDS: i64 = 300;
 
 /// How often keys are fetched again while they could not be.
 const RETRY: Duration = Duration::from_secs(10);
@@ -213,19 +213,20 @@ fn check_url(url: &str, path: &str, errs: &mut Vec<String>) {
 }
 
 impl JwtAuthenticators {
-    /// Read and validate `path`. Errors: it cannot be read or parsed, is not an
+    /// Read and validate `path`; `disallowed` are issuers no entry may use (the service-account
+    /// issuers, as kube's `disallowedIssuers`). Errors: it cannot be read or parsed, is not an
     /// `AuthenticationConfiguration`, or fails kube's validation (every field error).
-    pub fn load(path: &Path) -> anyhow::Result<JwtAuthenticators> {
+    pub fn load(path: &Path, disallowed: &[String]) -> anyhow::Result<JwtAuthenticators> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| anyhow::anyhow!("--authentication-config {}: {e}", path.display()))?;
         let config: Value = serde_yaml_ng::from_str(&text)
             .map_err(|e| anyhow::anyhow!("--authentication-config {}: {e}", path.display()))?;
-        JwtAuthenticators::from_config(&config)
+        JwtAuthenticators::from_config(&config, disallowed)
             .map_err(|e| anyhow::anyhow!("--authentication-config {}: {e}", path.display()))
     }
 
     /// Build from a decoded configuration (see [`JwtAuthenticators::load`]).
-    pub fn from_config(config: &Value) -> anyhow::Result<JwtAuthenticators> {
+    pub fn from_config(config: &Value, disallowed: &[String]) -> anyhow::Result<JwtAuthenticators> {
         let api_version = string_at(config, "apiVersion");
         if !matches!(
             api_version,
@@ -255,6 +256,11 @@ impl JwtAuthenticators {
                 errs.push(format!("{path}.issuer.url: Required value"));
             } else {
                 check_url(url, &format!("{path}.issuer.url"), &mut errs);
+                if disallowed.iter().any(|d| d == url) {
+                    let mut list = disallowed.to_vec();
+                    list.sort();
+                    errs.push(format!("{path}.issuer.url: Invalid value: {url:?}: URL must not overlap with disallowed issuers: [{}]", list.join(" ")));
+                }
                 if seen.0.iter().any(|u| u == url) {
                     errs.push(format!("{path}.issuer.url: Duplicate value: {url:?}"));
                 }
@@ -503,10 +509,28 @@ impl JwtAuthenticators {
             let a = a.clone();
             fetchers.push(tokio::spawn(async move {
                 loop {
-                    let ok = a.fetch_keys().await;
+                    let ok = a.fetch_keys(None).await;
                     tokio::time::sleep(if ok { REFRESH } else { RETRY }).await;
                 }
             }));
+        }
+    }
+
+    /// Wait, at most `bound`, until every issuer's keys have been fetched; whether they were.
+    pub async fn ready_within(&self, bound: Duration) -> bool {
+        let started = Instant::now();
+        loop {
+            if self
+                .list
+                .iter()
+                .all(|a| a.keys.read().unwrap().fetched.is_some())
+            {
+                return true;
+            }
+            if started.elapsed() >= bound {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
 
@@ -559,8 +583,21 @@ fn string_list(v: &Cel) -> Result<Vec<String>, String> {
 
 impl JwtAuthenticator {
     /// Fetch the discovery document and the JWKS; `true` when the keys were replaced.
-    async fn fetch_keys(&self) -> bool {
+    /// `unless_within`: skip the fetch when one was attempted that recently (checked under the
+    /// fetch lock, so requests that queued behind a fetch do not each fetch again).
+    async fn fetch_keys(&self, unless_within: Option<Duration>) -> bool {
         let _one = self.fetching.lock().await;
+        if let Some(min) = unless_within {
+            let recent = self
+                .keys
+                .read()
+                .unwrap()
+                .last_attempt
+                .is_some_and(|t| t.elapsed() < min);
+            if recent {
+                return false;
+            }
+        }
         self.keys.write().unwrap().last_attempt = Some(Instant::now());
         match self.fetch().await {
             Ok(keys) => {
@@ -669,16 +706,10 @@ impl JwtAuthenticator {
         let kid = header["kid"].as_str();
         let input = format!("{h}.{c}");
         let mut verified = self.verify(kid, alg, input.as_bytes(), &sig);
-        if verified.is_none() {
-            // An unknown key: the issuer may have rotated.
-            let due = self
-                .keys
-                .read()
-                .unwrap()
-                .last_attempt
-                .is_none_or(|t| t.elapsed() >= UNKNOWN_KID_REFETCH);
-            if due {
-                self.fetch_keys().await;
+        if verified != Some(true) {
+            // An unknown key, or none of the keys verifies: the issuer may have rotated
+            // (go-oidc fetches again on any failure; here at most once a second).
+            if self.fetch_keys(Some(UNKNOWN_KID_REFETCH)).await {
                 verified = self.verify(kid, alg, input.as_bytes(), &sig);
             }
         }
@@ -699,14 +730,15 @@ impl JwtAuthenticator {
         let exp = claims["exp"]
             .as_i64()
             .ok_or("oidc: verify token: no exp claim")?;
-        if now > exp + LEEWAY_SECONDS {
+        // go-oidc: no leeway on `exp`, five minutes on `nbf`.
+        if now > exp {
             return Err(format!(
                 "oidc: verify token: oidc: token is expired (Token Expiry: {exp})"
             ));
         }
         if claims["nbf"]
             .as_i64()
-            .is_some_and(|nbf| now + LEEWAY_SECONDS < nbf)
+            .is_some_and(|nbf| now + NBF_LEEWAY_SECONDS < nbf)
         {
             return Err(
                 "oidc: verify token: oidc: current time before the nbf (not before) time".into(),
@@ -786,14 +818,17 @@ impl JwtAuthenticator {
                 let name = claims[claim.as_str()].as_str().ok_or_else(|| {
                     format!("oidc: parse username claims {claim:?}: not a string")
                 })?;
-                if claim == "email" && claims["email_verified"] == Value::Bool(false) {
-                    return Err("oidc: email not verified".into());
-                }
-                if claim == "email"
-                    && !claims["email_verified"].is_null()
-                    && !claims["email_verified"].is_boolean()
-                {
-                    return Err("oidc: parse 'email_verified' claim: not a bool".into());
+                // A present `email_verified` must be `true` (null decodes to false in Go).
+                if claim == "email" {
+                    match claims.get("email_verified") {
+                        None | Some(Value::Bool(true)) => {}
+                        Some(Value::Bool(false) | Value::Null) => {
+                            return Err("oidc: email not verified".into())
+                        }
+                        Some(_) => {
+                            return Err("oidc: parse 'email_verified' claim: not a bool".into())
+                        }
+                    }
                 }
                 Ok(format!("{prefix}{name}"))
             }
@@ -863,7 +898,7 @@ mod tests {
                      "claimMappings": mappings["claimMappings"],
                      "claimValidationRules": mappings["claimValidationRules"],
                      "userValidationRules": mappings["userValidationRules"]}]});
-        let a = JwtAuthenticators::from_config(&config).unwrap().list[0].clone();
+        let a = JwtAuthenticators::from_config(&config, &[]).unwrap().list[0].clone();
         let key = rcgen::KeyPair::generate().unwrap();
         let rng = ring::rand::SystemRandom::new();
         let (_, public) =
@@ -949,12 +984,21 @@ mod tests {
             "apiVersion": "apiserver.config.k8s.io/v1", "kind": "AuthenticationConfiguration",
             "jwt": [{"issuer": {"url": ISSUER, "audiences": ["k"]},
                      "claimMappings": {"username": {"expression": "claims.email"}}}]});
-        let err = JwtAuthenticators::from_config(&config)
+        let err = JwtAuthenticators::from_config(&config, &[])
             .err()
             .unwrap()
             .to_string();
         assert!(
             err.contains("claims.email_verified must be used in claimMappings.username.expression"),
+            "{err}"
+        );
+        // The service-account issuer is not an OIDC issuer's (kube's disallowed issuers).
+        let err = JwtAuthenticators::from_config(&config, &[ISSUER.to_string()])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.contains("URL must not overlap with disallowed issuers: [https://idp.example.com]"),
             "{err}"
         );
     }

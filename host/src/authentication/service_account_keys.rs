@@ -2,9 +2,9 @@
 //! `keyutil.ParsePublicKeysPEM` / `ParsePrivateKeyPEM`): ECDSA P-256 (`ES256`) and RSA
 //! (`RS256`, what kubeadm generates: `sa.key` as PKCS#1 `RSA PRIVATE KEY`, `sa.pub` as a PKIX
 //! `PUBLIC KEY`). Read from PEM: `PRIVATE KEY` (PKCS#8, either kind), `RSA PRIVATE KEY`
-//! (PKCS#1), `PUBLIC KEY` (PKIX, either kind), `RSA PUBLIC KEY` (PKCS#1) and `CERTIFICATE`
-//! (its public key), as kube's key files may hold; SEC1 `EC PRIVATE KEY` blocks are refused
-//! (convert with `openssl pkcs8 -topk8 -nocrypt`). A key's `kid` is
+//! (PKCS#1), `EC PRIVATE KEY` (SEC1, P-256), `PUBLIC KEY` (PKIX, either kind), `RSA PUBLIC KEY`
+//! (PKCS#1) and `CERTIFICATE` (its public key), as kube's key files may hold; other blocks
+//! (`EC PARAMETERS`) are skipped, as kube's parsers skip them. A key's `kid` is
 //! kube's `keyIDFromPublicKey`: base64url (no padding) of the SHA-256 of its PKIX DER.
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
@@ -213,6 +213,55 @@ impl SigningKey {
             .map_err(|e| anyhow::anyhow!("neither a P-256 nor an RSA private key: {e}"))
     }
 
+    /// A P-256 key from SEC1 `ECPrivateKey` DER (OpenSSL's `EC PRIVATE KEY`, kubeadm's ECDSA
+    /// `sa.key`): `SEQUENCE { 1, OCTET STRING key, [0] curve OPTIONAL, [1] BIT STRING public }`.
+    /// Errors: another shape, another curve, or no public key (ring needs it).
+    fn from_sec1(der: &[u8], rng: &SystemRandom) -> anyhow::Result<SigningKey> {
+        const P256: [u8; 10] = [0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07];
+        let bad = || anyhow::anyhow!("not a P-256 EC PRIVATE KEY");
+        // The outer SEQUENCE's header (short or one/two-byte long form).
+        let body = match der {
+            [0x30, l, rest @ ..] if *l < 0x80 => rest,
+            [0x30, 0x81, _, rest @ ..] => rest,
+            [0x30, 0x82, _, _, rest @ ..] => rest,
+            _ => return Err(bad()),
+        };
+        let rest = body.strip_prefix(&[0x02, 0x01, 0x01]).ok_or_else(bad)?;
+        let (private, mut rest) = match rest {
+            [0x04, 0x20, tail @ ..] if tail.len() >= 32 => tail.split_at(32),
+            _ => return Err(bad()),
+        };
+        let mut public = None;
+        while let [tag, len, tail @ ..] = rest {
+            let len = *len as usize;
+            if tail.len() < len {
+                return Err(bad());
+            }
+            let (content, next) = tail.split_at(len);
+            match tag {
+                0xa0 if content != P256 => {
+                    anyhow::bail!("an EC PRIVATE KEY on another curve than P-256")
+                }
+                0xa1 => match content {
+                    [0x03, 0x42, 0x00, point @ ..] if point.len() == 65 => public = Some(point),
+                    _ => return Err(bad()),
+                },
+                _ => {}
+            }
+            rest = next;
+        }
+        let public =
+            public.ok_or_else(|| anyhow::anyhow!("an EC PRIVATE KEY without its public key"))?;
+        EcdsaKeyPair::from_private_key_and_public_key(
+            &signature::ECDSA_P256_SHA256_FIXED_SIGNING,
+            private,
+            public,
+            rng,
+        )
+        .map(SigningKey::Ec)
+        .map_err(|e| anyhow::anyhow!("not a P-256 EC PRIVATE KEY: {e}"))
+    }
+
     /// The key that verifies what this one signs.
     pub fn verification_key(&self) -> VerificationKey {
         match self {
@@ -258,6 +307,7 @@ pub fn pem_keys(
         let der = block.contents();
         match block.tag() {
             "PRIVATE KEY" => private.push(SigningKey::from_der(der, false, rng)?),
+            "EC PRIVATE KEY" => private.push(SigningKey::from_sec1(der, rng)?),
             "RSA PRIVATE KEY" => private.push(SigningKey::from_der(der, true, rng)?),
             "PUBLIC KEY" => public.push(VerificationKey::from_pkix(der)?),
             "RSA PUBLIC KEY" => public.push(VerificationKey::rsa(der)?),
@@ -266,10 +316,12 @@ pub fn pem_keys(
                     .map_err(|e| anyhow::anyhow!("not a certificate: {e}"))?;
                 public.push(VerificationKey::from_pkix(cert.public_key().raw)?);
             }
-            other => anyhow::bail!(
-                "unsupported PEM block {other:?}: PRIVATE KEY, RSA PRIVATE KEY, PUBLIC KEY, RSA PUBLIC KEY and CERTIFICATE blocks of P-256 and RSA keys are read"
-            ),
+            // Other blocks (`EC PARAMETERS`, …) are skipped, as kube's parsers skip them.
+            _ => {}
         }
+    }
+    if private.is_empty() && public.is_empty() {
+        anyhow::bail!("no PRIVATE KEY, RSA PRIVATE KEY, EC PRIVATE KEY, PUBLIC KEY, RSA PUBLIC KEY or CERTIFICATE block of a P-256 or RSA key");
     }
     Ok((private, public))
 }
@@ -296,6 +348,39 @@ mod tests {
             VerificationKey::from_jwk(&public[0].jwk("k")).as_ref(),
             Some(&public[0])
         );
+    }
+
+    /// `openssl ecparam -genkey -name prime256v1`: `EC PARAMETERS` then a SEC1 `EC PRIVATE KEY`,
+    /// read as the same key as its PKIX public half; a file with no key is refused.
+    #[test]
+    fn sec1_keys_with_their_parameters_block() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = dir.path().join("ec.key");
+        let run = |args: &[&str]| {
+            let out = std::process::Command::new("openssl")
+                .args(args)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8(out.stdout).unwrap()
+        };
+        let pem = run(&["ecparam", "-genkey", "-name", "prime256v1"]);
+        assert!(pem.contains("BEGIN EC PARAMETERS") && pem.contains("BEGIN EC PRIVATE KEY"));
+        std::fs::write(&key, &pem).unwrap();
+        let public_pem = run(&["ec", "-in", key.to_str().unwrap(), "-pubout"]);
+        let rng = SystemRandom::new();
+        let (private, _) = pem_keys(&pem, &rng).unwrap();
+        let (_, public) = pem_keys(&public_pem, &rng).unwrap();
+        assert_eq!(private[0].verification_key(), public[0]);
+        let sig = private[0].sign(&rng, b"x").unwrap();
+        assert!(public[0].verifies("ES256", b"x", &sig));
+        let only_parameters =
+            "-----BEGIN EC PARAMETERS-----\nBggqhkjOPQMBBw==\n-----END EC PARAMETERS-----\n";
+        assert!(pem_keys(only_parameters, &rng).is_err());
     }
 
     /// kubeadm's RSA pair (openssl: a PKCS#1 private key, its PKIX public key): one key id,

@@ -48,6 +48,11 @@ impl Connection {
         RequestGuard(self.clone())
     }
 
+    /// Whether no request is in flight on it.
+    pub fn is_idle(&self) -> bool {
+        self.in_flight.load(Ordering::Acquire) == 0
+    }
+
     /// Completes when the table closes this connection to make room.
     pub async fn closed(&self) {
         self.close.notified().await

@@ -159,7 +159,8 @@ pub struct Convert {
 }
 
 /// The JSON answer an `Accept` header asks for, as kube's `NegotiateOutputMediaType` picks
-/// it (`negotiation/negotiate.go`, `goautoneg` ordering by quality, ties in header order):
+/// it (`negotiation/negotiate.go`, `goautoneg` ordering by quality, then a specific type before
+/// a wildcard, ties in header order):
 /// the first clause with `q > 0` whose media type this server writes (`application/json`,
 /// `application/*`, `*/*`) and whose `as=` is a conversion it makes for any resource
 /// (`RequestScope.AllowsMediaTypeTransform`: Table in `meta.k8s.io/v1`, PartialObjectMetadata
@@ -173,7 +174,7 @@ pub fn negotiate_output(headers: &HeaderMap) -> Option<Option<Convert>> {
     if accept.trim().is_empty() {
         return Some(None);
     }
-    let mut clauses: Vec<(f32, Option<Option<Convert>>)> = accept
+    let mut clauses: Vec<(f32, u8, Option<Option<Convert>>)> = accept
         .split(',')
         .map(|clause| {
             let mut parts = clause.split(';').map(str::trim);
@@ -213,16 +214,26 @@ pub fn negotiate_output(headers: &HeaderMap) -> Option<Option<Convert>> {
                 }
                 _ => None,
             };
-            (q, if writable { convert } else { None })
+            // goautoneg ranks a specific type before `type/*` before `*/*`.
+            let specificity = match media.as_str() {
+                "*/*" => 0,
+                m if m.ends_with("/*") => 1,
+                _ => 2,
+            };
+            (q, specificity, if writable { convert } else { None })
         })
-        .filter(|(q, c)| *q > 0.0 && c.is_some())
+        .filter(|(q, _, c)| *q > 0.0 && c.is_some())
         .collect();
-    // Stable: equal qualities keep the header's order.
-    clauses.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal));
+    // Stable: equal quality and specificity keep the header's order.
+    clauses.sort_by(|a, b| {
+        b.0.partial_cmp(&a.0)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(b.1.cmp(&a.1))
+    });
     clauses
         .into_iter()
         .next()
-        .map(|(_, c)| c.expect("filtered"))
+        .map(|(_, _, c)| c.expect("filtered"))
 }
 
 #[cfg(test)]
@@ -267,6 +278,14 @@ mod tests {
         assert_eq!(
             accept("application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1;q=0,*/*"),
             Some(None)
+        );
+        // A specific type before a wildcard of the same quality.
+        assert_eq!(
+            accept("*/*,application/json;as=Table;g=meta.k8s.io;v=v1"),
+            Some(Some(Convert {
+                kind: "Table",
+                api_version: "meta.k8s.io/v1"
+            }))
         );
         // Nothing acceptable: an unknown conversion or group, protobuf or YAML only.
         assert_eq!(accept("application/json;as=Foo;g=meta.k8s.io;v=v1"), None);

@@ -160,12 +160,17 @@ pub async fn serve(
         tokio::spawn(async move {
             let connection = registered.connection.clone();
             let room = connection.clone();
-            // Told to make room (idle, near the descriptor limit): dropped at once.
-            tokio::select! {
-                _ = room.closed() => {}
-                _ = async {
-                    connection_task(stream, peer, tls, router, builder, closing, deadline, connection).await
-                } => {}
+            let serving = connection_task(
+                stream, peer, tls, router, builder, closing, deadline, connection,
+            );
+            tokio::pin!(serving);
+            // Told to make room near the descriptor limit: dropped at once if still idle (a
+            // request that began since it was chosen keeps it).
+            loop {
+                tokio::select! {
+                    _ = &mut serving => break,
+                    _ = room.closed() => if room.is_idle() { break },
+                }
             }
             drop(registered);
             open.send_modify(|n| *n -= 1);

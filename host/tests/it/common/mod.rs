@@ -172,6 +172,7 @@ pub mod conversion_webhook;
 pub mod http;
 pub mod in_process;
 pub mod kms_plugin;
+pub mod oidc_issuer;
 pub mod server;
 pub mod wasi_command;
 
