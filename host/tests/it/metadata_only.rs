@@ -168,6 +168,12 @@ async fn answers(backend: Backend) {
         }
     }
     assert_eq!(names, ["s0", "s1", "s2", "s3"], "rv {rv}");
+
+    // A deletecollection's answer, the list of what was deleted, in the asked form too.
+    let (code, l) = send(client().delete(&widgets).header("Accept", POM_LIST)).await;
+    assert_eq!(code, 200, "{l}");
+    assert_eq!(l["kind"], "PartialObjectMetadataList", "{l}");
+    assert_partial(&l["items"][0], "meta.k8s.io/v1");
 }
 
 #[tokio::test(flavor = "multi_thread")]

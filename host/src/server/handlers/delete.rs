@@ -74,6 +74,24 @@ pub async fn delete_collection(
     let deleted = r
         .delete_collection(req.namespace(), &list_opts, &opts)
         .await?;
+    // The deleted objects in the form asked for (kube transforms this list as any other).
+    let rv = deleted.resource_version.to_string();
+    match req.output {
+        super::response::Output::PartialObjectMetadataList(v) => {
+            let items: Vec<Value> = deleted
+                .items
+                .iter()
+                .map(|o| super::response::partial_object_metadata(o, v))
+                .collect();
+            let body = json!({"kind": "PartialObjectMetadataList", "apiVersion": v,
+                              "metadata": {"resourceVersion": rv}, "items": items});
+            return Ok(json_response(StatusCode::OK, &body, &[]));
+        }
+        super::response::Output::PartialObjectMetadata(_) => {
+            return Err(super::response::not_acceptable_shape(true))
+        }
+        _ => {}
+    }
     let items = scope
         .encode_list(
             deleted.items.into_iter().map(Arc::new).collect(),
@@ -84,7 +102,7 @@ pub async fn delete_collection(
         .map(Arc::unwrap_or_clone)
         .collect::<Vec<Value>>();
     let body = json!({"kind": r.description.list_kind, "apiVersion": r.description.api_version(),
-                      "metadata": {"resourceVersion": deleted.resource_version.to_string()},
+                      "metadata": {"resourceVersion": rv},
                       "items": items});
     Ok(json_response(StatusCode::OK, &body, &[]))
 }
