@@ -495,8 +495,16 @@ async fn kube_rs_authenticates_with_a_requested_token() {
     config.auth_info = serde_json::from_value(serde_json::json!({ "token": token })).unwrap();
     let workload = Client::try_from(config).unwrap();
     let secrets: Api<Secret> = Api::namespaced(workload.clone(), "team");
-    let read = secrets.get("api-key").await.unwrap();
-    assert_eq!(read.metadata.name.as_deref(), Some("api-key"));
+    // RBAC reads bindings through the watch cache: the RoleBinding applies within moments.
+    let mut read = secrets.get("api-key").await;
+    for _ in 0..100 {
+        if read.is_ok() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        read = secrets.get("api-key").await;
+    }
+    assert_eq!(read.unwrap().metadata.name.as_deref(), Some("api-key"));
     let elsewhere = Api::<Secret>::namespaced(workload.clone(), "default")
         .list(&ListParams::default())
         .await
