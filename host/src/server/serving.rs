@@ -88,8 +88,10 @@ pub const MAX_HEADER_BYTES: usize = 1 << 20;
 /// Serve `router` on `listener` (over TLS when `tls` is given) through the shutdown stages of
 /// `lifecycle`: connections are asked to close when the server stops accepting; the listener
 /// closes then (or once drained, with `listen_until_drained`); once drained, open connections
-/// get [`CONNECTION_GRACE`]. Returns the number of connections still open at the end, which
-/// are dropped when the process exits.
+/// get [`CONNECTION_GRACE`]. Every accepted connection is registered in `connections` (one
+/// table for both ports: they share the descriptors), which closes the idle ones near the
+/// limit. Returns the number of connections still open at the end, which are dropped when the
+/// process exits.
 pub async fn serve(
     listener: TcpListener,
     tls: Option<TlsAcceptor>,
