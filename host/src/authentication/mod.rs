@@ -16,6 +16,7 @@
 
 pub mod authenticator;
 pub mod jwt;
+pub mod jwt_config;
 pub mod self_subject_review;
 pub mod service_account;
 pub mod service_account_keys;
