@@ -330,6 +330,20 @@ pub fn pem_keys(
 mod tests {
     use super::*;
 
+    /// openssl with `args`; its standard output.
+    fn openssl(args: &[&str]) -> String {
+        let out = std::process::Command::new("openssl")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
     /// kube's key id of a P-256 key is the SHA-256 of its PKIX DER; the DER built here for an
     /// RSA key is the one a PKIX PEM carries (same id either way).
     #[test]
@@ -356,22 +370,10 @@ mod tests {
     fn sec1_keys_with_their_parameters_block() {
         let dir = tempfile::tempdir().unwrap();
         let key = dir.path().join("ec.key");
-        let run = |args: &[&str]| {
-            let out = std::process::Command::new("openssl")
-                .args(args)
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            String::from_utf8(out.stdout).unwrap()
-        };
-        let pem = run(&["ecparam", "-genkey", "-name", "prime256v1"]);
+        let pem = openssl(&["ecparam", "-genkey", "-name", "prime256v1"]);
         assert!(pem.contains("BEGIN EC PARAMETERS") && pem.contains("BEGIN EC PRIVATE KEY"));
         std::fs::write(&key, &pem).unwrap();
-        let public_pem = run(&["ec", "-in", key.to_str().unwrap(), "-pubout"]);
+        let public_pem = openssl(&["ec", "-in", key.to_str().unwrap(), "-pubout"]);
         let rng = SystemRandom::new();
         let (private, _) = pem_keys(&pem, &rng).unwrap();
         let (_, public) = pem_keys(&public_pem, &rng).unwrap();
@@ -389,18 +391,6 @@ mod tests {
     fn rsa_keys_as_kubeadm_writes_them() {
         let dir = tempfile::tempdir().unwrap();
         let key = dir.path().join("sa.key");
-        let openssl = |args: &[&str]| {
-            let out = std::process::Command::new("openssl")
-                .args(args)
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            String::from_utf8(out.stdout).unwrap()
-        };
         let private_pem = openssl(&["genrsa", "-traditional", "2048"]);
         assert!(private_pem.contains("BEGIN RSA PRIVATE KEY"));
         std::fs::write(&key, &private_pem).unwrap();

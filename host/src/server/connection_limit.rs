@@ -10,13 +10,9 @@
 //! request head is still arriving (hyper reads heads before anything here sees them); one
 //! with a request in flight (until its answer's body is written) is never closed here.
 
-use axum::body::{Body, Bytes};
-use http_body::{Frame, SizeHint};
 use std::collections::HashMap;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 use std::time::Instant;
 
 /// Descriptors kept for everything but client connections.
@@ -67,42 +63,6 @@ impl Drop for RequestGuard {
     fn drop(&mut self) {
         self.0.touch();
         self.0.in_flight.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
-/// A response body holding its request's [`RequestGuard`] until written or dropped.
-pub struct GuardedBody {
-    inner: Body,
-    _guard: RequestGuard,
-}
-
-impl GuardedBody {
-    /// `inner`, counted on its connection until done.
-    pub fn wrap(inner: Body, guard: RequestGuard) -> Body {
-        Body::new(GuardedBody {
-            inner,
-            _guard: guard,
-        })
-    }
-}
-
-impl http_body::Body for GuardedBody {
-    type Data = Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
-        Pin::new(&mut self.inner).poll_frame(cx)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
     }
 }
 

@@ -27,6 +27,7 @@ pub mod context;
 pub mod discovery;
 pub mod filters;
 pub mod handlers;
+pub mod holding_body;
 pub mod negotiation;
 pub mod openapi;
 pub mod options;

@@ -28,7 +28,8 @@
 //! [`raise_open_files_limit`] lifts the descriptor soft limit to the hard limit, as Go's
 //! runtime does for kube-apiserver at start (`syscall/rlimit.go`).
 
-use super::connection_limit::{Connection, Connections, GuardedBody};
+use super::connection_limit::{Connection, Connections};
+use super::holding_body::holding;
 use axum::Router;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
@@ -299,7 +300,7 @@ fn with_connection_info(
                 let (parts, body) = answer.await?.into_parts();
                 Ok(axum::response::Response::from_parts(
                     parts,
-                    GuardedBody::wrap(body, guard),
+                    holding(body, guard),
                 ))
             }
         },

@@ -49,33 +49,9 @@ jwt:
     )
 }
 
-/// kubectl with a kubeconfig whose user is only `token`: (success, stdout + stderr).
-fn with_token(s: &TestServer, token: &str, args: &[&str]) -> (bool, String) {
-    let mut kubeconfig: Value =
-        serde_yaml_ng::from_str(&std::fs::read_to_string(s.kubeconfig()).unwrap()).unwrap();
-    kubeconfig["users"][0]["user"] = json!({ "token": token });
-    let path = s.dir.path().join("oidc.kubeconfig");
-    std::fs::write(&path, serde_yaml_ng::to_string(&kubeconfig).unwrap()).unwrap();
-    let out = std::process::Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(&path)
-        .args(args)
-        .env_remove("KUBECONFIG")
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
-    )
-}
-
 /// `kubectl auth whoami -o json` with `token`: the user, or the failure's text.
 fn whoami(s: &TestServer, token: &str) -> Result<Value, String> {
-    let (ok, out) = with_token(s, token, &["auth", "whoami", "-o", "json"]);
+    let (ok, out) = s.kubectl_with_token(token, &["auth", "whoami", "-o", "json"]);
     if !ok {
         return Err(out);
     }
@@ -155,10 +131,10 @@ fn kubectl_with_an_id_token_of_a_configured_issuer() {
         json!(["corp:payments", "system:authenticated"]),
         "{user}"
     );
-    let (ok, out) = with_token(&s, &sign(&k1, &corp_claims), &["auth", "whoami"]);
+    let (ok, out) = s.kubectl_with_token(&sign(&k1, &corp_claims), &["auth", "whoami"]);
     assert!(!ok && out.contains("Unauthorized"), "{out}");
     // RBAC sees the mapped user.
-    let (ok, out) = with_token(&s, &token, &["get", "configmaps"]);
+    let (ok, out) = s.kubectl_with_token(&token, &["get", "configmaps"]);
     assert!(
         !ok && out.contains(r#"User "oidc:jane@example.com" cannot list resource "configmaps""#),
         "{out}"
@@ -171,13 +147,13 @@ fn kubectl_with_an_id_token_of_a_configured_issuer() {
         "--group=oidc:dev",
     ]);
     s.eventually(Duration::from_secs(10), "the binding applies", || {
-        with_token(&s, &token, &["get", "configmaps"]).0
+        s.kubectl_with_token(&token, &["get", "configmaps"]).0
     });
 
     // Refused (401): the claim rule, the user rule, email_verified, audience, expiry, a key
     // the issuer never published.
     let refused = |t: &str, why: &str| {
-        let (ok, out) = with_token(&s, t, &["auth", "whoami"]);
+        let (ok, out) = s.kubectl_with_token(t, &["auth", "whoami"]);
         assert!(!ok && out.contains("Unauthorized"), "{why}: {out}");
     };
     let mut c = claims("jane@example.com");

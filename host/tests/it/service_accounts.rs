@@ -83,30 +83,6 @@ fn no_default_service_account_with_the_controller_off() {
     assert_eq!(all.trim(), "serviceaccount/bot", "{all}");
 }
 
-/// kubectl with a kubeconfig whose user is only `token`: (success, stdout + stderr).
-fn with_token(s: &TestServer, token: &str, args: &[&str]) -> (bool, String) {
-    let mut config: serde_json::Value =
-        serde_yaml_ng::from_str(&std::fs::read_to_string(s.kubeconfig()).unwrap()).unwrap();
-    config["users"][0]["user"] = serde_json::json!({ "token": token });
-    let path = s.dir.path().join("token.kubeconfig");
-    std::fs::write(&path, serde_yaml_ng::to_string(&config).unwrap()).unwrap();
-    let out = std::process::Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(&path)
-        .args(args)
-        .env_remove("KUBECONFIG")
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
-    )
-}
-
 /// `kubectl create token` (TokenRequest, a protobuf body) gives a token that authenticates
 /// as the ServiceAccount over TLS with RBAC: kube's user and groups, its RoleBinding honoured;
 /// a token bound to a Secret dies with it; a deleted and re-created ServiceAccount (same
@@ -143,7 +119,7 @@ fn kubectl_create_token_authenticates_as_the_service_account() {
         .to_string();
     assert_eq!(token.split('.').count(), 3, "{token}");
 
-    let (ok, who) = with_token(&s, &token, &["auth", "whoami", "-o", "json"]);
+    let (ok, who) = s.kubectl_with_token(&token, &["auth", "whoami", "-o", "json"]);
     assert!(ok, "{who}");
     let who: serde_json::Value = serde_json::from_str(&who).unwrap();
     let user = &who["status"]["userInfo"];
@@ -168,7 +144,7 @@ fn kubectl_create_token_authenticates_as_the_service_account() {
     assert_eq!(user["uid"], sa_uid.as_str());
 
     // RBAC: nothing until a RoleBinding names the ServiceAccount.
-    let (ok, out) = with_token(&s, &token, &["get", "configmaps", "-n", "team"]);
+    let (ok, out) = s.kubectl_with_token(&token, &["get", "configmaps", "-n", "team"]);
     assert!(!ok);
     assert!(
         out.contains(r#"User "system:serviceaccount:team:bot" cannot list resource "configmaps""#),
@@ -184,7 +160,8 @@ fn kubectl_create_token_authenticates_as_the_service_account() {
         "team",
     ]);
     s.eventually(Duration::from_secs(10), "the binding applies", || {
-        with_token(&s, &token, &["get", "configmaps", "-n", "team"]).0
+        s.kubectl_with_token(&token, &["get", "configmaps", "-n", "team"])
+            .0
     });
 
     // Bound to a Secret: refused once the Secret is gone.
@@ -209,10 +186,13 @@ fn kubectl_create_token_authenticates_as_the_service_account() {
         ])
         .trim()
         .to_string();
-    assert!(with_token(&s, &bound, &["get", "configmaps", "-n", "team"]).0);
+    assert!(
+        s.kubectl_with_token(&bound, &["get", "configmaps", "-n", "team"])
+            .0
+    );
     s.ok(&["delete", "secret", "anchor", "-n", "team"]);
     s.eventually(Duration::from_secs(10), "the bound token refused", || {
-        let (ok, out) = with_token(&s, &bound, &["get", "configmaps", "-n", "team"]);
+        let (ok, out) = s.kubectl_with_token(&bound, &["get", "configmaps", "-n", "team"]);
         !ok && out.contains("Unauthorized")
     });
 
@@ -221,14 +201,17 @@ fn kubectl_create_token_authenticates_as_the_service_account() {
     s.ok(&["delete", "sa", "bot", "-n", "team"]);
     s.ok(&["create", "serviceaccount", "bot", "-n", "team"]);
     s.eventually(Duration::from_secs(10), "the old token refused", || {
-        let (ok, out) = with_token(&s, &token, &["get", "configmaps", "-n", "team"]);
+        let (ok, out) = s.kubectl_with_token(&token, &["get", "configmaps", "-n", "team"]);
         !ok && out.contains("Unauthorized")
     });
     let fresh = s
         .ok(&["create", "token", "bot", "-n", "team"])
         .trim()
         .to_string();
-    assert!(with_token(&s, &fresh, &["get", "configmaps", "-n", "team"]).0);
+    assert!(
+        s.kubectl_with_token(&fresh, &["get", "configmaps", "-n", "team"])
+            .0
+    );
 
     // TokenReview (`kubectl create --raw`): the fresh token authenticates as the account, the
     // old one does not, and another audience is refused.
@@ -283,7 +266,7 @@ fn kubectl_create_token_authenticates_as_the_service_account() {
         serde_json::from_str(&s.ok(&["get", "--raw", "/openid/v1/jwks"])).unwrap();
     assert_eq!(jwks["keys"][0]["kty"], "EC");
     assert_eq!(jwks["keys"][0]["alg"], "ES256");
-    let (ok, _) = with_token(&s, &fresh, &["get", "--raw", "/openid/v1/jwks"]);
+    let (ok, _) = s.kubectl_with_token(&fresh, &["get", "--raw", "/openid/v1/jwks"]);
     assert!(ok, "service accounts may read the JWKS");
 }
 
@@ -348,7 +331,7 @@ fn rsa_service_account_keys_as_kubeadm_writes_them() {
     )
     .unwrap();
     assert_eq!(header["alg"], "RS256", "{header}");
-    let (ok, who) = with_token(&s, &token, &["auth", "whoami", "-o", "json"]);
+    let (ok, who) = s.kubectl_with_token(&token, &["auth", "whoami", "-o", "json"]);
     assert!(
         ok && who.contains("system:serviceaccount:default:bot"),
         "{who}"

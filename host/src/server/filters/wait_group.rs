@@ -11,6 +11,7 @@
 //! at once — nothing of it has been processed — so it cannot hold the shutdown.
 
 use crate::server::context::request_info;
+use crate::server::holding_body::holding;
 use crate::status::ApiError;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
@@ -168,13 +169,7 @@ pub async fn with_wait_group(
 /// `resp` with `in_flight` released when its body has been written (or dropped).
 fn held(resp: Response, in_flight: InFlight) -> Response {
     let (parts, body) = resp.into_parts();
-    Response::from_parts(
-        parts,
-        Body::new(Held {
-            inner: body,
-            _in_flight: in_flight,
-        }),
-    )
+    Response::from_parts(parts, holding(body, in_flight))
 }
 
 /// A request body that records when it has been received whole.
@@ -198,32 +193,6 @@ impl http_body::Body for Receiving {
             self.received.store(true, Ordering::SeqCst);
         }
         polled
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
-    }
-}
-
-/// A response body holding its request's place in a wait group.
-struct Held {
-    inner: Body,
-    _in_flight: InFlight,
-}
-
-impl http_body::Body for Held {
-    type Data = Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
-        Pin::new(&mut self.inner).poll_frame(cx)
     }
 
     fn is_end_stream(&self) -> bool {

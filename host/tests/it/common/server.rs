@@ -210,6 +210,33 @@ impl TestServer {
         decode(out)
     }
 
+    /// kubectl with a kubeconfig whose user is only the bearer `token` (the admin kubeconfig's
+    /// cluster and CA): (success, stdout then stderr).
+    pub fn kubectl_with_token(&self, token: &str, args: &[&str]) -> (bool, String) {
+        let mut config: serde_json::Value =
+            serde_yaml_ng::from_str(&std::fs::read_to_string(self.kubeconfig()).unwrap()).unwrap();
+        config["users"][0]["user"] = serde_json::json!({ "token": token });
+        let path = self.dir.path().join("token.kubeconfig");
+        std::fs::write(&path, serde_yaml_ng::to_string(&config).unwrap()).unwrap();
+        let out = Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(&path)
+            .arg("--cache-dir")
+            .arg(self.dir.path().join("kube-cache"))
+            .args(args)
+            .env_remove("KUBECONFIG")
+            .output()
+            .expect("run kubectl");
+        (
+            out.status.success(),
+            format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        )
+    }
+
     /// A kubectl command ready to run (for stdin or env tweaks).
     pub fn kubectl_cmd(&self, args: &[&str]) -> Command {
         let mut c = Command::new("kubectl");
