@@ -517,7 +517,17 @@ async fn kube_rs_authenticates_with_a_requested_token() {
         .delete("reader", &DeleteParams::default())
         .await
         .unwrap();
-    let refused = secrets.get("api-key").await.unwrap_err();
+    // The authenticator looks the ServiceAccount up through the watch cache: the deletion
+    // reaches it within moments.
+    let mut refused = secrets.get("api-key").await;
+    for _ in 0..100 {
+        if refused.is_err() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        refused = secrets.get("api-key").await;
+    }
+    let refused = refused.unwrap_err();
     assert!(
         matches!(&refused, kube::Error::Api(s) if s.code == 401),
         "{refused:?}"
